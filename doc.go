@@ -1,0 +1,69 @@
+// Package sluice builds fast, observable, leak-free concurrent pipelines.
+//
+// A pipeline is a [Pipeline] scope and a graph of stages joined by
+// [Stream]s. Users write per-item functions; sluice moves items between
+// goroutines in chunks, so that a hop between stages costs a few
+// nanoseconds per item instead of a channel operation (~50–200 ns).
+//
+//	p := sluice.New(ctx)
+//	src := sluice.FromSlice(p, "events", events)
+//	dec := sluice.Map(p, "decode", src, 4, decode)         // 4 workers, unordered
+//	ord := sluice.OrderedMap(p, "enrich", dec, 4, enrich)  // 4 workers, input order kept
+//	bat := sluice.Batch(p, "collect", ord, 500, 50*time.Millisecond)
+//	sluice.ForEach(p, "write", bat, 2, write)
+//	err := p.Wait()
+//
+// # Ownership and lifetime
+//
+// Every stage function starts its goroutines at once and returns its
+// output stream. The scope owns those goroutines: [Pipeline.Wait] returns
+// only after every one of them has exited, and after it returns none of the
+// scope's goroutines runs. Stage functions must be called before Wait.
+// Each stream is consumed by exactly one stage; a stream consumed twice, or
+// used with another pipeline, panics when the stage is built, and a stream
+// that nothing consumes makes Wait panic (it would block its producer
+// forever).
+//
+// # Cancellation and errors
+//
+// The first error returned by a stage's function, or the first panic in
+// one, cancels the scope's context (passed to every function that can
+// block). Every stage then stops: sources stop generating, blocked sends and
+// receives return, and items still queued are abandoned. Wait returns that
+// first error — a [*StageError] naming the stage, or a [*PanicError] with the
+// panic value and stack — or the parent context's cause if it was cancelled.
+// Later errors are dropped. Functions are never called after the scope is
+// cancelled, except those already running.
+//
+// # Ordering
+//
+// A stage with one worker keeps the order of its input. [Map], [Filter],
+// [FlatMap] and [ForEach] with n > 1 workers do not; [OrderedMap] does, with
+// a bounded reorder window. [Merge] interleaves its inputs. [Partition] keeps
+// the order of items with the same key.
+//
+// # Batching and latency
+//
+// An edge carries chunks of up to [DefaultChunk] items (fewer for large
+// elements). A stage sends its partial output chunk whenever it would
+// otherwise wait for input, so a lone item travels at once (low latency
+// when idle) and a flood travels in full chunks (high throughput under
+// load). A [From] generator's items are sent when a chunk fills, when it
+// calls [Emitter.Flush], or when it returns. Chunks are recycled, not
+// allocated per send. [Batch] is different: it forms user-visible batches by
+// size and maximum wait.
+//
+// # Backpressure and overflow
+//
+// Edges are bounded ([Buffer], default [DefaultBuffer] items). By default a
+// stage whose output is full waits ([Block]), so a slow stage slows its
+// producers. [OnFull] with [DropNewest] or [DropOldest] makes a stage discard
+// instead; every discarded item is counted.
+//
+// # Observability
+//
+// Each stage keeps per-goroutine counters — items in and out, drops, time
+// busy and blocked — and each edge its queue depth and capacity, updated per
+// chunk rather than per item so that counting never becomes a shared hot
+// spot. [Pipeline.Stats] reads them all at any time.
+package sluice

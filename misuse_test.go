@@ -1,0 +1,87 @@
+package sluice_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice"
+)
+
+func TestMisusePanicsWithAClearMessage(t *testing.T) {
+	ctx := context.Background()
+	id := func(_ context.Context, v int) (int, error) { return v, nil }
+	cases := []struct {
+		name  string
+		build func(p *sluice.Pipeline)
+		parts []string
+	}{
+		{"zero workers", func(p *sluice.Pipeline) {
+			sluice.Map(p, "m", sluice.FromSlice(p, "s", ints(1)), 0, id)
+		}, []string{"sluice", `Map "m"`, "workers must be ≥ 1, got 0"}},
+		{"negative workers", func(p *sluice.Pipeline) {
+			sluice.ForEach(p, "f", sluice.FromSlice(p, "s", ints(1)), -2, func(context.Context, int) error { return nil })
+		}, []string{`ForEach "f"`, "got -2"}},
+		{"nil function", func(p *sluice.Pipeline) {
+			sluice.OrderedMap[int, int](p, "om", sluice.FromSlice(p, "s", ints(1)), 1, nil)
+		}, []string{`OrderedMap "om"`, "nil function"}},
+		{"batch size", func(p *sluice.Pipeline) {
+			sluice.Batch(p, "b", sluice.FromSlice(p, "s", ints(1)), 0, time.Second)
+		}, []string{`Batch "b"`, "size must be ≥ 1, got 0"}},
+		{"window", func(p *sluice.Pipeline) {
+			sluice.OrderedMap(p, "om", sluice.FromSlice(p, "s", ints(1)), 1, id, sluice.Window(0))
+		}, []string{"Window must be ≥ 1, got 0"}},
+		{"buffer", func(p *sluice.Pipeline) {
+			sluice.FromSlice(p, "s", ints(1), sluice.Buffer(-1))
+		}, []string{"Buffer must be ≥ 1, got -1"}},
+		{"consumed twice", func(p *sluice.Pipeline) {
+			s := sluice.FromSlice(p, "s", ints(1))
+			sluice.Map(p, "first", s, 1, id)
+			sluice.Map(p, "second", s, 1, id)
+		}, []string{`stage "second"`, `stream from stage "s" is already consumed by stage "first"`}},
+		{"other pipeline", func(p *sluice.Pipeline) {
+			other := sluice.New(ctx, sluice.Named("other"))
+			s := sluice.FromSlice(other, "s", ints(1))
+			defer func() { sluice.Collect(other, "drain", s); other.Wait() }()
+			sluice.Map(p, "m", s, 1, id)
+		}, []string{`stage "m"`, `belongs to pipeline "other"`}},
+		{"zero stream", func(p *sluice.Pipeline) {
+			sluice.Collect(p, "c", sluice.Stream[int]{})
+		}, []string{`stage "c"`, "zero Stream"}},
+		{"empty name", func(p *sluice.Pipeline) {
+			sluice.FromSlice(p, "", ints(1))
+		}, []string{"stage name must not be empty"}},
+		{"partition count", func(p *sluice.Pipeline) {
+			sluice.Partition(p, "part", sluice.FromSlice(p, "s", ints(1)), 0, func(v int) int { return v })
+		}, []string{`Partition "part"`, "n must be ≥ 1, got 0"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := sluice.New(ctx)
+			mustPanic(t, func() { tc.build(p) }, tc.parts...)
+			cancelAndDrain(p)
+		})
+	}
+}
+
+// cancelAndDrain ends a half-built pipeline: it consumes whatever streams
+// were left dangling by cancelling and absorbing Wait's panic about them.
+func cancelAndDrain(p *sluice.Pipeline) {
+	defer func() { recover() }()
+	p.Wait()
+}
+
+func TestWaitPanicsOnAStreamNobodyConsumes(t *testing.T) {
+	p := sluice.New(context.Background())
+	sluice.FromSlice(p, "orphan", ints(100_000))
+	mustPanic(t, func() { p.Wait() }, `stream "orphan"`, "never consumed")
+}
+
+func TestAddingAStageAfterWaitPanics(t *testing.T) {
+	p := sluice.New(context.Background())
+	sluice.Collect(p, "c", sluice.FromSlice(p, "s", ints(3)))
+	if err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	mustPanic(t, func() { sluice.FromSlice(p, "late", ints(1)) }, `stage "late"`, "after Wait")
+}

@@ -1,0 +1,120 @@
+package sluice
+
+import "fmt"
+
+// Option configures a [Pipeline].
+type Option interface{ apply(*config) }
+
+type config struct{ name string }
+
+type optionFunc func(*config)
+
+func (f optionFunc) apply(c *config) { f(c) }
+
+// Named sets the pipeline's name, as shown in [Snapshot]s, on the dashboard
+// and in Prometheus labels.
+func Named(name string) Option { return optionFunc(func(c *config) { c.name = name }) }
+
+// StageOption configures one stage: the edge it writes to, its reorder
+// window.
+type StageOption interface{ applyStage(*stageConfig) }
+
+type stageConfig struct {
+	buffer    int      // items the output edge holds, beyond chunks being filled or processed
+	chunk     int      // items per chunk; 0: chosen from the element size
+	overflow  Overflow // what a send does when the output edge is full
+	window    int      // OrderedMap's reorder window, in items
+	setWindow bool
+}
+
+type stageOptionFunc func(*stageConfig)
+
+func (f stageOptionFunc) applyStage(c *stageConfig) { f(c) }
+
+// DefaultBuffer is the number of items an edge holds unless [Buffer] says
+// otherwise.
+const DefaultBuffer = 2048
+
+// DefaultChunk is the largest number of items moved between goroutines in
+// one chunk unless [Chunk] says otherwise. Chunks of large elements are
+// smaller, so that one chunk stays near 16 KiB.
+const DefaultChunk = 256
+
+// Buffer sets how many items the stage's output edge holds (default
+// [DefaultBuffer]). The edge is a queue of chunks; a buffer smaller than the
+// chunk size makes chunks that small, so Buffer(1) moves items one at a
+// time, as an unbuffered-like channel would. Panics if n < 1.
+func Buffer(n int) StageOption {
+	if n < 1 {
+		panic(fmt.Sprintf("sluice: Buffer must be ≥ 1, got %d", n))
+	}
+	return stageOptionFunc(func(c *stageConfig) { c.buffer = n })
+}
+
+// Chunk sets the most items moved between goroutines at once on the stage's
+// output edge. Larger chunks cost less per item and add latency only under
+// load (a chunk is sent early whenever its producer would otherwise wait).
+// Panics if n < 1.
+func Chunk(n int) StageOption {
+	if n < 1 {
+		panic(fmt.Sprintf("sluice: Chunk must be ≥ 1, got %d", n))
+	}
+	return stageOptionFunc(func(c *stageConfig) { c.chunk = n })
+}
+
+// Overflow says what a stage does when its output edge is full.
+type Overflow int
+
+const (
+	// Block waits for room: backpressure travels upstream. The default.
+	Block Overflow = iota
+	// DropNewest discards the chunk being sent when the edge is full, and
+	// counts its items as dropped.
+	DropNewest
+	// DropOldest discards the oldest chunk in the edge to make room, and
+	// counts its items as dropped.
+	DropOldest
+)
+
+func (o Overflow) String() string {
+	switch o {
+	case Block:
+		return "block"
+	case DropNewest:
+		return "drop-newest"
+	case DropOldest:
+		return "drop-oldest"
+	}
+	return fmt.Sprintf("Overflow(%d)", int(o))
+}
+
+// OnFull sets the stage's overflow policy. Drops happen a chunk at a time:
+// under [DropNewest] the items the stage collected since its last send, under
+// [DropOldest] the oldest chunk waiting in the edge. Panics on an unknown
+// policy.
+func OnFull(o Overflow) StageOption {
+	if o < Block || o > DropOldest {
+		panic(fmt.Sprintf("sluice: unknown overflow policy %d", int(o)))
+	}
+	return stageOptionFunc(func(c *stageConfig) { c.overflow = o })
+}
+
+// Window bounds how many items [OrderedMap] may hold while it waits for an
+// earlier item to finish (default: 4 chunks per worker). Panics if n < 1.
+func Window(n int) StageOption {
+	if n < 1 {
+		panic(fmt.Sprintf("sluice: Window must be ≥ 1, got %d", n))
+	}
+	return stageOptionFunc(func(c *stageConfig) { c.window, c.setWindow = n, true })
+}
+
+func stageOptions(opts []StageOption) stageConfig {
+	c := stageConfig{buffer: DefaultBuffer}
+	for _, o := range opts {
+		if o == nil {
+			panic("sluice: nil StageOption")
+		}
+		o.applyStage(&c)
+	}
+	return c
+}

@@ -1,0 +1,225 @@
+package sluice
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"sync"
+	"time"
+)
+
+// Pipeline is a scope that owns every goroutine its stages start. Create one
+// with [New], add stages with the top-level stage functions, then call
+// [Pipeline.Wait]. The zero value is not usable.
+//
+// The first error returned by a stage's function, or the first panic in one,
+// cancels the scope's context; every stage then stops, and Wait returns that
+// error. When Wait returns, no goroutine of the scope is running.
+type Pipeline struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	name   string
+	start  time.Time
+
+	wg      sync.WaitGroup
+	errOnce sync.Once
+	err     error
+
+	mu      sync.Mutex // guards stages, edges and sealed
+	stages  []*stage
+	edges   []edgeInfo
+	sealed  bool
+	waitErr error
+	waited  chan struct{}
+}
+
+// New returns a pipeline scope whose stages run until their inputs are
+// exhausted, a stage fails, or ctx is cancelled.
+func New(ctx context.Context, opts ...Option) *Pipeline {
+	if ctx == nil {
+		panic("sluice: New called with a nil context")
+	}
+	cfg := config{name: "pipeline"}
+	for _, o := range opts {
+		o.apply(&cfg)
+	}
+	c, cancel := context.WithCancelCause(ctx)
+	p := &Pipeline{ctx: c, cancel: cancel, name: cfg.name, start: time.Now(), waited: make(chan struct{})}
+	return p
+}
+
+// Name returns the pipeline's name (see [Named]); "pipeline" by default.
+func (p *Pipeline) Name() string { return p.name }
+
+// Context returns the scope's context: it is cancelled when a stage fails,
+// when the parent context is cancelled, or after Wait returns.
+func (p *Pipeline) Context() context.Context { return p.ctx }
+
+// Wait blocks until every stage has finished, then returns the first error
+// (nil when every source was exhausted and every sink consumed its input).
+// A panic in a stage is returned as a [*PanicError]; an error from a stage's
+// function as a [*StageError] wrapping it; cancellation of the parent
+// context as its cause.
+//
+// Wait must be called exactly once the pipeline is built; calling it again
+// returns the same result. Adding a stage after Wait was called panics. A
+// stream that no stage consumes would block its producer forever, so Wait
+// panics, after cancelling the scope and letting every goroutine exit, if
+// any stream is left unconsumed.
+func (p *Pipeline) Wait() error {
+	p.mu.Lock()
+	if p.sealed {
+		p.mu.Unlock()
+		<-p.waited
+		return p.waitErr
+	}
+	p.sealed = true
+	var dangling []string
+	for _, e := range p.edges {
+		if e.consumer() == nil {
+			dangling = append(dangling, fmt.Sprintf("%q (from stage %q)", e.name(), e.producer().name))
+		}
+	}
+	p.mu.Unlock()
+
+	if len(dangling) > 0 {
+		p.cancel(errDangling)
+	}
+	p.wg.Wait()
+	p.cancel(nil)
+	p.waitErr = p.err
+	close(p.waited)
+	if len(dangling) > 0 {
+		panic(fmt.Sprintf("sluice: pipeline %q: stream %s is never consumed; every stream must feed a stage or sink", p.name, dangling[0]))
+	}
+	return p.waitErr
+}
+
+var errDangling = errors.New("sluice: a stream is never consumed")
+
+// fail records err as the pipeline's error if it is the first, and cancels
+// the scope.
+func (p *Pipeline) fail(err error) {
+	p.errOnce.Do(func() {
+		p.err = err
+		p.cancel(err)
+	})
+}
+
+// stopped reports whether the scope has been cancelled. It is one atomic
+// load, cheap enough to call once per chunk.
+func (p *Pipeline) stopped() bool { return p.ctx.Err() != nil }
+
+// cancelled records why a stage stopped early: the scope's cause.
+func (p *Pipeline) cancelled() {
+	p.fail(context.Cause(p.ctx))
+}
+
+// goStage starts one goroutine of stage s. run's error, or a panic in it,
+// fails the pipeline. The goroutine is counted in p.wg before it starts, so
+// Wait cannot return while it runs.
+func (p *Pipeline) goStage(s *stage, w *worker, run func() error) {
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		w.started.Store(nowNs())
+		defer func() {
+			w.resume()
+			w.ended.Store(nowNs())
+			if r := recover(); r != nil {
+				p.fail(&PanicError{Stage: s.name, Value: r, Stack: debug.Stack()})
+			}
+			if s.running.Add(-1) == 0 {
+				for _, e := range s.outs {
+					e.close()
+				}
+				for _, f := range s.onDone {
+					f()
+				}
+			}
+		}()
+		if err := run(); err != nil {
+			p.fail(err)
+		}
+	}()
+}
+
+// addStage registers a stage; it panics if the pipeline is already waited on.
+func (p *Pipeline) addStage(s *stage) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.sealed {
+		panic(fmt.Sprintf("sluice: stage %q added to pipeline %q after Wait was called", s.name, p.name))
+	}
+	s.id = len(p.stages)
+	p.stages = append(p.stages, s)
+}
+
+func (p *Pipeline) addEdge(e edgeInfo) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.edges = append(p.edges, e)
+}
+
+// StageError is the error a stage's function returned, with the stage's name.
+type StageError struct {
+	Stage string
+	Err   error
+}
+
+func (e *StageError) Error() string { return fmt.Sprintf("sluice: stage %q: %v", e.Stage, e.Err) }
+
+// Unwrap returns the function's error, so errors.Is and errors.As see it.
+func (e *StageError) Unwrap() error { return e.Err }
+
+// PanicError is a panic recovered in a stage, with the stack of the
+// goroutine that panicked.
+type PanicError struct {
+	Stage string
+	Value any
+	Stack []byte
+}
+
+func (e *PanicError) Error() string {
+	return fmt.Sprintf("sluice: stage %q panicked: %v\n%s", e.Stage, e.Value, e.Stack)
+}
+
+// Unwrap returns the panic value if it is an error.
+func (e *PanicError) Unwrap() error {
+	err, _ := e.Value.(error)
+	return err
+}
+
+// wrap attaches the stage name to an error returned by a user function.
+func wrap(s *stage, err error) error {
+	return &StageError{Stage: s.name, Err: err}
+}
+
+// cause is the reason the scope was cancelled: the first stage error, or
+// the parent context's cause.
+func (p *Pipeline) cause() error { return context.Cause(p.ctx) }
+
+// flusher is a sender of any element type.
+type flusher interface{ flush() bool }
+
+// finish hands a stage's last partial chunks downstream after its input
+// ended normally.
+func (p *Pipeline) finish(outs ...flusher) error {
+	for _, o := range outs {
+		if !o.flush() {
+			return p.cause()
+		}
+	}
+	return nil
+}
+
+func checkWorkers(kind, name string, n int) {
+	if n < 1 {
+		panic(fmt.Sprintf("sluice: %s %q: workers must be ≥ 1, got %d", kind, name, n))
+	}
+}
+
+// onStageDone registers f to run once every goroutine of stage s has
+// exited. It must be called before the stage's goroutines start.
+func (p *Pipeline) onStageDone(s *stage, f func()) { s.onDone = append(s.onDone, f) }

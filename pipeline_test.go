@@ -1,0 +1,253 @@
+package sluice_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice"
+)
+
+func TestEveryItemArrivesExactlyOnce(t *testing.T) {
+	for _, n := range []int{0, 1, 255, 256, 257, 100_000} {
+		for _, workers := range []int{1, 3, 8} {
+			t.Run(fmt.Sprintf("n=%d/workers=%d", n, workers), func(t *testing.T) {
+				p := sluice.New(context.Background())
+				src := sluice.FromSlice(p, "src", ints(n))
+				m := sluice.Map(p, "id", src, workers, func(_ context.Context, v int) (int, error) { return v, nil })
+				f := sluice.Filter(p, "all", m, workers, func(context.Context, int) (bool, error) { return true, nil })
+				got := sluice.Collect(p, "collect", f)
+				if err := p.Wait(); err != nil {
+					t.Fatal(err)
+				}
+				checkExactlyOnce(t, got.Value(), ints(n))
+			})
+		}
+	}
+}
+
+func TestSingleWorkerStagesKeepOrder(t *testing.T) {
+	p := sluice.New(context.Background())
+	src := sluice.FromSlice(p, "src", ints(10_000))
+	m := sluice.Map(p, "double", src, 1, double)
+	f := sluice.Filter(p, "even", m, 1, func(_ context.Context, v int) (bool, error) { return v%4 == 0, nil })
+	fm := sluice.FlatMap(p, "twice", f, 1, func(_ context.Context, v int, emit func(int) bool) error {
+		emit(v)
+		emit(v + 1)
+		return nil
+	})
+	got := sluice.Collect(p, "collect", fm)
+	if err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	var want []int
+	for i := range 10_000 {
+		if v := 2 * i; v%4 == 0 {
+			want = append(want, v, v+1)
+		}
+	}
+	if fmt.Sprint(got.Value()) != fmt.Sprint(want) {
+		t.Fatalf("got %v…, want %v…", head(got.Value()), head(want))
+	}
+}
+
+func TestFirstErrorCancelsEverythingAndIsReturned(t *testing.T) {
+	boom := errors.New("boom")
+	p := sluice.New(context.Background())
+	var after atomic.Int64
+	src := sluice.From(p, "endless", func(ctx context.Context, out *sluice.Emitter[int]) error {
+		for i := 0; ; i++ {
+			if !out.Send(i) {
+				return ctx.Err()
+			}
+		}
+	})
+	m := sluice.Map(p, "fail", src, 4, func(_ context.Context, v int) (int, error) {
+		if v == 5000 {
+			return 0, boom
+		}
+		return v, nil
+	})
+	sluice.ForEach(p, "sink", m, 2, func(ctx context.Context, v int) error {
+		if ctx.Err() != nil {
+			after.Add(1)
+		}
+		return nil
+	})
+	err := p.Wait()
+	if !errors.Is(err, boom) {
+		t.Fatalf("got %v, want an error wrapping %v", err, boom)
+	}
+	var se *sluice.StageError
+	if !errors.As(err, &se) || se.Stage != "fail" {
+		t.Fatalf("got %#v, want a *StageError for stage %q", err, "fail")
+	}
+	if p.Context().Err() == nil {
+		t.Fatal("got a live scope context after Wait, want it cancelled")
+	}
+}
+
+func TestOnlyTheFirstOfSeveralErrorsIsReturned(t *testing.T) {
+	p := sluice.New(context.Background())
+	src := sluice.FromSlice(p, "src", ints(1000))
+	first := make(chan struct{})
+	sluice.ForEach(p, "sink", src, 4, func(ctx context.Context, v int) error {
+		if v == 0 {
+			close(first)
+			return errors.New("first")
+		}
+		<-first
+		<-ctx.Done()
+		return errors.New("later")
+	})
+	err := p.Wait()
+	if err == nil || !strings.Contains(err.Error(), "first") {
+		t.Fatalf("got %v, want the first error", err)
+	}
+}
+
+func TestPanicBecomesErrorWithStack(t *testing.T) {
+	p := sluice.New(context.Background())
+	src := sluice.FromSlice(p, "src", ints(100))
+	m := sluice.Map(p, "explode", src, 2, func(_ context.Context, v int) (int, error) {
+		if v == 42 {
+			panic("kaboom")
+		}
+		return v, nil
+	})
+	sluice.ForEach(p, "sink", m, 1, func(context.Context, int) error { return nil })
+	err := p.Wait()
+	var pe *sluice.PanicError
+	if !errors.As(err, &pe) {
+		t.Fatalf("got %v, want a *PanicError", err)
+	}
+	if pe.Stage != "explode" || pe.Value != "kaboom" || !strings.Contains(string(pe.Stack), "pipeline_test.go") {
+		t.Fatalf("got stage %q value %v stack %.200s…, want stage explode, value kaboom and a stack through the test", pe.Stage, pe.Value, pe.Stack)
+	}
+}
+
+func TestParentCancellationStopsEndlessPipelineWithoutLeaks(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	p := sluice.New(ctx)
+	src := sluice.From(p, "endless", func(ctx context.Context, out *sluice.Emitter[int]) error {
+		for i := 0; ; i++ {
+			if !out.Send(i) {
+				return nil
+			}
+		}
+	})
+	a := sluice.Map(p, "a", src, 3, double)
+	b := sluice.OrderedMap(p, "b", a, 3, double)
+	c := sluice.Batch(p, "c", b, 100, time.Millisecond)
+	parts := sluice.Partition(p, "d", sluice.Unbatch(p, "u", c), 2, func(v int) int { return v % 7 })
+	bc := sluice.Broadcast(p, "e", parts[0], 2)
+	m := sluice.Merge(p, "f", bc[0], bc[1], parts[1])
+	var seen atomic.Int64
+	sluice.ForEach(p, "sink", m, 2, func(context.Context, int) error {
+		if seen.Add(1) == 50_000 {
+			cancel()
+		}
+		return nil
+	})
+	err := p.Wait()
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v, want context.Canceled", err)
+	}
+	// TestMain's leak check covers the goroutines.
+}
+
+func TestCancellationWhileBlockedInToChanReturns(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	p := sluice.New(ctx)
+	ch := sluice.ToChan(p, "out", sluice.FromSlice(p, "src", ints(10_000)))
+	<-ch // take one, then walk away
+	cancel()
+	if err := p.Wait(); !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v, want context.Canceled", err)
+	}
+	for range ch { // the channel is closed, possibly after a few buffered values
+	}
+}
+
+func TestWaitTwiceReturnsTheSameResult(t *testing.T) {
+	p := sluice.New(context.Background())
+	sluice.ForEach(p, "sink", sluice.FromSlice(p, "src", ints(10)), 1, func(context.Context, int) error {
+		return errors.New("no")
+	})
+	e1, e2 := p.Wait(), p.Wait()
+	if e1 == nil || e1 != e2 {
+		t.Fatalf("got %v then %v, want the same non-nil error twice", e1, e2)
+	}
+}
+
+func TestGeneratorErrorFailsThePipeline(t *testing.T) {
+	p := sluice.New(context.Background())
+	src := sluice.From(p, "gen", func(_ context.Context, out *sluice.Emitter[int]) error {
+		out.Send(1)
+		return errors.New("source broke")
+	})
+	sluice.ForEach(p, "sink", src, 1, func(context.Context, int) error { return nil })
+	err := p.Wait()
+	var se *sluice.StageError
+	if !errors.As(err, &se) || se.Stage != "gen" {
+		t.Fatalf("got %v, want a *StageError from stage gen", err)
+	}
+}
+
+func TestFromChanAndToChanRoundTrip(t *testing.T) {
+	in := make(chan int)
+	go func() {
+		defer close(in)
+		for i := range 1000 {
+			in <- i
+		}
+	}()
+	p := sluice.New(context.Background())
+	out := sluice.ToChan(p, "out", sluice.Map(p, "double", sluice.FromChan(p, "in", in), 1, double))
+	var got []int
+	for v := range out {
+		got = append(got, v)
+	}
+	if err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	want := ints(1000)
+	for i := range want {
+		want[i] *= 2
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("got %v…, want %v…", head(got), head(want))
+	}
+}
+
+func TestFromSeqSendsEveryItem(t *testing.T) {
+	p := sluice.New(context.Background())
+	seq := func(yield func(int) bool) {
+		for i := range 600 {
+			if !yield(i) {
+				return
+			}
+		}
+	}
+	got := sluice.Collect(p, "c", sluice.FromSeq(p, "seq", seq))
+	if err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	checkExactlyOnce(t, got.Value(), ints(600))
+}
+
+func TestReduceFoldsInOrder(t *testing.T) {
+	p := sluice.New(context.Background())
+	words := []string{"a", "b", "c", "d"}
+	r := sluice.Reduce(p, "join", sluice.FromSlice(p, "w", words), "", func(acc, w string) string { return acc + w })
+	if err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Value(); got != "abcd" {
+		t.Fatalf("got %q, want %q", got, "abcd")
+	}
+}

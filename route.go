@@ -1,0 +1,126 @@
+package sluice
+
+import (
+	"fmt"
+	"hash/maphash"
+)
+
+// Merge starts a stage that sends on the items of every input stream, in
+// no particular order across inputs; the order of each input is kept. The
+// output closes when every input is drained. One goroutine per input;
+// chunks are passed through, not copied.
+func Merge[T any](p *Pipeline, name string, ins ...Stream[T]) Stream[T] {
+	if len(ins) == 0 {
+		panic(fmt.Sprintf("sluice: Merge %q: no input streams", name))
+	}
+	n := len(ins)
+	s := newStage(p, "merge", name, n)
+	edges := make([]*edge[T], n)
+	for i, in := range ins {
+		edges[i] = consume(p, s, in, 1)
+	}
+	oe := newEdge[T](p, s, n, stageOptions(nil))
+	for i, w := range s.workers {
+		ie := edges[i]
+		r := newReceiver(ie, 0, w)
+		out := newSender(oe, i, w)
+		p.goStage(s, w, func() error {
+			for {
+				c := r.next(nil)
+				if c == nil {
+					break
+				}
+				if !out.handoff(c) {
+					return p.cause()
+				}
+			}
+			if p.stopped() {
+				return p.cause()
+			}
+			return nil
+		})
+	}
+	return Stream[T]{oe}
+}
+
+// Partition starts a one-goroutine stage that splits in into n streams by
+// key: items with equal keys go to the same stream, in input order. Keys are
+// spread by a hash seeded per stage, so the assignment differs between
+// runs. Each output has the stage's options.
+func Partition[T any, K comparable](p *Pipeline, name string, in Stream[T], n int, key func(T) K, opts ...StageOption) []Stream[T] {
+	if n < 1 {
+		panic(fmt.Sprintf("sluice: Partition %q: n must be ≥ 1, got %d", name, n))
+	}
+	if key == nil {
+		panic(fmt.Sprintf("sluice: Partition %q: nil key function", name))
+	}
+	seed := maphash.MakeSeed()
+	return fanOut(p, "partition", name, in, n, opts, func(items []T, outs []*sender[T]) bool {
+		for _, v := range items {
+			i := maphash.Comparable(seed, key(v)) % uint64(len(outs))
+			if !outs[i].send(v) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// Broadcast starts a one-goroutine stage that sends every item of in to
+// each of n output streams, in input order. Items are copied by value: if
+// T holds pointers, every consumer sees the same pointed-to data. The
+// slowest consumer sets the pace (under the default Block policy).
+func Broadcast[T any](p *Pipeline, name string, in Stream[T], n int, opts ...StageOption) []Stream[T] {
+	if n < 1 {
+		panic(fmt.Sprintf("sluice: Broadcast %q: n must be ≥ 1, got %d", name, n))
+	}
+	return fanOut(p, "broadcast", name, in, n, opts, func(items []T, outs []*sender[T]) bool {
+		for _, o := range outs {
+			for _, v := range items {
+				if !o.send(v) {
+					return false
+				}
+			}
+		}
+		return true
+	})
+}
+
+// fanOut starts a one-goroutine stage with n output streams; route sends
+// each input chunk's items to them and returns false when the pipeline
+// stopped.
+func fanOut[T any](p *Pipeline, kind, name string, in Stream[T], n int, opts []StageOption, route func(items []T, outs []*sender[T]) bool) []Stream[T] {
+	s := newStage(p, kind, name, 1)
+	ie := consume(p, s, in, 1)
+	cfg := stageOptions(opts)
+	w := s.workers[0]
+	streams := make([]Stream[T], n)
+	outs := make([]*sender[T], n)
+	flushers := make([]flusher, n)
+	for i := range outs {
+		oe := newEdge[T](p, s, 1, cfg)
+		streams[i] = Stream[T]{oe}
+		outs[i] = newSender(oe, 0, w)
+		flushers[i] = outs[i]
+	}
+	r := newReceiver(ie, 0, w)
+	idle := func() bool { return p.finish(flushers...) == nil }
+	p.goStage(s, w, func() error {
+		for {
+			c := r.next(idle)
+			if c == nil {
+				break
+			}
+			ok := route(c.items, outs)
+			ie.put(c)
+			if !ok {
+				return p.cause()
+			}
+		}
+		if p.stopped() {
+			return p.cause()
+		}
+		return p.finish(flushers...)
+	})
+	return streams
+}

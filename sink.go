@@ -1,0 +1,137 @@
+package sluice
+
+import (
+	"context"
+	"fmt"
+)
+
+// runSink starts the n workers of a sink; each calls body with the items of
+// every chunk it takes from ie.
+func runSink[T any](p *Pipeline, s *stage, ie *edge[T], body func(worker int, items []T) error) {
+	for i, w := range s.workers {
+		r := newReceiver(ie, i, w)
+		p.goStage(s, w, func() error {
+			for {
+				c := r.next(nil)
+				if c == nil {
+					break
+				}
+				err := body(i, c.items)
+				ie.put(c)
+				if err == errStopped {
+					return p.cause()
+				}
+				if err != nil {
+					return wrap(s, err)
+				}
+			}
+			if p.stopped() {
+				return p.cause()
+			}
+			return nil
+		})
+	}
+}
+
+// ForEach starts a sink of n workers that call f for every item of in, in
+// no particular order when n > 1. An error from f fails the pipeline.
+func ForEach[T any](p *Pipeline, name string, in Stream[T], n int, f func(ctx context.Context, v T) error) {
+	checkWorkers("ForEach", name, n)
+	if f == nil {
+		panic(fmt.Sprintf("sluice: ForEach %q: nil function", name))
+	}
+	s := newStage(p, "sink", name, n)
+	ie := consume(p, s, in, n)
+	ctx := p.ctx
+	runSink(p, s, ie, func(_ int, items []T) error {
+		for _, v := range items {
+			if err := f(ctx, v); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// Result is the value a sink computes. Read it with Value once the pipeline
+// is done.
+type Result[T any] struct {
+	v    T
+	done chan struct{}
+}
+
+// Value waits until the sink has finished — its input drained, or the
+// pipeline stopped — and returns what it computed. After a failed or
+// cancelled pipeline the value covers only the items that arrived; check
+// [Pipeline.Wait]'s error before trusting it.
+func (r *Result[T]) Value() T {
+	<-r.done
+	return r.v
+}
+
+// Reduce starts a one-goroutine sink that folds the items of in, in order,
+// into an accumulator that starts at init.
+func Reduce[T, A any](p *Pipeline, name string, in Stream[T], init A, f func(acc A, v T) A) *Result[A] {
+	if f == nil {
+		panic(fmt.Sprintf("sluice: Reduce %q: nil function", name))
+	}
+	s := newStage(p, "reduce", name, 1)
+	ie := consume(p, s, in, 1)
+	res := &Result[A]{v: init, done: make(chan struct{})}
+	p.onStageDone(s, func() { close(res.done) })
+	runSink(p, s, ie, func(_ int, items []T) error {
+		acc := res.v
+		for _, v := range items {
+			acc = f(acc, v)
+		}
+		res.v = acc
+		return nil
+	})
+	return res
+}
+
+// Collect starts a one-goroutine sink that gathers every item of in, in
+// order, into a slice.
+func Collect[T any](p *Pipeline, name string, in Stream[T]) *Result[[]T] {
+	s := newStage(p, "collect", name, 1)
+	ie := consume(p, s, in, 1)
+	res := &Result[[]T]{done: make(chan struct{})}
+	p.onStageDone(s, func() { close(res.done) })
+	runSink(p, s, ie, func(_ int, items []T) error {
+		res.v = append(res.v, items...)
+		return nil
+	})
+	return res
+}
+
+// ToChan starts a one-goroutine sink that sends every item of in on the
+// returned unbuffered channel, which closes when in is drained or the
+// pipeline stops. The caller must receive until the channel closes, or
+// cancel the pipeline: otherwise the stage waits for it forever.
+func ToChan[T any](p *Pipeline, name string, in Stream[T]) <-chan T {
+	s := newStage(p, "to-chan", name, 1)
+	ie := consume(p, s, in, 1)
+	ch := make(chan T)
+	done := p.ctx.Done()
+	w := s.workers[0]
+	p.onStageDone(s, func() { close(ch) })
+	runSink(p, s, ie, func(_ int, items []T) error {
+		for _, v := range items {
+			select {
+			case ch <- v:
+				continue
+			default:
+			}
+			w.wait()
+			select {
+			case ch <- v:
+			case <-done:
+				w.resume()
+				return errStopped
+			}
+			w.resume()
+		}
+		return nil
+	})
+	return ch
+}

@@ -1,0 +1,244 @@
+package sluice_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice"
+)
+
+func TestOrderedMapKeepsOrderUnderRandomDelays(t *testing.T) {
+	for _, workers := range []int{1, 2, 7} {
+		for _, window := range []int{0, 1, 300} {
+			t.Run(fmt.Sprintf("workers=%d/window=%d", workers, window), func(t *testing.T) {
+				const n = 3000
+				p := sluice.New(context.Background())
+				// Small chunks so that many chunks are in flight at once.
+				src := sluice.FromSlice(p, "src", ints(n), sluice.Chunk(7))
+				var opts []sluice.StageOption
+				if window > 0 {
+					opts = append(opts, sluice.Window(window))
+				}
+				var mu sync.Mutex
+				rng := rand.New(rand.NewPCG(1, uint64(workers)))
+				m := sluice.OrderedMap(p, "slow", src, workers, func(_ context.Context, v int) (int, error) {
+					mu.Lock()
+					r := rng.IntN(16)
+					mu.Unlock()
+					switch {
+					case r == 0:
+						time.Sleep(20 * time.Microsecond)
+					case r < 8:
+						runtime.Gosched()
+					}
+					return v * 3, nil
+				}, opts...)
+				got := sluice.Collect(p, "collect", m)
+				if err := p.Wait(); err != nil {
+					t.Fatal(err)
+				}
+				want := ints(n)
+				for i := range want {
+					want[i] *= 3
+				}
+				if !slices.Equal(got.Value(), want) {
+					g := got.Value()
+					for i := range min(len(g), len(want)) {
+						if g[i] != want[i] {
+							t.Fatalf("got %d items, first difference at %d: %d, want %d", len(g), i, g[i], want[i])
+						}
+					}
+					t.Fatalf("got %d items, want %d", len(g), len(want))
+				}
+			})
+		}
+	}
+}
+
+func TestOrderedMapErrorStopsIt(t *testing.T) {
+	p := sluice.New(context.Background())
+	src := sluice.FromSlice(p, "src", ints(10_000))
+	m := sluice.OrderedMap(p, "fail", src, 4, func(_ context.Context, v int) (int, error) {
+		if v == 777 {
+			return 0, fmt.Errorf("bad %d", v)
+		}
+		return v, nil
+	})
+	sluice.ForEach(p, "sink", m, 1, func(context.Context, int) error { return nil })
+	if err := p.Wait(); err == nil || err.Error() != `sluice: stage "fail": bad 777` {
+		t.Fatalf("got %v, want the stage's error", err)
+	}
+}
+
+func TestMergeDeliversEveryInputOnce(t *testing.T) {
+	p := sluice.New(context.Background())
+	var ins []sluice.Stream[int]
+	var want []int
+	for i := range 5 {
+		xs := ints(1000 * (i + 1))
+		for j := range xs {
+			xs[j] += 1_000_000 * i
+		}
+		want = append(want, xs...)
+		ins = append(ins, sluice.FromSlice(p, fmt.Sprint("src", i), xs))
+	}
+	got := sluice.Collect(p, "c", sluice.Merge(p, "merge", ins...))
+	if err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	checkExactlyOnce(t, got.Value(), want)
+	// Each input's order survives the merge.
+	last := map[int]int{}
+	for _, v := range got.Value() {
+		src := v / 1_000_000
+		if prev, ok := last[src]; ok && v < prev {
+			t.Fatalf("input %d out of order: got %d after %d", src, v, prev)
+		}
+		last[src] = v
+	}
+}
+
+func TestPartitionSendsEqualKeysToTheSameStream(t *testing.T) {
+	p := sluice.New(context.Background())
+	src := sluice.FromSlice(p, "src", ints(20_000))
+	parts := sluice.Partition(p, "by-mod", src, 4, func(v int) int { return v % 10 })
+	results := make([]*sluice.Result[[]int], len(parts))
+	for i, s := range parts {
+		results[i] = sluice.Collect(p, fmt.Sprint("c", i), s)
+	}
+	if err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	owner := map[int]int{}
+	var all []int
+	for i, r := range results {
+		vs := r.Value()
+		if !slices.IsSorted(vs) {
+			t.Fatalf("partition %d lost input order", i)
+		}
+		for _, v := range vs {
+			if o, ok := owner[v%10]; ok && o != i {
+				t.Fatalf("key %d went to partitions %d and %d", v%10, o, i)
+			}
+			owner[v%10] = i
+		}
+		all = append(all, vs...)
+	}
+	checkExactlyOnce(t, all, ints(20_000))
+}
+
+func TestBroadcastSendsEveryItemToEveryOutput(t *testing.T) {
+	p := sluice.New(context.Background())
+	outs := sluice.Broadcast(p, "bc", sluice.FromSlice(p, "src", ints(5000)), 3)
+	var rs []*sluice.Result[[]int]
+	for i, s := range outs {
+		rs = append(rs, sluice.Collect(p, fmt.Sprint("c", i), s))
+	}
+	if err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range rs {
+		if !slices.Equal(r.Value(), ints(5000)) {
+			t.Fatalf("output %d: got %d items, want all 5000 in order", i, len(r.Value()))
+		}
+	}
+}
+
+func TestDropPoliciesCountEveryDiscardedItem(t *testing.T) {
+	for _, policy := range []sluice.Overflow{sluice.DropNewest, sluice.DropOldest} {
+		t.Run(policy.String(), func(t *testing.T) {
+			const n = 50_000
+			p := sluice.New(context.Background())
+			src := sluice.FromSlice(p, "src", ints(n), sluice.Buffer(64), sluice.Chunk(16), sluice.OnFull(policy))
+			release := make(chan struct{})
+			var got []int
+			sluice.ForEach(p, "slow", src, 1, func(_ context.Context, v int) error {
+				if len(got) == 0 {
+					<-release // hold the consumer until the source is done
+				}
+				got = append(got, v)
+				return nil
+			})
+			for p.Stats().Stages[0].Running > 0 { // the source finishes: it never blocks
+				time.Sleep(time.Millisecond)
+			}
+			close(release)
+			if err := p.Wait(); err != nil {
+				t.Fatal(err)
+			}
+			e := p.Stats().Edges[0]
+			if int64(len(got))+e.Dropped != n {
+				t.Fatalf("got %d delivered + %d dropped = %d, want %d", len(got), e.Dropped, int64(len(got))+e.Dropped, n)
+			}
+			if e.Dropped == 0 {
+				t.Fatalf("got no drops, want some: the consumer was held")
+			}
+			if !slices.IsSorted(got) {
+				t.Fatal("delivered items out of order")
+			}
+			if policy == sluice.DropOldest && got[len(got)-1] != n-1 {
+				t.Fatalf("DropOldest: got last item %d, want the newest, %d", got[len(got)-1], n-1)
+			}
+		})
+	}
+}
+
+func TestStatsCountItemsPerStage(t *testing.T) {
+	p := sluice.New(context.Background(), sluice.Named("counting"))
+	src := sluice.FromSlice(p, "src", ints(10_000))
+	even := sluice.Filter(p, "even", src, 2, func(_ context.Context, v int) (bool, error) { return v%2 == 0, nil })
+	sluice.ForEach(p, "sink", even, 1, func(context.Context, int) error { return nil })
+	if err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	st := p.Stats()
+	if st.Pipeline != "counting" || !st.Done || len(st.Stages) != 3 || len(st.Edges) != 2 {
+		t.Fatalf("got %+v, want a done snapshot of 3 stages and 2 edges", st)
+	}
+	type io struct{ in, out int64 }
+	got := map[string]io{}
+	for _, s := range st.Stages {
+		got[s.Name] = io{s.In, s.Out}
+	}
+	want := map[string]io{"src": {0, 10_000}, "even": {10_000, 5000}, "sink": {5000, 0}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("got in/out %v, want %v", got, want)
+	}
+	for _, e := range st.Edges {
+		if e.Depth != 0 || e.Sent != e.Received {
+			t.Fatalf("edge %s→%s: got depth %d sent %d received %d, want a drained edge", e.From, e.To, e.Depth, e.Sent, e.Received)
+		}
+	}
+}
+
+func TestStatsShowQueueDepthOfABlockedStage(t *testing.T) {
+	p := sluice.New(context.Background())
+	src := sluice.FromSlice(p, "src", ints(100_000), sluice.Buffer(1024), sluice.Chunk(64))
+	release := make(chan struct{})
+	sluice.ForEach(p, "stuck", src, 1, func(context.Context, int) error {
+		<-release
+		return nil
+	})
+	var st sluice.Snapshot
+	for {
+		st = p.Stats()
+		if st.Stages[0].Waiting == 1 && st.Edges[0].Depth == 1024 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(release)
+	if err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	stuck := st.Stages[1]
+	if stuck.InDepth != 1024 || stuck.InCapacity != 1024 {
+		t.Fatalf("got input depth %d of %d, want a full edge of 1024", stuck.InDepth, stuck.InCapacity)
+	}
+}

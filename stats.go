@@ -1,0 +1,208 @@
+package sluice
+
+import (
+	"sync/atomic"
+	"time"
+)
+
+// stage is what a pipeline knows of one of its stages, for snapshots.
+type stage struct {
+	id      int
+	name    string
+	kind    string
+	workers []*worker
+	ins     []edgeInfo // edges it consumes
+	outs    []edgeInfo // edges it produces, closed when the last worker exits
+	running atomic.Int32
+	onDone  []func() // run after outs are closed
+}
+
+// newStage registers a stage with n worker goroutines. It panics if the
+// name is empty or n < 1 (stage functions check n first, for a clearer
+// message).
+func newStage(p *Pipeline, kind, name string, n int) *stage {
+	if name == "" {
+		panic("sluice: " + kind + ": stage name must not be empty")
+	}
+	s := &stage{name: name, kind: kind, workers: make([]*worker, n)}
+	s.running.Store(int32(n))
+	for i := range s.workers {
+		s.workers[i] = &worker{}
+	}
+	p.addStage(s)
+	return s
+}
+
+// worker holds the timings of one goroutine of a stage. Only that goroutine
+// writes them, and only when it starts or stops waiting — never per item.
+type worker struct {
+	blocked   atomic.Int64 // total ns spent waiting for input or for room
+	waitSince atomic.Int64 // when the current wait began (ns since epoch); 0 while working
+	started   atomic.Int64 // when the goroutine started (ns since epoch); 0 before
+	ended     atomic.Int64 // when it exited; 0 while it runs
+	_         [32]byte
+}
+
+// lifetime is how long the worker has run, up to now or to its exit.
+func (w *worker) lifetime(now int64) int64 {
+	start := w.started.Load()
+	if start == 0 {
+		return 0
+	}
+	if end := w.ended.Load(); end != 0 {
+		now = end
+	}
+	return now - start
+}
+
+var epoch = time.Now()
+
+func nowNs() int64 { return int64(time.Since(epoch)) + 1 }
+
+func (w *worker) wait() { w.waitSince.Store(nowNs()) }
+
+func (w *worker) resume() {
+	if since := w.waitSince.Swap(0); since != 0 {
+		w.blocked.Add(nowNs() - since)
+	}
+}
+
+// edgeInfo is the type-independent view of an edge that snapshots read.
+type edgeInfo interface {
+	name() string
+	producer() *stage
+	consumer() *stage
+	stats() EdgeStats
+	close()
+}
+
+func (e *edge[T]) name() string      { return e.from.name }
+func (e *edge[T]) producer() *stage  { return e.from }
+func (e *edge[T]) consumer() *stage  { return e.to.Load() }
+func (e *edge[T]) stats() EdgeStats {
+	var sent, recvd int64
+	for _, c := range e.sent {
+		sent += c.n.Load()
+	}
+	for _, c := range e.recvd {
+		recvd += c.n.Load()
+	}
+	evicted := e.evicted.Load()
+	st := EdgeStats{
+		From:     e.from.name,
+		Sent:     sent,
+		Received: recvd,
+		Dropped:  e.dropped.Load(),
+		Depth:    max(0, sent-recvd-evicted),
+		Capacity: cap(e.ch) * e.size,
+		Policy:   e.policy.String(),
+	}
+	if to := e.to.Load(); to != nil {
+		st.To = to.name
+	}
+	return st
+}
+
+// EdgeStats describes one edge at the moment of a snapshot.
+type EdgeStats struct {
+	From, To string // producing and consuming stage ("" if not consumed yet)
+	Sent     int64  // items handed to the edge
+	Received int64  // items taken by the consumer
+	Dropped  int64  // items discarded by the overflow policy
+	// Depth is the number of items queued in the edge. Items in a chunk
+	// that a producer is still filling are not counted yet.
+	Depth    int64
+	Capacity int    // items the edge holds when full
+	Policy   string // overflow policy: block, drop-newest, drop-oldest
+}
+
+// StageStats describes one stage at the moment of a snapshot.
+type StageStats struct {
+	Name    string
+	Kind    string // source, map, ordered-map, filter, flat-map, batch, …
+	Workers int    // goroutines the stage runs
+	Running int    // of those, how many have not exited yet
+	Waiting int    // of those, how many are waiting for input or for room
+	In      int64  // items taken from its input edges
+	Out     int64  // items handed to its output edges
+	Dropped int64  // items its output edges discarded
+	// Busy is the goroutine time spent working — running the stage's
+	// function and moving items — summed over its workers.
+	Busy time.Duration
+	// Blocked is the time spent waiting, summed over its workers.
+	Blocked time.Duration
+	// InDepth and InCapacity describe the stage's input edge (summed
+	// when it has several, as Merge does).
+	InDepth    int64
+	InCapacity int
+}
+
+// Snapshot is a consistent-enough picture of a running pipeline: each
+// counter is read atomically, but not all at the same instant.
+type Snapshot struct {
+	Pipeline string
+	Taken    time.Time
+	Elapsed  time.Duration // since New
+	Done     bool          // Wait has returned
+	Err      string        // the pipeline's error, once Wait has returned
+	Stages   []StageStats
+	Edges    []EdgeStats
+}
+
+// Stats returns a snapshot of every stage and edge. It is safe to call at
+// any time from any goroutine, while the pipeline runs and after. It costs
+// a few atomic loads per worker and edge and takes no lock a stage holds.
+func (p *Pipeline) Stats() Snapshot {
+	p.mu.Lock()
+	stages := p.stages[:len(p.stages):len(p.stages)]
+	edges := p.edges[:len(p.edges):len(p.edges)]
+	p.mu.Unlock()
+
+	now := time.Now()
+	nowN := nowNs()
+	snap := Snapshot{Pipeline: p.name, Taken: now, Elapsed: now.Sub(p.start)}
+	select {
+	case <-p.waited:
+		snap.Done = true
+		if p.waitErr != nil {
+			snap.Err = p.waitErr.Error()
+		}
+	default:
+	}
+	edgeStats := make(map[edgeInfo]EdgeStats, len(edges))
+	for _, e := range edges {
+		st := e.stats()
+		edgeStats[e] = st
+		snap.Edges = append(snap.Edges, st)
+	}
+	for _, s := range stages {
+		st := StageStats{Name: s.name, Kind: s.kind, Workers: len(s.workers)}
+		var blocked, life int64
+		for _, w := range s.workers {
+			blocked += w.blocked.Load()
+			if since := w.waitSince.Load(); since != 0 {
+				st.Waiting++
+				blocked += max(0, nowN-since)
+			}
+			life += w.lifetime(nowN)
+			if w.ended.Load() == 0 {
+				st.Running++
+			}
+		}
+		st.Blocked = time.Duration(blocked)
+		st.Busy = time.Duration(max(0, life-blocked))
+		for _, e := range s.ins {
+			es := edgeStats[e]
+			st.In += es.Received
+			st.InDepth += es.Depth
+			st.InCapacity += es.Capacity
+		}
+		for _, e := range s.outs {
+			es := edgeStats[e]
+			st.Out += es.Sent
+			st.Dropped += es.Dropped
+		}
+		snap.Stages = append(snap.Stages, st)
+	}
+	return snap
+}

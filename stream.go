@@ -1,0 +1,340 @@
+package sluice
+
+import (
+	"fmt"
+	"reflect"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+)
+
+// Stream is an edge between two stages: a bounded queue that carries items of
+// type T from the goroutines of the stage that made it to the goroutines of
+// the one stage that consumes it. Items travel in recycled chunks (see the
+// package documentation), so a hop costs a few nanoseconds per item, not a
+// channel operation.
+//
+// A Stream is a handle; copying it copies the handle. Each stream must be
+// consumed by exactly one stage or sink of the same pipeline: a second
+// consumer panics at construction, and [Pipeline.Wait] panics if a stream is
+// never consumed. The zero Stream is not usable.
+type Stream[T any] struct{ e *edge[T] }
+
+// Name returns the name of the stage that produces the stream.
+func (s Stream[T]) Name() string {
+	if s.e == nil {
+		return "<zero Stream>"
+	}
+	return s.e.from.name
+}
+
+// chunk is the unit that crosses goroutines. seq orders chunks for the
+// stages that keep input order.
+type chunk[T any] struct {
+	items []T
+	seq   uint64
+}
+
+// counter is a per-goroutine tally padded to its own cache line, so that a
+// goroutine updating its own counter never contends with another's.
+type counter struct {
+	n atomic.Int64
+	_ [56]byte
+}
+
+// add is called only by the counter's owning goroutine; a load and a store
+// are enough, and readers see a consistent (if slightly stale) value.
+func (c *counter) add(n int) { c.n.Store(c.n.Load() + int64(n)) }
+
+// edge is the machinery behind a Stream.
+type edge[T any] struct {
+	p    *Pipeline
+	from *stage
+	to   atomic.Pointer[stage]
+
+	ch     chan *chunk[T]
+	size   int // items per chunk
+	policy Overflow
+	pool   sync.Pool
+
+	// Per-goroutine tallies, registered before any goroutine starts; the
+	// slices are never appended to afterwards.
+	sent  []*counter // items each producer put into ch
+	recvd []*counter // items each consumer took out of ch
+
+	scrub bool // T holds pointers: clear recycled chunks so they keep nothing alive
+
+	dropped atomic.Int64 // items discarded by the overflow policy (slow path only)
+	evicted atomic.Int64 // of those, items taken back out of ch by DropOldest
+}
+
+// newEdge makes the output edge of stage from, written by producers
+// goroutines.
+func newEdge[T any](p *Pipeline, from *stage, producers int, cfg stageConfig) *edge[T] {
+	size := cfg.chunk
+	if size == 0 {
+		size = DefaultChunk
+		var zero T
+		if es := int(unsafe.Sizeof(zero)); es > 0 && size*es > 16<<10 {
+			size = max(16, (16<<10)/es)
+		}
+	}
+	size = min(size, cfg.buffer)
+	chunks := (cfg.buffer + size - 1) / size
+	e := &edge[T]{
+		p: p, from: from, ch: make(chan *chunk[T], chunks), size: size,
+		policy: cfg.overflow, scrub: hasPointers(reflect.TypeFor[T]()),
+	}
+	e.sent = make([]*counter, producers)
+	for i := range e.sent {
+		e.sent[i] = new(counter)
+	}
+	from.outs = append(from.outs, e)
+	p.addEdge(e)
+	return e
+}
+
+// consume marks the stream as consumed by stage s, with consumers
+// goroutines. It panics on programmer error.
+func consume[T any](p *Pipeline, s *stage, in Stream[T], consumers int) *edge[T] {
+	e := in.e
+	if e == nil {
+		panic(fmt.Sprintf("sluice: stage %q: input is a zero Stream", s.name))
+	}
+	if e.p != p {
+		panic(fmt.Sprintf("sluice: stage %q: input stream from stage %q belongs to pipeline %q, not %q",
+			s.name, e.from.name, e.p.name, p.name))
+	}
+	if !e.to.CompareAndSwap(nil, s) {
+		panic(fmt.Sprintf("sluice: stage %q: stream from stage %q is already consumed by stage %q",
+			s.name, e.from.name, e.to.Load().name))
+	}
+	e.recvd = make([]*counter, consumers)
+	for i := range e.recvd {
+		e.recvd[i] = new(counter)
+	}
+	s.ins = append(s.ins, e)
+	return e
+}
+
+// get returns an empty chunk, recycled when one is free.
+func (e *edge[T]) get() *chunk[T] {
+	if c, _ := e.pool.Get().(*chunk[T]); c != nil && cap(c.items) >= e.size {
+		return c
+	}
+	return &chunk[T]{items: make([]T, 0, e.size)}
+}
+
+// put recycles a chunk whose items the caller no longer needs. Items that
+// hold pointers are cleared so that a recycled chunk keeps nothing alive.
+func (e *edge[T]) put(c *chunk[T]) {
+	if e.scrub {
+		clear(c.items)
+	}
+	c.items = c.items[:0]
+	e.pool.Put(c)
+}
+
+// close is called once, when every goroutine of the producing stage has
+// exited, whatever the reason.
+func (e *edge[T]) close() { close(e.ch) }
+
+// sender is one producer goroutine's end of an edge. It fills a chunk and
+// hands it over when it is full or when flush is called — which stages do
+// whenever they would otherwise wait for input.
+//
+// The chunk being filled is kept as buf (its items at full length) and n
+// (how many are set), so that adding an item stores the item and an int —
+// no slice header, hence no write barrier for pointer-free T — and send
+// stays small enough to inline into a stage's loop.
+//
+// A sender is written per item by one goroutine, so it is padded to 128
+// bytes: senders of sibling workers are allocated side by side, and sharing
+// a cache line would make every item a cross-core miss.
+type sender[T any] struct {
+	buf  []T
+	n    int
+	full func() bool // s.flush
+	c    *chunk[T]
+	e    *edge[T]
+	sent *counter
+	w    *worker
+	_    [56]byte
+}
+
+func newSender[T any](e *edge[T], i int, w *worker) *sender[T] {
+	s := &sender[T]{e: e, sent: e.sent[i], w: w}
+	s.full = s.flush
+	s.take(e.get())
+	return s
+}
+
+func (s *sender[T]) take(c *chunk[T]) {
+	s.c, s.buf, s.n = c, c.items[:s.e.size], 0
+}
+
+// send adds v to the current chunk, flushing it when full. It returns false
+// when the pipeline has stopped; the caller must then return.
+//
+// The full-chunk path calls through the func value s.full (which is
+// s.flush) rather than the method: that keeps send under the inliner's
+// budget, which saves a call per item in every stage loop.
+func (s *sender[T]) send(v T) bool {
+	s.buf[s.n] = v
+	s.n++
+	return s.n < len(s.buf) || s.full()
+}
+
+// space returns the free part of the current chunk, never empty. A stage
+// may write items there and then commit them.
+func (s *sender[T]) space() []T { return s.buf[s.n:] }
+
+// commit adds the first k items of the last space to the chunk, flushing it
+// when full. It returns false when the pipeline has stopped.
+func (s *sender[T]) commit(k int) bool {
+	s.n += k
+	return s.n < len(s.buf) || s.flush()
+}
+
+// flush hands the current chunk, if it holds anything, to the consumer. It
+// blocks while the edge is full under the Block policy. It returns false
+// when the pipeline has stopped.
+func (s *sender[T]) flush() bool {
+	if s.n == 0 {
+		return !s.e.p.stopped()
+	}
+	s.c.items = s.buf[:s.n]
+	if !s.handoff(s.c) {
+		s.c.items = s.c.items[:0]
+		return false
+	}
+	s.take(s.e.get())
+	return true
+}
+
+// handoff gives chunk c to the consumer, or to the overflow policy, and
+// counts it. The caller no longer owns c afterwards. It returns false when
+// the pipeline has stopped.
+func (s *sender[T]) handoff(c *chunk[T]) bool {
+	n := len(c.items)
+	if s.e.p.stopped() {
+		return false
+	}
+	select {
+	case s.e.ch <- c:
+	default:
+		switch s.e.policy {
+		case DropNewest:
+			s.e.dropped.Add(int64(n))
+			s.e.put(c)
+			return true
+		case DropOldest:
+			s.evictAndSend(c)
+		default:
+			if !s.blockingSend(c) {
+				return false
+			}
+		}
+	}
+	s.sent.add(n)
+	return true
+}
+
+func (s *sender[T]) blockingSend(c *chunk[T]) bool {
+	s.w.wait()
+	defer s.w.resume()
+	select {
+	case s.e.ch <- c:
+		return true
+	case <-s.e.p.ctx.Done():
+		return false
+	}
+}
+
+// evictAndSend makes room by discarding the oldest chunks until c fits.
+// Another producer may refill the freed slot first, hence the loop; each
+// round either sends or evicts, so it ends.
+func (s *sender[T]) evictAndSend(c *chunk[T]) {
+	for {
+		select {
+		case s.e.ch <- c:
+			return
+		default:
+		}
+		select {
+		case old := <-s.e.ch:
+			n := int64(len(old.items))
+			s.e.dropped.Add(n)
+			s.e.evicted.Add(n)
+			s.e.put(old)
+		default:
+		}
+	}
+}
+
+// receiver is one consumer goroutine's end of an edge.
+type receiver[T any] struct {
+	e     *edge[T]
+	recvd *counter
+	w     *worker
+}
+
+func newReceiver[T any](e *edge[T], i int, w *worker) *receiver[T] {
+	return &receiver[T]{e: e, recvd: e.recvd[i], w: w}
+}
+
+// next returns the next chunk, or nil when the edge is closed and drained
+// or the pipeline has stopped (the caller tells which by p.stopped()). If no
+// chunk is ready, idle is called before blocking: stages pass a function
+// that flushes their partial output chunks, which is what keeps latency low
+// when input trickles. The caller gives the chunk back with e.put.
+func (r *receiver[T]) next(idle func() bool) *chunk[T] {
+	if r.e.p.stopped() {
+		return nil
+	}
+	select {
+	case c, ok := <-r.e.ch:
+		if !ok {
+			return nil
+		}
+		r.recvd.add(len(c.items))
+		return c
+	default:
+	}
+	if idle != nil && !idle() {
+		return nil
+	}
+	r.w.wait()
+	defer r.w.resume()
+	select {
+	case c, ok := <-r.e.ch:
+		if !ok {
+			return nil
+		}
+		r.recvd.add(len(c.items))
+		return c
+	case <-r.e.p.ctx.Done():
+		return nil
+	}
+}
+
+// hasPointers reports whether values of type t contain pointers that the
+// garbage collector follows.
+func hasPointers(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128:
+		return false
+	case reflect.Array:
+		return t.Len() > 0 && hasPointers(t.Elem())
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if hasPointers(t.Field(i).Type) {
+				return true
+			}
+		}
+		return false
+	}
+	return true
+}
