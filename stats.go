@@ -76,9 +76,9 @@ type edgeInfo interface {
 	close()
 }
 
-func (e *edge[T]) name() string      { return e.from.name }
-func (e *edge[T]) producer() *stage  { return e.from }
-func (e *edge[T]) consumer() *stage  { return e.to.Load() }
+func (e *edge[T]) name() string     { return e.from.name }
+func (e *edge[T]) producer() *stage { return e.from }
+func (e *edge[T]) consumer() *stage { return e.to.Load() }
 func (e *edge[T]) stats() EdgeStats {
 	var sent, recvd int64
 	for _, c := range e.sent {

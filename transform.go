@@ -18,7 +18,7 @@ func runChunks[T, U any](p *Pipeline, s *stage, ie *edge[T], oe *edge[U], body f
 		r := newReceiver(ie, i, w)
 		out := newSender(oe, i, w)
 		p.goStage(s, w, func() error {
-				idle := out.flush
+			idle := out.flush
 			for {
 				c := r.next(idle)
 				if c == nil {
