@@ -163,10 +163,16 @@ type sender[T any] struct {
 }
 
 func newSender[T any](e *edge[T], i int, w *worker) *sender[T] {
-	s := &sender[T]{e: e, sent: e.sent[i], w: w}
+	s := new(sender[T])
+	s.init(e, i, w)
+	return s
+}
+
+// init readies s as producer i of edge e.
+func (s *sender[T]) init(e *edge[T], i int, w *worker) {
+	s.e, s.sent, s.w = e, e.sent[i], w
 	s.full = s.flush
 	s.take(e.get())
-	return s
 }
 
 func (s *sender[T]) take(c *chunk[T]) {

@@ -1,0 +1,135 @@
+package sluice_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice"
+)
+
+// sumTo is the sum of 0..n-1.
+func sumTo(n int) int { return n * (n - 1) / 2 }
+
+func perItem(b *testing.B, items int) {
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(items), "ns/item")
+}
+
+// BenchmarkEdgeHop moves items from one goroutine to another: through a
+// sluice Stream (a generator sending one item at a time, a sink folding
+// them) and, as the baseline, through a channel buffered 1024.
+func BenchmarkEdgeHop(b *testing.B) {
+	const n = 1 << 20
+	b.Run("impl=chan1024", func(b *testing.B) {
+		for b.Loop() {
+			ch := make(chan int, 1024)
+			go func() {
+				for i := range n {
+					ch <- i
+				}
+				close(ch)
+			}()
+			sum := 0
+			for v := range ch {
+				sum += v
+			}
+			if sum != sumTo(n) {
+				b.Fatalf("got sum %d, want %d", sum, sumTo(n))
+			}
+		}
+		perItem(b, n)
+	})
+	b.Run("impl=sluice", func(b *testing.B) {
+		for b.Loop() {
+			p := sluice.New(context.Background())
+			src := sluice.From(p, "gen", func(_ context.Context, out *sluice.Emitter[int]) error {
+				for i := range n {
+					if !out.Send(i) {
+						return nil
+					}
+				}
+				return nil
+			})
+			sum := sluice.Reduce(p, "sum", src, 0, func(a, v int) int { return a + v })
+			if err := p.Wait(); err != nil || sum.Value() != sumTo(n) {
+				b.Fatalf("got sum %d, err %v; want %d", sum.Value(), err, sumTo(n))
+			}
+		}
+		perItem(b, n)
+	})
+}
+
+// BenchmarkMapVsOrderedMap compares the two worker pools on a trivial
+// function, so that what is measured is their machinery.
+func BenchmarkMapVsOrderedMap(b *testing.B) {
+	const n = 1 << 20
+	xs := ints(n)
+	for _, workers := range []int{1, 2, 4} {
+		for _, ordered := range []bool{false, true} {
+			name := fmt.Sprintf("workers=%d/stage=Map", workers)
+			if ordered {
+				name = fmt.Sprintf("workers=%d/stage=OrderedMap", workers)
+			}
+			b.Run(name, func(b *testing.B) {
+				for b.Loop() {
+					p := sluice.New(context.Background())
+					src := sluice.FromSlice(p, "src", xs)
+					var m sluice.Stream[int]
+					if ordered {
+						m = sluice.OrderedMap(p, "inc", src, workers, func(_ context.Context, v int) (int, error) { return v + 1, nil })
+					} else {
+						m = sluice.Map(p, "inc", src, workers, func(_ context.Context, v int) (int, error) { return v + 1, nil })
+					}
+					sum := sluice.Reduce(p, "sum", m, 0, func(a, v int) int { return a + v })
+					if err := p.Wait(); err != nil || sum.Value() != sumTo(n)+n {
+						b.Fatalf("got sum %d, err %v; want %d", sum.Value(), err, sumTo(n)+n)
+					}
+				}
+				perItem(b, n)
+			})
+		}
+	}
+}
+
+// BenchmarkBatchTrickleLatency feeds Batch one item at a time with gaps, so
+// that every batch leaves by its time limit, and reports how long items
+// waited beyond maxWait: p50 and p99 of (arrival of the batch − send of its
+// first item − maxWait).
+func BenchmarkBatchTrickleLatency(b *testing.B) {
+	const maxWait = 5 * time.Millisecond
+	for b.Loop() {
+		in := make(chan time.Time)
+		p := sluice.New(context.Background())
+		out := sluice.ToChan(p, "out", sluice.Batch(p, "batch", sluice.FromChan(p, "src", in), 1000, maxWait))
+		var extra []time.Duration
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for batch := range out {
+				extra = append(extra, time.Since(batch[0])-maxWait)
+			}
+		}()
+		items := 0
+		for range 40 {
+			for range 3 {
+				in <- time.Now()
+				items++
+				time.Sleep(200 * time.Microsecond)
+			}
+			time.Sleep(maxWait) // let the batch leave by its deadline
+		}
+		close(in)
+		<-done
+		if err := p.Wait(); err != nil {
+			b.Fatal(err)
+		}
+		if len(extra) == 0 {
+			b.Fatal("no batches arrived")
+		}
+		slices.Sort(extra)
+		b.ReportMetric(float64(extra[len(extra)/2].Microseconds()), "p50-extra-µs")
+		b.ReportMetric(float64(extra[len(extra)*99/100].Microseconds()), "p99-extra-µs")
+	}
+}
