@@ -31,6 +31,7 @@ func Batch[T any](p *Pipeline, name string, in Stream[T], size int, maxWait time
 	ie := consume(p, s, in, 1)
 	oe := newEdge[[]T](p, s, 1, cfg)
 	w := s.workers[0]
+	r := newReceiver(ie, 0, w)
 	out := newSender(oe, 0, w)
 	done := p.ctx.Done()
 
@@ -79,7 +80,7 @@ func Batch[T any](p *Pipeline, name string, in Stream[T], size int, maxWait time
 			if !ok {
 				break
 			}
-			ie.recvd[0].add(len(c.items))
+			r.recvd.add(len(c.items))
 			for _, v := range c.items {
 				if batch == nil {
 					batch = make([]T, 0, size)
@@ -87,11 +88,11 @@ func Batch[T any](p *Pipeline, name string, in Stream[T], size int, maxWait time
 				}
 				batch = append(batch, v)
 				if len(batch) == size && !emit() {
-					ie.put(c)
+					r.release(c)
 					return p.cause()
 				}
 			}
-			ie.put(c)
+			r.release(c)
 			if len(batch) > 0 && maxWait > 0 && time.Since(started) >= maxWait && !emit() {
 				return p.cause()
 			}

@@ -168,16 +168,33 @@ func ExampleMerge() {
 }
 
 func ExamplePartition() {
+	type order struct {
+		user  string
+		cents int
+	}
+	orders := []order{{"ann", 5}, {"bob", 7}, {"ann", 1}, {"cy", 2}, {"bob", 3}, {"cy", 4}}
 	p := sluice.New(context.Background())
-	parts := sluice.Partition(p, "by-parity", sluice.FromSlice(p, "nums", []int{1, 2, 3, 4, 5, 6}), 2,
-		func(v int) bool { return v%2 == 0 })
+	parts := sluice.Partition(p, "by-user", sluice.FromSlice(p, "orders", orders), 2,
+		func(o order) string { return o.user })
 	a := sluice.Collect(p, "a", parts[0])
 	b := sluice.Collect(p, "b", parts[1])
 	_ = p.Wait()
-	groups := [][]int{a.Value(), b.Value()}
-	slices.SortFunc(groups, func(x, y []int) int { return x[0] - y[0] }) // which key lands where varies
-	fmt.Println(groups)
-	// Output: [[1 3 5] [2 4 6]]
+	// Which user lands in which stream varies between runs; that each
+	// user's orders stay together, in order, does not.
+	byUser := map[string][]int{}
+	streamOf := map[string]int{}
+	together := true
+	for i, part := range [][]order{a.Value(), b.Value()} {
+		for _, o := range part {
+			if s, ok := streamOf[o.user]; ok && s != i {
+				together = false
+			}
+			streamOf[o.user] = i
+			byUser[o.user] = append(byUser[o.user], o.cents)
+		}
+	}
+	fmt.Println(together, byUser["ann"], byUser["bob"], byUser["cy"])
+	// Output: true [5 1] [7 3] [2 4]
 }
 
 func ExampleBroadcast() {

@@ -45,12 +45,12 @@ func OrderedMap[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(
 				for _, v := range c.items {
 					u, err := f(ctx, v)
 					if err != nil {
-						ie.put(c)
+						r.release(c)
 						return wrap(s, err)
 					}
 					oc.items = append(oc.items, u)
 				}
-				ie.put(c)
+				r.release(c)
 				oc.seq = seq
 				if !ro.deposit(oc, out) {
 					return p.cause()

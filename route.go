@@ -30,6 +30,7 @@ func Merge[T any](p *Pipeline, name string, ins ...Stream[T]) Stream[T] {
 				if c == nil {
 					break
 				}
+				r.observe(c)
 				if !out.handoff(c) {
 					return p.cause()
 				}
@@ -112,7 +113,7 @@ func fanOut[T any](p *Pipeline, kind, name string, in Stream[T], n int, opts []S
 				break
 			}
 			ok := route(c.items, outs)
-			ie.put(c)
+			r.release(c)
 			if !ok {
 				return p.cause()
 			}

@@ -17,7 +17,7 @@ func runSink[T any](p *Pipeline, s *stage, ie *edge[T], body func(worker int, it
 					break
 				}
 				err := body(i, c.items)
-				ie.put(c)
+				r.release(c)
 				if err == errStopped {
 					return p.cause()
 				}

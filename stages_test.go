@@ -242,3 +242,32 @@ func TestStatsShowQueueDepthOfABlockedStage(t *testing.T) {
 		t.Fatalf("got input depth %d of %d, want a full edge of 1024", stuck.InDepth, stuck.InCapacity)
 	}
 }
+
+func TestStatsSampleLatencyThroughAStage(t *testing.T) {
+	p := sluice.New(context.Background())
+	src := sluice.FromSlice(p, "src", ints(2000), sluice.Chunk(10))
+	slow := sluice.Map(p, "slow", src, 1, func(_ context.Context, v int) (int, error) {
+		if v%10 == 0 {
+			time.Sleep(100 * time.Microsecond)
+		}
+		return v, nil
+	})
+	sluice.ForEach(p, "sink", slow, 1, func(context.Context, int) error { return nil })
+	if err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	lat := p.Stats().Stages[1].Latency
+	// 200 chunks cross into "slow"; one in eight is sampled.
+	if lat.Count < 20 || lat.Count > 30 {
+		t.Fatalf("got %d latency samples, want about 200/8", lat.Count)
+	}
+	if q := lat.Quantile(0.5); q < 100*time.Microsecond {
+		t.Fatalf("got median latency %v, want at least the 100µs each chunk takes", q)
+	}
+	if lat.Sum < time.Duration(lat.Count)*100*time.Microsecond {
+		t.Fatalf("got sum %v over %d samples, want ≥ 100µs each", lat.Sum, lat.Count)
+	}
+	if src := p.Stats().Stages[0].Latency; src.Count != 0 {
+		t.Fatalf("got %d latency samples for a source, want none", src.Count)
+	}
+}

@@ -1,6 +1,7 @@
 package sluice
 
 import (
+	"math/bits"
 	"sync/atomic"
 	"time"
 )
@@ -41,6 +42,69 @@ type worker struct {
 	started   atomic.Int64 // when the goroutine started (ns since epoch); 0 before
 	ended     atomic.Int64 // when it exited; 0 while it runs
 	_         [32]byte
+	lat       latency // sampled latency of the chunks it finished
+}
+
+// latBuckets is the number of latency buckets: bucket i counts latencies
+// below 2^(10+i) ns (about 1 µs, 2 µs, 4 µs, …, 4.3 s); the last counts the
+// rest.
+const latBuckets = 24
+
+// latency is a histogram written by one goroutine and read by snapshots.
+type latency struct {
+	counts [latBuckets]atomic.Uint64
+	sum    atomic.Int64 // ns
+}
+
+func (l *latency) record(ns int64) {
+	ns = max(ns, 0)
+	b := min(bits.Len64(uint64(ns)>>10), latBuckets-1)
+	l.counts[b].Add(1)
+	l.sum.Add(ns)
+}
+
+// Histogram is a distribution of durations: Counts[i] durations fell at or
+// below Bounds[i] and above Bounds[i-1]; the last count has no upper bound
+// (its Bound is 0).
+type Histogram struct {
+	Bounds []time.Duration
+	Counts []uint64
+	Count  uint64
+	Sum    time.Duration
+}
+
+// Quantile estimates the q-quantile (0 < q ≤ 1) as the upper bound of the
+// bucket it falls in; 0 if the histogram is empty, and the largest finite
+// bound if it falls in the last bucket.
+func (h Histogram) Quantile(q float64) time.Duration {
+	if h.Count == 0 {
+		return 0
+	}
+	rank := uint64(q*float64(h.Count) + 0.5)
+	var seen uint64
+	for i, c := range h.Counts {
+		seen += c
+		if seen >= max(rank, 1) && h.Bounds[i] != 0 {
+			return h.Bounds[i]
+		}
+	}
+	return h.Bounds[len(h.Bounds)-2]
+}
+
+func (l *latency) addTo(h *Histogram) {
+	if h.Bounds == nil {
+		h.Bounds = make([]time.Duration, latBuckets)
+		for i := range latBuckets - 1 {
+			h.Bounds[i] = time.Duration(1) << (10 + i)
+		}
+		h.Counts = make([]uint64, latBuckets)
+	}
+	for i := range l.counts {
+		c := l.counts[i].Load()
+		h.Counts[i] += c
+		h.Count += c
+	}
+	h.Sum += time.Duration(l.sum.Load())
 }
 
 // lifetime is how long the worker has run, up to now or to its exit.
@@ -135,6 +199,10 @@ type StageStats struct {
 	// when it has several, as Merge does).
 	InDepth    int64
 	InCapacity int
+	// Latency is sampled per chunk (one in eight): the time from a chunk's
+	// hand-off to the stage's input edge until the stage has finished with
+	// it — queueing plus processing. Sources have none.
+	Latency Histogram
 }
 
 // Snapshot is a consistent-enough picture of a running pipeline: each
@@ -185,6 +253,7 @@ func (p *Pipeline) Stats() Snapshot {
 				blocked += max(0, nowN-since)
 			}
 			life += w.lifetime(nowN)
+			w.lat.addTo(&st.Latency)
 			if w.ended.Load() == 0 {
 				st.Running++
 			}

@@ -33,7 +33,12 @@ func (s Stream[T]) Name() string {
 type chunk[T any] struct {
 	items []T
 	seq   uint64
+	born  int64 // when it was handed to its edge (nowNs), for sampled chunks; else 0
 }
+
+// sampleMask picks the chunks whose latency is measured: one in 8, so that
+// reading the clock costs well under a nanosecond per item.
+const sampleMask = 7
 
 // counter is a per-goroutine tally padded to its own cache line, so that a
 // goroutine updating its own counter never contends with another's.
@@ -159,7 +164,8 @@ type sender[T any] struct {
 	e    *edge[T]
 	sent *counter
 	w    *worker
-	_    [56]byte
+	hops uint64 // chunks handed off, for sampling
+	_    [48]byte
 }
 
 func newSender[T any](e *edge[T], i int, w *worker) *sender[T] {
@@ -226,6 +232,10 @@ func (s *sender[T]) handoff(c *chunk[T]) bool {
 	if s.e.p.stopped() {
 		return false
 	}
+	c.born = 0
+	if s.hops++; s.hops&sampleMask == 0 {
+		c.born = nowNs()
+	}
 	select {
 	case s.e.ch <- c:
 	default:
@@ -287,6 +297,21 @@ type receiver[T any] struct {
 
 func newReceiver[T any](e *edge[T], i int, w *worker) *receiver[T] {
 	return &receiver[T]{e: e, recvd: e.recvd[i], w: w}
+}
+
+// release records the chunk's latency, if it was sampled, and recycles it:
+// the stage has finished with it.
+func (r *receiver[T]) release(c *chunk[T]) {
+	r.observe(c)
+	r.e.put(c)
+}
+
+// observe records, for a sampled chunk, the time from its hand-off to the
+// input edge until now.
+func (r *receiver[T]) observe(c *chunk[T]) {
+	if c.born != 0 {
+		r.w.lat.record(nowNs() - c.born)
+	}
 }
 
 // next returns the next chunk, or nil when the edge is closed and drained

@@ -25,7 +25,7 @@ func runChunks[T, U any](p *Pipeline, s *stage, ie *edge[T], oe *edge[U], body f
 					break
 				}
 				err := body(c.items, out)
-				ie.put(c)
+				r.release(c)
 				if err == errStopped {
 					return p.cause()
 				}
