@@ -41,15 +41,22 @@ func OrderedMap[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(
 				if c == nil {
 					break
 				}
+				// One output chunk per input chunk, whatever the output
+				// edge's chunk size, so that order is kept chunk by chunk.
 				oc := oe.get()
-				for _, v := range c.items {
+				if cap(oc.items) < len(c.items) {
+					oc.items = make([]U, 0, len(c.items))
+				}
+				dst := oc.items[:len(c.items)]
+				for i, v := range c.items {
 					u, err := f(ctx, v)
 					if err != nil {
 						r.release(c)
 						return wrap(s, err)
 					}
-					oc.items = append(oc.items, u)
+					dst[i] = u
 				}
+				oc.items = dst
 				r.release(c)
 				oc.seq = seq
 				if !ro.deposit(oc, out) {
