@@ -113,6 +113,7 @@ func squaresSluice(ctx context.Context, n, w int, nums []int, onStart func(*slui
 type squaresFlags struct {
 	n, w, buffer, count, listLen int
 	impl                         string
+	dash                         string // --dash ADDR: serve the live page while the sluice run lasts
 }
 
 func runSquares(args []string, stdout, stderr io.Writer) int {
@@ -125,6 +126,7 @@ func runSquares(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&f.buffer, "buffer", 1024, "capacity of the naive version's channels")
 	fs.IntVar(&f.count, "count", 1, "runs of each implementation; medians are reported")
 	fs.IntVar(&f.listLen, "list", 1024, "length of the pre-generated list of random numbers")
+	fs.StringVar(&f.dash, "dash", "", dashHelp)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: sluice squares [flags]\n\nSeed 002's fan-out/fan-in program, with plain channels (naive) and with sluice.\nWithout --impl, each runs in its own process and both are compared.\n\nflags:")
 		fs.PrintDefaults()
@@ -151,6 +153,9 @@ func runSquares(args []string, stdout, stderr io.Writer) int {
 	case f.listLen < 1:
 		fmt.Fprintf(stderr, "sluice squares: -list must be ≥ 1, got %d\n", f.listLen)
 		return 2
+	case f.dash != "" && f.impl == "naive":
+		fmt.Fprintln(stderr, "sluice squares: --dash shows the sluice implementation's pipeline; the naive one has none")
+		return 2
 	}
 	switch f.impl {
 	case "naive", "sluice":
@@ -167,13 +172,18 @@ func runSquares(args []string, stdout, stderr io.Writer) int {
 func squaresAlone(f squaresFlags, stdout, stderr io.Writer) int {
 	nums := numbers(f.listLen)
 	want := expectedSum(nums, f.n)
+	onStart, stopDash, ok := dashFor(f.dash, stderr)
+	if !ok {
+		return 1
+	}
+	defer stopDash()
 	m := startMeasure()
 	var got int
 	if f.impl == "naive" {
 		got = squaresNaive(f.n, f.w, f.buffer, nums)
 	} else {
 		var err error
-		got, err = squaresSluice(context.Background(), f.n, f.w, nums, nil)
+		got, err = squaresSluice(context.Background(), f.n, f.w, nums, onStart)
 		if err != nil {
 			fmt.Fprintln(stderr, "sluice squares:", err)
 			return 1
@@ -198,6 +208,14 @@ func squaresCompare(f squaresFlags, stdout, stderr io.Writer) int {
 		return 1
 	}
 	want := expectedSum(numbers(f.listLen), f.n)
+	if f.dash != "" {
+		line, err := compareDash(f.dash)
+		if err != nil {
+			fmt.Fprintln(stderr, "sluice squares:", err)
+			return 2
+		}
+		fmt.Fprintln(stdout, line)
+	}
 	fmt.Fprintf(stdout, "seed 002 squares: n=%d w=%d, numbers from a pre-generated list of %d; naive channels buffered %d; %d run(s) each, medians\n",
 		f.n, f.w, f.listLen, f.buffer, f.count)
 	fmt.Fprintf(stdout, "conditions: %s\n", conditions())
@@ -245,6 +263,9 @@ func squaresCompare(f squaresFlags, stdout, stderr io.Writer) int {
 func runChild(exe, impl string, f squaresFlags) (figures, int, error) {
 	cmd := exec.Command(exe, "squares", "-impl", impl, "-n", strconv.Itoa(f.n), "-w", strconv.Itoa(f.w),
 		"-buffer", strconv.Itoa(f.buffer), "-list", strconv.Itoa(f.listLen))
+	if impl == "sluice" && f.dash != "" {
+		cmd.Args = append(cmd.Args, "-dash", f.dash)
+	}
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	start := time.Now()

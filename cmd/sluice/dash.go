@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/sluicehq/sluice"
+	"github.com/sluicehq/sluice/dash"
+)
+
+// dashHelp is the --dash flag's help, shared by the commands that have it.
+const dashHelp = "serve the live pipeline page at `ADDR` (e.g. :8080) while the sluice implementation " +
+	"runs, and print its URL on stderr. In compare mode each sluice child serves it in turn at ADDR (so " +
+	"a fixed port), and an open page follows from run to run. Raise -n to watch longer"
+
+// liveDash is the page served for the length of one run.
+type liveDash struct {
+	board  *dash.Board
+	srv    *http.Server
+	served chan error // Serve's result, once it has returned
+}
+
+// startDash listens on addr and serves a dash board there from a goroutine
+// that stop ends. It prints the page's URL to w.
+func startDash(addr string, w io.Writer) (*liveDash, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--dash: %w", err)
+	}
+	d := &liveDash{board: dash.Handler(), served: make(chan error, 1)}
+	d.srv = &http.Server{Handler: d.board, ReadHeaderTimeout: 5 * time.Second}
+	// Shutdown waits for handlers to return, and an event stream returns
+	// only when told.
+	d.srv.RegisterOnShutdown(d.board.Close)
+	go func() { d.served <- d.srv.Serve(ln) }()
+	fmt.Fprintf(w, "dash: live pipeline page at %s\n", pageURL(ln.Addr()))
+	return d, nil
+}
+
+// show adds p to the page; it is the onStart hook of squaresSluice.
+func (d *liveDash) show(p *sluice.Pipeline) { d.board.Add(p) }
+
+// stop sends open pages the final state, then closes the server and waits
+// for its goroutine.
+func (d *liveDash) stop() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	err := d.srv.Shutdown(ctx)
+	if err != nil {
+		err = errors.Join(err, d.srv.Close())
+	}
+	if serr := <-d.served; !errors.Is(serr, http.ErrServerClosed) {
+		err = errors.Join(err, serr)
+	}
+	return err
+}
+
+// pageURL is a URL a browser on this machine can open for a listener's
+// address: a wildcard host becomes localhost.
+func pageURL(a net.Addr) string {
+	host, port, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return "http://" + a.String() + "/"
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port) + "/"
+}
+
+// dashFor starts the page for one run of the sluice implementation when
+// addr is set. onStart adds the run's pipeline to it; done, deferred by the
+// caller, ends it. ok is false, with the error printed, if it could not
+// start.
+func dashFor(addr string, stderr io.Writer) (onStart func(*sluice.Pipeline), done func(), ok bool) {
+	if addr == "" {
+		return nil, func() {}, true
+	}
+	d, err := startDash(addr, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "sluice:", err)
+		return nil, nil, false
+	}
+	return d.show, func() {
+		if err := d.stop(); err != nil {
+			fmt.Fprintln(stderr, "sluice: --dash:", err)
+		}
+	}, true
+}
+
+// compareDash checks --dash for compare mode, where each sluice child
+// serves the page in turn at the same address, and returns the line that
+// tells where.
+func compareDash(addr string) (string, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", fmt.Errorf("--dash: %w", err)
+	}
+	if port == "0" || port == "" {
+		return "", fmt.Errorf("--dash: in compare mode every sluice run serves the page in turn, so it needs a fixed port, got %q", addr)
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "localhost"
+	}
+	return fmt.Sprintf("dash: each sluice run serves the live pipeline page at http://%s/ while it runs", net.JoinHostPort(host, port)), nil
+}

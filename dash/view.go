@@ -1,0 +1,166 @@
+package dash
+
+import (
+	"time"
+
+	"github.com/sluicehq/sluice"
+)
+
+// View is what the page shows and what /snapshot.json and each /events
+// message carry. Its JSON field names are stable: scripts may rely on them.
+// Durations are in seconds; rates are per second, over the last second or
+// so (over the whole run until the pipeline is a second old).
+type View struct {
+	Taken     time.Time      `json:"taken"`
+	Rule      string         `json:"bottleneck_rule"`
+	Pipelines []PipelineView `json:"pipelines"`
+}
+
+// PipelineView is one pipeline at one reading.
+type PipelineView struct {
+	ID             int     `json:"id"` // unique on its board, in the order pipelines were added
+	Name           string  `json:"name"`
+	Done           bool    `json:"done"`  // Wait has returned
+	Error          string  `json:"error"` // Wait's error, once done; "" if none
+	ElapsedSeconds float64 `json:"elapsed_seconds"`
+	WindowSeconds  float64 `json:"window_seconds"` // what the rates are computed over
+	// Bottleneck is the name of the stage that [Bottleneck] picks, or "".
+	Bottleneck string      `json:"bottleneck"`
+	Stages     []StageView `json:"stages"`
+	Edges      []EdgeView  `json:"edges"`
+}
+
+// StageView is one stage at one reading; see [sluice.StageStats].
+type StageView struct {
+	Name    string `json:"name"`
+	Kind    string `json:"kind"`
+	Workers int    `json:"workers"`
+	Running int    `json:"running"` // goroutines not exited yet
+	Waiting int    `json:"waiting"` // of those, waiting for input or for room
+	Busy    int    `json:"busy"`    // running - waiting
+
+	In           int64   `json:"in"`
+	Out          int64   `json:"out"`
+	Dropped      int64   `json:"dropped"`
+	InPerSecond  float64 `json:"in_per_second"`
+	OutPerSecond float64 `json:"out_per_second"`
+	// Utilization is the share of its workers' time spent working over
+	// the rate window, 0 to 1.
+	Utilization    float64 `json:"utilization"`
+	BusySeconds    float64 `json:"busy_seconds"`
+	BlockedSeconds float64 `json:"blocked_seconds"`
+
+	QueueDepth    int64   `json:"queue_depth"` // items queued on its input
+	QueueCapacity int     `json:"queue_capacity"`
+	QueueFill     float64 `json:"queue_fill"` // depth/capacity, 0 for sources
+
+	// Latency quantiles from the core's sampled histogram (one chunk in
+	// eight): queueing plus processing, over the rate window, or over the
+	// whole run when the window holds no sample. Each is the upper bound
+	// of a power-of-two bucket.
+	LatencyP50Seconds float64 `json:"latency_p50_seconds"`
+	LatencyP99Seconds float64 `json:"latency_p99_seconds"`
+	LatencySamples    uint64  `json:"latency_samples"` // behind the quantiles
+
+	Bottleneck bool `json:"bottleneck"`
+}
+
+// EdgeView is one edge at one reading; see [sluice.EdgeStats].
+type EdgeView struct {
+	From      string  `json:"from"`
+	To        string  `json:"to"`
+	Sent      int64   `json:"sent"`
+	Received  int64   `json:"received"`
+	Dropped   int64   `json:"dropped"`
+	Depth     int64   `json:"depth"`
+	Capacity  int     `json:"capacity"`
+	Fill      float64 `json:"fill"` // depth/capacity
+	Policy    string  `json:"policy"`
+	PerSecond float64 `json:"per_second"` // items sent per second
+}
+
+// viewOf computes a pipeline's view from its current reading and the base
+// its rates are computed against (nil: the pipeline's start).
+func viewOf(base *sluice.Snapshot, cur sluice.Snapshot) PipelineView {
+	var b sluice.Snapshot
+	if base != nil {
+		b = *base
+	}
+	dt := (cur.Elapsed - b.Elapsed).Seconds()
+	rate := func(now, then int64) float64 {
+		if dt <= 0 {
+			return 0
+		}
+		return float64(now-then) / dt
+	}
+	pv := PipelineView{
+		Name: cur.Pipeline, Done: cur.Done, Error: cur.Err,
+		ElapsedSeconds: cur.Elapsed.Seconds(), WindowSeconds: dt,
+		Stages: make([]StageView, len(cur.Stages)),
+		Edges:  make([]EdgeView, len(cur.Edges)),
+	}
+	// Stages and edges are only ever appended to a pipeline, so the same
+	// index names the same one in every reading.
+	for i, s := range cur.Stages {
+		var was sluice.StageStats
+		if i < len(b.Stages) {
+			was = b.Stages[i]
+		}
+		sv := StageView{
+			Name: s.Name, Kind: s.Kind, Workers: s.Workers, Running: s.Running, Waiting: s.Waiting,
+			Busy: max(0, s.Running-s.Waiting),
+			In:   s.In, Out: s.Out, Dropped: s.Dropped,
+			InPerSecond: rate(s.In, was.In), OutPerSecond: rate(s.Out, was.Out),
+			BusySeconds: s.Busy.Seconds(), BlockedSeconds: s.Blocked.Seconds(),
+			QueueDepth: s.InDepth, QueueCapacity: s.InCapacity, QueueFill: fill(s.InDepth, s.InCapacity),
+		}
+		if dt > 0 && s.Workers > 0 {
+			sv.Utilization = min(1, max(0, (s.Busy-was.Busy).Seconds()/(dt*float64(s.Workers))))
+		}
+		h := since(s.Latency, was.Latency)
+		if h.Count == 0 {
+			h = s.Latency
+		}
+		sv.LatencySamples = h.Count
+		sv.LatencyP50Seconds = h.Quantile(0.50).Seconds()
+		sv.LatencyP99Seconds = h.Quantile(0.99).Seconds()
+		pv.Stages[i] = sv
+	}
+	for i, e := range cur.Edges {
+		var was sluice.EdgeStats
+		if i < len(b.Edges) {
+			was = b.Edges[i]
+		}
+		pv.Edges[i] = EdgeView{
+			From: e.From, To: e.To, Sent: e.Sent, Received: e.Received, Dropped: e.Dropped,
+			Depth: e.Depth, Capacity: e.Capacity, Fill: fill(e.Depth, e.Capacity), Policy: e.Policy,
+			PerSecond: rate(e.Sent, was.Sent),
+		}
+	}
+	if i := Bottleneck(cur); i >= 0 {
+		pv.Bottleneck = cur.Stages[i].Name
+		pv.Stages[i].Bottleneck = true
+	}
+	return pv
+}
+
+func fill(depth int64, capacity int) float64 {
+	if capacity <= 0 {
+		return 0
+	}
+	return min(1, float64(depth)/float64(capacity))
+}
+
+// since returns the part of histogram h recorded after was (an earlier
+// reading of the same histogram).
+func since(h, was sluice.Histogram) sluice.Histogram {
+	if len(was.Counts) != len(h.Counts) {
+		return h
+	}
+	d := sluice.Histogram{Bounds: h.Bounds, Counts: make([]uint64, len(h.Counts)), Sum: h.Sum - was.Sum}
+	for i, c := range h.Counts {
+		d.Counts[i] = c - min(c, was.Counts[i])
+		d.Count += d.Counts[i]
+	}
+	return d
+}

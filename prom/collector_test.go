@@ -1,0 +1,394 @@
+package prom
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/sluicehq/sluice"
+	"go.uber.org/goleak"
+)
+
+// Every test in this package must leave no goroutine behind.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// orders runs a pipeline to completion: n numbers priced by 2 workers,
+// then stored.
+func orders(t *testing.T, name string, n int) *sluice.Pipeline {
+	t.Helper()
+	p := sluice.New(context.Background(), sluice.Named(name))
+	src := sluice.FromSlice(p, "orders", make([]int, n))
+	priced := sluice.Map(p, "price", src, 2, func(_ context.Context, v int) (int, error) { return v + 1, nil })
+	sluice.Collect(p, "store", priced)
+	if err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// registry registers c on a pedantic registry, which also checks that what
+// Collect sends matches what Describe promised.
+func registry(t *testing.T, c prometheus.Collector) *prometheus.Registry {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	if err := reg.Register(c); err != nil {
+		t.Fatal(err)
+	}
+	return reg
+}
+
+func pollUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up after 10 s waiting until %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// value returns the value of the one gathered series of the family name
+// whose labels include want (as name=value pairs).
+func value(t *testing.T, reg prometheus.Gatherer, name string, want ...string) float64 {
+	t.Helper()
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fams {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			var have []string
+			for _, l := range m.GetLabel() {
+				have = append(have, l.GetName()+"="+l.GetValue())
+			}
+			if !containsAll(have, want) {
+				continue
+			}
+			switch {
+			case m.Counter != nil:
+				return m.GetCounter().GetValue()
+			case m.Gauge != nil:
+				return m.GetGauge().GetValue()
+			case m.Histogram != nil:
+				return float64(m.GetHistogram().GetSampleCount())
+			}
+		}
+	}
+	t.Fatalf("no series %s{%s}", name, strings.Join(want, ","))
+	return 0
+}
+
+func containsAll(have, want []string) bool {
+	for _, w := range want {
+		if !slices.Contains(have, w) {
+			return false
+		}
+	}
+	return true
+}
+
+func TestCollectorExportsEveryCountOfAFinishedPipeline(t *testing.T) {
+	reg := registry(t, NewCollector(orders(t, "orders", 1000)))
+	want := `
+# HELP sluice_pipeline_errors_total 1 once the pipeline's Wait has returned an error.
+# TYPE sluice_pipeline_errors_total counter
+sluice_pipeline_errors_total{pipeline="orders"} 0
+# HELP sluice_pipeline_state 1 for the pipeline's current state: running, or done (Wait has returned).
+# TYPE sluice_pipeline_state gauge
+sluice_pipeline_state{pipeline="orders",state="done"} 1
+sluice_pipeline_state{pipeline="orders",state="running"} 0
+# HELP sluice_stage_items_total Items a stage took from its input (direction=in) or handed to its output (direction=out).
+# TYPE sluice_stage_items_total counter
+sluice_stage_items_total{direction="in",pipeline="orders",stage="orders"} 0
+sluice_stage_items_total{direction="in",pipeline="orders",stage="price"} 1000
+sluice_stage_items_total{direction="in",pipeline="orders",stage="store"} 1000
+sluice_stage_items_total{direction="out",pipeline="orders",stage="orders"} 1000
+sluice_stage_items_total{direction="out",pipeline="orders",stage="price"} 1000
+sluice_stage_items_total{direction="out",pipeline="orders",stage="store"} 0
+# HELP sluice_stage_queue_capacity Items a stage's input queue holds when full.
+# TYPE sluice_stage_queue_capacity gauge
+sluice_stage_queue_capacity{pipeline="orders",stage="price"} 2048
+sluice_stage_queue_capacity{pipeline="orders",stage="store"} 2048
+# HELP sluice_stage_queue_length Items queued on a stage's input, waiting for it.
+# TYPE sluice_stage_queue_length gauge
+sluice_stage_queue_length{pipeline="orders",stage="price"} 0
+sluice_stage_queue_length{pipeline="orders",stage="store"} 0
+# HELP sluice_stage_workers Goroutines of a stage still running.
+# TYPE sluice_stage_workers gauge
+sluice_stage_workers{pipeline="orders",stage="orders"} 0
+sluice_stage_workers{pipeline="orders",stage="price"} 0
+sluice_stage_workers{pipeline="orders",stage="store"} 0
+# HELP sluice_stage_info Always 1: a stage's kind (map, batch, reduce, ...) and the overflow policy of its output.
+# TYPE sluice_stage_info gauge
+sluice_stage_info{kind="collect",pipeline="orders",policy="",stage="store"} 1
+sluice_stage_info{kind="map",pipeline="orders",policy="block",stage="price"} 1
+sluice_stage_info{kind="source",pipeline="orders",policy="block",stage="orders"} 1
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want),
+		"sluice_pipeline_errors_total", "sluice_pipeline_state", "sluice_stage_items_total",
+		"sluice_stage_queue_capacity", "sluice_stage_queue_length", "sluice_stage_workers", "sluice_stage_info"); err != nil {
+		t.Fatal(err)
+	}
+	// Stages that never drop export no drop counter; sources no latency.
+	if n := testutil.CollectAndCount(NewCollector(orders(t, "again", 10)), "sluice_stage_dropped_total"); n != 0 {
+		t.Fatalf("got %d dropped series for a pipeline that blocks, want 0", n)
+	}
+	if n := testutil.CollectAndCount(NewCollector(orders(t, "again", 10)), "sluice_stage_latency_seconds"); n != 2 {
+		t.Fatalf("got %d latency histograms, want 2 (price and store, not the source)", n)
+	}
+}
+
+func TestCollectorShowsAStuckStageQueueFullAndItsProducerWaiting(t *testing.T) {
+	gate := make(chan struct{})
+	p := sluice.New(context.Background(), sluice.Named("stuck"))
+	src := sluice.From(p, "numbers", func(ctx context.Context, out *sluice.Emitter[int]) error {
+		for i := range 100_000 {
+			if !out.Send(i) {
+				return ctx.Err()
+			}
+		}
+		return nil
+	}, sluice.Buffer(512))
+	held := sluice.Map(p, "held", src, 1, func(ctx context.Context, v int) (int, error) {
+		<-gate
+		return v, nil
+	})
+	sluice.ForEach(p, "discard", held, 1, func(context.Context, int) error { return nil })
+	defer func() {
+		close(gate)
+		if err := p.Wait(); err != nil {
+			t.Error(err)
+		}
+	}()
+	// held takes one chunk and waits on the gate; two more fill its queue
+	// and the source waits for room.
+	pollUntil(t, "the held stage's queue is full and the source waits", func() bool {
+		s := p.Stats()
+		return s.Stages[1].InDepth == 512 && s.Stages[0].Waiting == 1 && s.Stages[2].Waiting == 1
+	})
+	reg := registry(t, NewCollector(p))
+	want := `
+# HELP sluice_pipeline_state 1 for the pipeline's current state: running, or done (Wait has returned).
+# TYPE sluice_pipeline_state gauge
+sluice_pipeline_state{pipeline="stuck",state="done"} 0
+sluice_pipeline_state{pipeline="stuck",state="running"} 1
+# HELP sluice_stage_queue_capacity Items a stage's input queue holds when full.
+# TYPE sluice_stage_queue_capacity gauge
+sluice_stage_queue_capacity{pipeline="stuck",stage="discard"} 2048
+sluice_stage_queue_capacity{pipeline="stuck",stage="held"} 512
+# HELP sluice_stage_queue_length Items queued on a stage's input, waiting for it.
+# TYPE sluice_stage_queue_length gauge
+sluice_stage_queue_length{pipeline="stuck",stage="discard"} 0
+sluice_stage_queue_length{pipeline="stuck",stage="held"} 512
+# HELP sluice_stage_workers Goroutines of a stage still running.
+# TYPE sluice_stage_workers gauge
+sluice_stage_workers{pipeline="stuck",stage="discard"} 1
+sluice_stage_workers{pipeline="stuck",stage="held"} 1
+sluice_stage_workers{pipeline="stuck",stage="numbers"} 1
+# HELP sluice_stage_workers_waiting Goroutines of a stage waiting for input or for room downstream.
+# TYPE sluice_stage_workers_waiting gauge
+sluice_stage_workers_waiting{pipeline="stuck",stage="discard"} 1
+sluice_stage_workers_waiting{pipeline="stuck",stage="held"} 0
+sluice_stage_workers_waiting{pipeline="stuck",stage="numbers"} 1
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "sluice_pipeline_state",
+		"sluice_stage_queue_capacity", "sluice_stage_queue_length", "sluice_stage_workers",
+		"sluice_stage_workers_waiting"); err != nil {
+		t.Fatal(err)
+	}
+	// Time passes: the waiting source's blocked time grows between scrapes.
+	first := value(t, reg, "sluice_stage_blocked_seconds_total", "stage=numbers")
+	pollUntil(t, "the source's blocked time grows", func() bool {
+		return value(t, reg, "sluice_stage_blocked_seconds_total", "stage=numbers") > first
+	})
+}
+
+func TestCollectorCountsDropsByTheirReason(t *testing.T) {
+	for _, policy := range []sluice.Overflow{sluice.DropNewest, sluice.DropOldest} {
+		gate := make(chan struct{})
+		p := sluice.New(context.Background(), sluice.Named("lossy"))
+		src := sluice.FromSlice(p, "ticks", make([]int, 10_000), sluice.Buffer(64), sluice.Chunk(16), sluice.OnFull(policy))
+		sluice.ForEach(p, "slow", src, 1, func(context.Context, int) error {
+			<-gate
+			return nil
+		})
+		pollUntil(t, "the source has sent everything", func() bool { return p.Stats().Stages[0].Running == 0 })
+		reg := registry(t, NewCollector(p))
+		dropped := p.Stats().Stages[0].Dropped
+		got := value(t, reg, "sluice_stage_dropped_total", "stage=ticks", "reason="+policy.String())
+		close(gate)
+		if err := p.Wait(); err != nil {
+			t.Fatal(err)
+		}
+		if dropped == 0 || got != float64(dropped) {
+			t.Fatalf("%v: got sluice_stage_dropped_total %v, want the stage's %d drops (> 0)", policy, got, dropped)
+		}
+	}
+}
+
+func TestCollectorCountsTheErrorOfAFailedPipeline(t *testing.T) {
+	p := sluice.New(context.Background(), sluice.Named("failing"))
+	src := sluice.FromSlice(p, "in", []int{1, 2, 3})
+	sluice.ForEach(p, "check", src, 1, func(_ context.Context, v int) error {
+		if v == 2 {
+			return errors.New("bad item")
+		}
+		return nil
+	})
+	if err := p.Wait(); err == nil {
+		t.Fatal("got no error from the pipeline, want one")
+	}
+	reg := registry(t, NewCollector(p))
+	if got := value(t, reg, "sluice_pipeline_errors_total", "pipeline=failing"); got != 1 {
+		t.Fatalf("got sluice_pipeline_errors_total %v, want 1", got)
+	}
+	if got := value(t, reg, "sluice_pipeline_state", "state=done"); got != 1 {
+		t.Fatalf("got state done %v, want 1", got)
+	}
+}
+
+func TestLatencyHistogramIsCumulativeInSeconds(t *testing.T) {
+	h := sluice.Histogram{
+		Bounds: []time.Duration{time.Millisecond, 2 * time.Millisecond, 4 * time.Millisecond, 0},
+		Counts: []uint64{3, 0, 5, 2},
+		Count:  10,
+		Sum:    25 * time.Millisecond,
+	}
+	count, sum, cum := buckets(h)
+	want := map[float64]uint64{0.001: 3, 0.002: 3, 0.004: 8}
+	if count != 10 || math.Abs(sum-0.025) > 1e-12 || fmt.Sprint(cum) != fmt.Sprint(want) {
+		t.Fatalf("got count %d, sum %v, buckets %v; want 10, 0.025, %v", count, sum, cum, want)
+	}
+}
+
+func TestLatencyHistogramMatchesTheCoreSamples(t *testing.T) {
+	// 256 items a chunk, one chunk in 8 sampled: 200k items give ~97 samples
+	// per stage.
+	p := orders(t, "latency", 200_000)
+	reg := registry(t, NewCollector(p))
+	st := p.Stats().Stages[1]
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hist *dto.Histogram
+	for _, f := range fams {
+		if f.GetName() != "sluice_stage_latency_seconds" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "stage" && l.GetValue() == "price" {
+					hist = m.GetHistogram()
+				}
+			}
+		}
+	}
+	if hist == nil || st.Latency.Count == 0 {
+		t.Fatalf("got histogram %v and %d core samples, want both", hist, st.Latency.Count)
+	}
+	if hist.GetSampleCount() != st.Latency.Count || hist.GetSampleSum() != st.Latency.Sum.Seconds() {
+		t.Fatalf("got count %d sum %v, want the core's %d and %v", hist.GetSampleCount(), hist.GetSampleSum(),
+			st.Latency.Count, st.Latency.Sum.Seconds())
+	}
+	var last uint64
+	for _, b := range hist.GetBucket() {
+		if b.GetCumulativeCount() < last {
+			t.Fatalf("got bucket le=%v with %d, below the previous %d: not cumulative", b.GetUpperBound(), b.GetCumulativeCount(), last)
+		}
+		last = b.GetCumulativeCount()
+	}
+}
+
+func TestCollectorPassesPrometheusLint(t *testing.T) {
+	gate := make(chan struct{})
+	running := sluice.New(context.Background(), sluice.Named("running"))
+	src := sluice.FromSlice(running, "src", make([]int, 5000), sluice.OnFull(sluice.DropOldest), sluice.Buffer(256))
+	sluice.ForEach(running, "sink", src, 1, func(context.Context, int) error { <-gate; return nil })
+	defer func() {
+		close(gate)
+		running.Wait()
+	}()
+	reg := registry(t, NewCollector(orders(t, "done", 1000), running))
+	problems, err := testutil.GatherAndLint(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("lint: %s: %s", p.Metric, p.Text)
+	}
+}
+
+func TestStagesThatShareANameGetDistinctLabels(t *testing.T) {
+	p := sluice.New(context.Background(), sluice.Named("twins"))
+	src := sluice.FromSlice(p, "src", []int{1, 2, 3})
+	a := sluice.Map(p, "step", src, 1, func(_ context.Context, v int) (int, error) { return v, nil })
+	b := sluice.Map(p, "step", a, 1, func(_ context.Context, v int) (int, error) { return v, nil })
+	sluice.Collect(p, "out", b)
+	if err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	reg := registry(t, NewCollector(p))
+	if _, err := reg.Gather(); err != nil {
+		t.Fatalf("gathering: %v", err)
+	}
+	for _, stage := range []string{"step", "step#2"} {
+		if got := value(t, reg, "sluice_stage_items_total", "stage="+stage, "direction=in"); got != 3 {
+			t.Fatalf("stage %s: got %v items in, want 3", stage, got)
+		}
+	}
+}
+
+func TestAddAndRemoveChangeWhatIsExported(t *testing.T) {
+	a, b := orders(t, "a", 10), orders(t, "b", 10)
+	c := NewCollector(a)
+	series := func() int { return testutil.CollectAndCount(c, "sluice_pipeline_state") }
+	if n := series(); n != 2 {
+		t.Fatalf("got %d state series for one pipeline, want 2", n)
+	}
+	c.Add(b)
+	c.Add(b)
+	if n := series(); n != 4 {
+		t.Fatalf("got %d state series for two pipelines, want 4", n)
+	}
+	c.Remove(a)
+	c.Remove(a)
+	if n := series(); n != 2 {
+		t.Fatalf("got %d state series after Remove, want 2", n)
+	}
+	// A rerun under the same name, once the old run is removed.
+	c.Remove(b)
+	c.Add(orders(t, "b", 10))
+	if n := series(); n != 2 {
+		t.Fatalf("got %d state series after the rerun, want 2", n)
+	}
+}
+
+func TestAddPanicsOnProgrammerError(t *testing.T) {
+	mustPanic := func(f func(), parts ...string) {
+		t.Helper()
+		defer func() {
+			msg, _ := recover().(string)
+			for _, part := range append([]string{"prom: "}, parts...) {
+				if !strings.Contains(msg, part) {
+					t.Fatalf("got panic %q, want it to mention %q", msg, part)
+				}
+			}
+		}()
+		f()
+	}
+	mustPanic(func() { NewCollector(nil) }, "nil")
+	mustPanic(func() { NewCollector(orders(t, "same", 1), orders(t, "same", 1)) }, `"same"`)
+}
