@@ -60,7 +60,7 @@ func Batch[T any](p *Pipeline, name string, in Stream[T], size int, maxWait time
 					timer.Reset(maxWait - time.Since(started))
 					expired = timer.C
 				}
-				w.wait()
+				w.waitInput()
 				select {
 				case c, ok = <-ie.ch:
 				case <-expired:

@@ -51,6 +51,10 @@ func TestMisusePanicsWithAClearMessage(t *testing.T) {
 		{"empty name", func(p *sluice.Pipeline) {
 			sluice.FromSlice(p, "", ints(1))
 		}, []string{"stage name must not be empty"}},
+		{"duplicate name", func(p *sluice.Pipeline) {
+			sluice.Collect(p, "same", sluice.FromSlice(p, "s", ints(1)))
+			sluice.FromSlice(p, "same", ints(1))
+		}, []string{`stage name "same" is already used`}},
 		{"partition count", func(p *sluice.Pipeline) {
 			sluice.Partition(p, "part", sluice.FromSlice(p, "s", ints(1)), 0, func(v int) int { return v })
 		}, []string{`Partition "part"`, "n must be ≥ 1, got 0"}},

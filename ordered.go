@@ -96,7 +96,7 @@ func (ro *reorder[T, U]) take(p *Pipeline, r *receiver[T]) (*chunk[T], uint64) {
 	select {
 	case <-ro.free:
 	default:
-		r.w.wait()
+		r.w.waitRoom()
 		select {
 		case <-ro.free:
 		case <-p.ctx.Done():

@@ -26,12 +26,14 @@ type Pipeline struct {
 	errOnce sync.Once
 	err     error
 
-	mu      sync.Mutex // guards stages, edges and sealed
-	stages  []*stage
-	edges   []edgeInfo
-	sealed  bool
-	waitErr error
-	waited  chan struct{}
+	mu       sync.Mutex // guards stages, names, edges and sealed
+	stages   []*stage
+	names    map[string]bool
+	edges    []edgeInfo
+	sealed   bool
+	waitErr  error
+	finished time.Time // when the last goroutine had exited; set before waited closes
+	waited   chan struct{}
 }
 
 // New returns a pipeline scope whose stages run until their inputs are
@@ -89,6 +91,7 @@ func (p *Pipeline) Wait() error {
 	p.wg.Wait()
 	p.cancel(nil)
 	p.waitErr = p.err
+	p.finished = time.Now()
 	close(p.waited)
 	if len(dangling) > 0 {
 		panic(fmt.Sprintf("sluice: pipeline %q: stream %s is never consumed; every stream must feed a stage or sink", p.name, dangling[0]))
@@ -152,6 +155,13 @@ func (p *Pipeline) addStage(s *stage) {
 	if p.sealed {
 		panic(fmt.Sprintf("sluice: stage %q added to pipeline %q after Wait was called", s.name, p.name))
 	}
+	if p.names[s.name] {
+		panic(fmt.Sprintf("sluice: stage name %q is already used in pipeline %q; names identify stages in stats and metrics", s.name, p.name))
+	}
+	if p.names == nil {
+		p.names = make(map[string]bool)
+	}
+	p.names[s.name] = true
 	s.id = len(p.stages)
 	p.stages = append(p.stages, s)
 }

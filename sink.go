@@ -122,7 +122,7 @@ func ToChan[T any](p *Pipeline, name string, in Stream[T]) <-chan T {
 				continue
 			default:
 			}
-			w.wait()
+			w.waitRoom()
 			select {
 			case ch <- v:
 			case <-done:

@@ -116,7 +116,7 @@ func FromChan[T any](p *Pipeline, name string, ch <-chan T, opts ...StageOption)
 				if !out.flush() {
 					return p.cause()
 				}
-				w.wait()
+				w.waitInput()
 				select {
 				case v, ok = <-ch:
 				case <-done:

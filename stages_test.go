@@ -228,7 +228,7 @@ func TestStatsShowQueueDepthOfABlockedStage(t *testing.T) {
 	var st sluice.Snapshot
 	for {
 		st = p.Stats()
-		if st.Stages[0].Waiting == 1 && st.Edges[0].Depth == 1024 {
+		if st.Stages[0].Waiting == 1 && st.Stages[1].Waiting == 0 && st.Edges[0].Depth == 1024 {
 			break
 		}
 		time.Sleep(time.Millisecond)
@@ -236,6 +236,12 @@ func TestStatsShowQueueDepthOfABlockedStage(t *testing.T) {
 	close(release)
 	if err := p.Wait(); err != nil {
 		t.Fatal(err)
+	}
+	if src := st.Stages[0]; src.WaitingForRoom != 1 {
+		t.Fatalf("got %d source workers waiting for room, want 1", src.WaitingForRoom)
+	}
+	if e := st.Edges[0]; e.Chunks != e.ChunkCap || e.ChunkCap != 16 {
+		t.Fatalf("got %d of %d chunks queued, want a full edge of 16 chunks", e.Chunks, e.ChunkCap)
 	}
 	stuck := st.Stages[1]
 	if stuck.InDepth != 1024 || stuck.InCapacity != 1024 {

@@ -41,7 +41,8 @@ type worker struct {
 	waitSince atomic.Int64 // when the current wait began (ns since epoch); 0 while working
 	started   atomic.Int64 // when the goroutine started (ns since epoch); 0 before
 	ended     atomic.Int64 // when it exited; 0 while it runs
-	_         [32]byte
+	forRoom   atomic.Bool  // the current wait is for room downstream, not for input
+	_         [31]byte
 	lat       latency // sampled latency of the chunks it finished
 }
 
@@ -123,7 +124,10 @@ var epoch = time.Now()
 
 func nowNs() int64 { return int64(time.Since(epoch)) + 1 }
 
-func (w *worker) wait() { w.waitSince.Store(nowNs()) }
+// waitInput and waitRoom mark the start of a wait for input or for room
+// downstream; resume marks its end.
+func (w *worker) waitInput() { w.forRoom.Store(false); w.waitSince.Store(nowNs()) }
+func (w *worker) waitRoom()  { w.forRoom.Store(true); w.waitSince.Store(nowNs()) }
 
 func (w *worker) resume() {
 	if since := w.waitSince.Swap(0); since != 0 {
@@ -159,6 +163,8 @@ func (e *edge[T]) stats() EdgeStats {
 		Dropped:  e.dropped.Load(),
 		Depth:    max(0, sent-recvd-evicted),
 		Capacity: cap(e.ch) * e.size,
+		Chunks:   len(e.ch),
+		ChunkCap: cap(e.ch),
 		Policy:   e.policy.String(),
 	}
 	if to := e.to.Load(); to != nil {
@@ -176,8 +182,12 @@ type EdgeStats struct {
 	// Depth is the number of items queued in the edge. Items in a chunk
 	// that a producer is still filling are not counted yet.
 	Depth    int64
-	Capacity int    // items the edge holds when full
-	Policy   string // overflow policy: block, drop-newest, drop-oldest
+	Capacity int // items the edge holds when full
+	// Chunks and ChunkCap are the queue's fill in chunks: the edge is full,
+	// and its producer blocks, when Chunks == ChunkCap — even if the
+	// chunks are partly filled and Depth is well below Capacity.
+	Chunks, ChunkCap int
+	Policy           string // overflow policy: block, drop-newest, drop-oldest
 }
 
 // StageStats describes one stage at the moment of a snapshot.
@@ -187,9 +197,14 @@ type StageStats struct {
 	Workers int    // goroutines the stage runs
 	Running int    // of those, how many have not exited yet
 	Waiting int    // of those, how many are waiting for input or for room
-	In      int64  // items taken from its input edges
-	Out     int64  // items handed to its output edges
-	Dropped int64  // items its output edges discarded
+	// WaitingForRoom is how many of the waiting workers wait for room
+	// downstream (a full output edge, a full reorder window, a ToChan
+	// receiver) rather than for input: a stage blocked this way is not the
+	// bottleneck, its consumer is.
+	WaitingForRoom int
+	In             int64 // items taken from its input edges
+	Out            int64 // items handed to its output edges
+	Dropped        int64 // items its output edges discarded
 	// Busy is the goroutine time spent working — running the stage's
 	// function and moving items — summed over its workers.
 	Busy time.Duration
@@ -210,7 +225,7 @@ type StageStats struct {
 type Snapshot struct {
 	Pipeline string
 	Taken    time.Time
-	Elapsed  time.Duration // since New
+	Elapsed  time.Duration // since New, until Wait returned once done
 	Done     bool          // Wait has returned
 	Err      string        // the pipeline's error, once Wait has returned
 	Stages   []StageStats
@@ -232,6 +247,7 @@ func (p *Pipeline) Stats() Snapshot {
 	select {
 	case <-p.waited:
 		snap.Done = true
+		snap.Elapsed = p.finished.Sub(p.start)
 		if p.waitErr != nil {
 			snap.Err = p.waitErr.Error()
 		}
@@ -250,6 +266,9 @@ func (p *Pipeline) Stats() Snapshot {
 			blocked += w.blocked.Load()
 			if since := w.waitSince.Load(); since != 0 {
 				st.Waiting++
+				if w.forRoom.Load() {
+					st.WaitingForRoom++
+				}
 				blocked += max(0, nowN-since)
 			}
 			life += w.lifetime(nowN)

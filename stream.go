@@ -257,7 +257,7 @@ func (s *sender[T]) handoff(c *chunk[T]) bool {
 }
 
 func (s *sender[T]) blockingSend(c *chunk[T]) bool {
-	s.w.wait()
+	s.w.waitRoom()
 	defer s.w.resume()
 	select {
 	case s.e.ch <- c:
@@ -335,7 +335,7 @@ func (r *receiver[T]) next(idle func() bool) *chunk[T] {
 	if idle != nil && !idle() {
 		return nil
 	}
-	r.w.wait()
+	r.w.waitInput()
 	defer r.w.resume()
 	select {
 	case c, ok := <-r.e.ch:

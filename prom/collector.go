@@ -35,7 +35,6 @@ package prom
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -162,8 +161,8 @@ func collect(ch chan<- prometheus.Metric, s sluice.Snapshot) {
 			policy[e.From] = e.Policy
 		}
 	}
-	for i, st := range s.Stages {
-		name := stageLabel(s.Stages, i)
+	for _, st := range s.Stages {
+		name := st.Name // unique within a pipeline: the core enforces it
 		gauge := func(d *prometheus.Desc, v float64) {
 			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, pl, name)
 		}
@@ -188,22 +187,6 @@ func collect(ch chan<- prometheus.Metric, s sluice.Snapshot) {
 		count, sum, cum := buckets(st.Latency)
 		ch <- prometheus.MustNewConstHistogram(latencyDesc, count, sum, cum, pl, name)
 	}
-}
-
-// stageLabel is the stage label of stages[i]: its name, or, when earlier
-// stages share that name, the name followed by "#2", "#3", … so that every
-// series stays distinct. The core does not require unique stage names.
-func stageLabel(stages []sluice.StageStats, i int) string {
-	n := 1
-	for _, s := range stages[:i] {
-		if s.Name == stages[i].Name {
-			n++
-		}
-	}
-	if n == 1 {
-		return stages[i].Name
-	}
-	return stages[i].Name + "#" + strconv.Itoa(n)
 }
 
 // buckets converts a sluice latency histogram into a Prometheus one: the

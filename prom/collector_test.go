@@ -331,26 +331,6 @@ func TestCollectorPassesPrometheusLint(t *testing.T) {
 	}
 }
 
-func TestStagesThatShareANameGetDistinctLabels(t *testing.T) {
-	p := sluice.New(context.Background(), sluice.Named("twins"))
-	src := sluice.FromSlice(p, "src", []int{1, 2, 3})
-	a := sluice.Map(p, "step", src, 1, func(_ context.Context, v int) (int, error) { return v, nil })
-	b := sluice.Map(p, "step", a, 1, func(_ context.Context, v int) (int, error) { return v, nil })
-	sluice.Collect(p, "out", b)
-	if err := p.Wait(); err != nil {
-		t.Fatal(err)
-	}
-	reg := registry(t, NewCollector(p))
-	if _, err := reg.Gather(); err != nil {
-		t.Fatalf("gathering: %v", err)
-	}
-	for _, stage := range []string{"step", "step#2"} {
-		if got := value(t, reg, "sluice_stage_items_total", "stage="+stage, "direction=in"); got != 3 {
-			t.Fatalf("stage %s: got %v items in, want 3", stage, got)
-		}
-	}
-}
-
 func TestAddAndRemoveChangeWhatIsExported(t *testing.T) {
 	a, b := orders(t, "a", 10), orders(t, "b", 10)
 	c := NewCollector(a)
