@@ -17,21 +17,25 @@ const fullAt = 0.5
 // pipeline back, by [BottleneckRule], or -1 if none does or the pipeline is
 // done. Ties go to the stage added first.
 //
-// Edges are matched to stages by name, so stages that share a name are
-// judged by all of their edges together.
+// A queue's fill is the larger of its fill in items and in chunks: an edge
+// whose chunk slots are all taken blocks its producer even when the chunks
+// are partly filled.
 func Bottleneck(s sluice.Snapshot) int {
 	if s.Done {
 		return -1
 	}
-	// The fullest queue each stage feeds.
+	// The fullest queue each stage feeds, and the fullest it reads.
 	feeds := make(map[string]float64, len(s.Stages))
+	reads := make(map[string]float64, len(s.Stages))
 	for _, e := range s.Edges {
-		feeds[e.From] = max(feeds[e.From], fill(e.Depth, e.Capacity))
+		f := edgeFill(e)
+		feeds[e.From] = max(feeds[e.From], f)
+		reads[e.To] = max(reads[e.To], f)
 	}
 	best, bestFill := -1, 0.0
 	for i, st := range s.Stages {
-		in := fill(st.InDepth, st.InCapacity)
-		if st.InCapacity == 0 || in < fullAt || feeds[st.Name] >= fullAt {
+		in, hasInput := reads[st.Name]
+		if !hasInput || in < fullAt || feeds[st.Name] >= fullAt {
 			continue
 		}
 		if in > bestFill {
@@ -39,4 +43,9 @@ func Bottleneck(s sluice.Snapshot) int {
 		}
 	}
 	return best
+}
+
+// edgeFill is how full an edge is, from 0 to 1.
+func edgeFill(e sluice.EdgeStats) float64 {
+	return max(fill(e.Depth, e.Capacity), fill(int64(e.Chunks), e.ChunkCap))
 }

@@ -133,7 +133,7 @@ func viewOf(base *sluice.Snapshot, cur sluice.Snapshot) PipelineView {
 		}
 		pv.Edges[i] = EdgeView{
 			From: e.From, To: e.To, Sent: e.Sent, Received: e.Received, Dropped: e.Dropped,
-			Depth: e.Depth, Capacity: e.Capacity, Fill: fill(e.Depth, e.Capacity), Policy: e.Policy,
+			Depth: e.Depth, Capacity: e.Capacity, Fill: edgeFill(e), Policy: e.Policy,
 			PerSecond: rate(e.Sent, was.Sent),
 		}
 	}
