@@ -1,9 +1,40 @@
 module github.com/sluicehq/sluice/cmd/sluice
 
-go 1.26
+go 1.26.0
 
-require github.com/sluicehq/sluice v0.0.0
+require (
+	github.com/destel/rill v0.8.0
+	github.com/eapache/channels v1.1.0
+	github.com/nats-io/nats.go v1.55.0
+	github.com/samber/lo v1.53.0
+	github.com/sluicehq/sluice v0.0.0
+	github.com/sluicehq/sluice/connect/nats v0.0.0
+	github.com/smallnest/chanx v1.2.0
+	github.com/sourcegraph/conc v0.3.0
+	go.uber.org/goleak v1.3.0
+)
 
-require go.uber.org/goleak v1.3.0 // indirect
+require (
+	github.com/antithesishq/antithesis-sdk-go v0.8.0-default-no-op // indirect
+	github.com/google/go-tpm v0.9.8 // indirect
+	github.com/klauspost/compress v1.20.3 // indirect
+	github.com/minio/highwayhash v1.0.4 // indirect
+	github.com/nats-io/jwt/v2 v2.8.2 // indirect
+	github.com/nats-io/nats-server/v2 v2.15.2 // indirect
+	github.com/nats-io/nkeys v0.4.16 // indirect
+	github.com/nats-io/nuid v1.0.1 // indirect
+	golang.org/x/crypto v0.58.0 // indirect
+	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/time v0.16.0 // indirect
+)
+
+require (
+	github.com/eapache/queue v1.1.0 // indirect
+	go.uber.org/atomic v1.7.0 // indirect
+	go.uber.org/multierr v1.9.0 // indirect
+	golang.org/x/text v0.43.0 // indirect
+)
 
 replace github.com/sluicehq/sluice => ../..
+
+replace github.com/sluicehq/sluice/connect/nats => ../../connect/nats

@@ -20,6 +20,8 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"squares", "seed 002: generator → w workers squaring → summing fan-in, plain channels vs sluice", runSquares},
+		{"demo", "seed 004: market events through NATS JetStream — decode, validate, normalise, batch, enrich, publish — at-least-once", runDemo},
+		{"bench", "every seed experiment side by side with sluice, peer libraries and Rust: tables, JSON, Markdown, HTML", runBench},
 	}
 }
 

@@ -1,0 +1,252 @@
+package chans_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/chans"
+	"github.com/sluicehq/sluice/internal/seeds"
+)
+
+// The shapes of seed 001's benchmarks: n values through a queue, the
+// producer and the consumer either one after the other (fill, then drain:
+// only an unbounded queue can) or at the same time. The consumer checks that
+// it gets 0, 1, … n-1 in order; every benchmark fails on a wrong value.
+
+var elasticSizes = []int{1 << 10, 1 << 16}
+
+// chanPair is a queue seen as two channel ends.
+type chanPair struct {
+	in  chan<- int
+	out <-chan int
+}
+
+func produce(in chan<- int, n int) {
+	for i := range n {
+		in <- i
+	}
+}
+
+func consume(b *testing.B, out <-chan int, n int) {
+	for i := range n {
+		if v := <-out; v != i {
+			b.Fatalf("received %d, want %d", v, i)
+		}
+	}
+}
+
+// benchChanPair runs the seed's benchmark on channel ends made by mk once
+// per sub-benchmark; stop releases them afterwards.
+func benchChanPair(b *testing.B, n int, sequential bool, mk func() (chanPair, func())) {
+	p, stop := mk()
+	defer stop()
+	done := perItem(b, n)
+	for b.Loop() {
+		if sequential {
+			produce(p.in, n)
+			consume(b, p.out, n)
+			continue
+		}
+		fin := make(chan struct{})
+		go func() {
+			defer close(fin)
+			produce(p.in, n)
+		}()
+		consume(b, p.out, n)
+		<-fin
+	}
+	done()
+}
+
+func chanEnds(buffer int) func() (chanPair, func()) {
+	return func() (chanPair, func()) {
+		c := make(chan int, buffer)
+		return chanPair{c, c}, func() {}
+	}
+}
+
+func seedEnds() (chanPair, func()) {
+	c := seeds.NewElasticChan[int](seeds.ElasticShrinkQuarter)
+	return chanPair{c.S, c.R}, func() {
+		close(c.S)
+		for range c.R {
+		}
+	}
+}
+
+func elasticEnds() (chanPair, func()) {
+	e := chans.NewElastic[int]()
+	return chanPair{e.In(), e.Out()}, e.Close
+}
+
+// benchElasticMethods pushes n values one at a time and takes them out with
+// PopMany, batch values at a time.
+func benchElasticMethods(b *testing.B, n, batch int, sequential bool) {
+	e := chans.NewElastic[int]()
+	defer e.Close()
+	ctx := context.Background()
+	dst := make([]int, batch)
+	drain := func() {
+		for next := 0; next < n; {
+			k, err := e.PopMany(ctx, dst)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, v := range dst[:k] {
+				if v != next {
+					b.Fatalf("popped %d, want %d", v, next)
+				}
+				next++
+			}
+		}
+	}
+	done := perItem(b, n)
+	for b.Loop() {
+		if sequential {
+			for i := range n {
+				e.Push(i)
+			}
+			drain()
+			continue
+		}
+		fin := make(chan struct{})
+		go func() {
+			defer close(fin)
+			for i := range n {
+				e.Push(i)
+			}
+		}()
+		drain()
+		<-fin
+	}
+	done()
+}
+
+func BenchmarkElastic(b *testing.B) {
+	for _, n := range elasticSizes {
+		for _, mode := range []string{"seq", "con"} {
+			seq := mode == "seq"
+			b.Run(fmt.Sprintf("%s/n=%d", mode, n), func(b *testing.B) {
+				if !seq {
+					b.Run("Chan0", func(b *testing.B) { benchChanPair(b, n, seq, chanEnds(0)) })
+					b.Run("Chan1024", func(b *testing.B) { benchChanPair(b, n, seq, chanEnds(1024)) })
+				}
+				b.Run("SeedElastic", func(b *testing.B) { benchChanPair(b, n, seq, seedEnds) })
+				b.Run("ElasticChan", func(b *testing.B) { benchChanPair(b, n, seq, elasticEnds) })
+				b.Run("ElasticPopMany", func(b *testing.B) { benchElasticMethods(b, n, 256, seq) })
+			})
+		}
+	}
+}
+
+// elasticRun moves n values through a fresh queue of the named kind and
+// returns ns per value; ok is false if a value came out wrong.
+func elasticRun(kind string, n int, sequential bool) (nsPerItem float64, ok bool) {
+	var mk func() (chanPair, func())
+	switch kind {
+	case "Chan1024":
+		mk = chanEnds(1024)
+	case "SeedElastic":
+		mk = seedEnds
+	case "ElasticChan":
+		mk = elasticEnds
+	case "ElasticPopMany":
+		return elasticMethodsRun(n, sequential)
+	}
+	p, stop := mk()
+	defer stop()
+	ok = true
+	start := time.Now()
+	fin := make(chan struct{})
+	if sequential {
+		produce(p.in, n)
+		close(fin)
+	} else {
+		go func() {
+			defer close(fin)
+			produce(p.in, n)
+		}()
+	}
+	for i := range n {
+		if v := <-p.out; v != i {
+			ok = false
+		}
+	}
+	<-fin
+	return float64(time.Since(start).Nanoseconds()) / float64(n), ok
+}
+
+func elasticMethodsRun(n int, sequential bool) (float64, bool) {
+	e := chans.NewElastic[int]()
+	defer e.Close()
+	dst := make([]int, 256)
+	start := time.Now()
+	fin := make(chan struct{})
+	push := func() {
+		defer close(fin)
+		for i := range n {
+			e.Push(i)
+		}
+	}
+	if sequential {
+		push()
+	} else {
+		go push()
+	}
+	ok := true
+	for next := 0; next < n; {
+		k, err := e.PopMany(context.Background(), dst)
+		if err != nil {
+			return 0, false
+		}
+		for _, v := range dst[:k] {
+			ok = ok && v == next
+			next++
+		}
+	}
+	<-fin
+	return float64(time.Since(start).Nanoseconds()) / float64(n), ok
+}
+
+// BenchmarkElasticVersus measures the ratios the targets are stated in, the
+// variants interleaved run by run (each b.Loop iteration moves 65536 values
+// through a fresh queue of every kind, in both shapes) so that a change in
+// the machine's load hits them all alike. It reports median ns/item per kind
+// and shape, and the ratios: x-seed (SeedElastic over ElasticChan, per
+// shape), chan-x (ElasticChan over Chan1024, concurrent) and popmany-x
+// (Chan1024 concurrent over ElasticPopMany, per shape).
+func BenchmarkElasticVersus(b *testing.B) {
+	const n = 1 << 16
+	kinds := []string{"Chan1024", "SeedElastic", "ElasticChan", "ElasticPopMany"}
+	samples := map[string][]float64{}
+	for b.Loop() {
+		for _, seq := range []bool{false, true} {
+			for _, k := range kinds {
+				if seq && k == "Chan1024" {
+					continue // a bounded channel cannot take n values unread
+				}
+				ns, ok := elasticRun(k, n, seq)
+				if !ok {
+					b.Fatalf("%s: values lost, duplicated or reordered", k)
+				}
+				shape := "con"
+				if seq {
+					shape = "seq"
+				}
+				samples[k+"-"+shape] = append(samples[k+"-"+shape], ns)
+			}
+		}
+	}
+	med := map[string]float64{}
+	for k, s := range samples {
+		med[k] = median(s)
+		b.ReportMetric(med[k], k+"-ns/item")
+	}
+	b.ReportMetric(med["SeedElastic-con"]/med["ElasticChan-con"], "x-seed-con")
+	b.ReportMetric(med["SeedElastic-seq"]/med["ElasticChan-seq"], "x-seed-seq")
+	b.ReportMetric(med["ElasticChan-con"]/med["Chan1024-con"], "chan-x")
+	b.ReportMetric(med["Chan1024-con"]/med["ElasticPopMany-con"], "popmany-x-con")
+	b.ReportMetric(med["Chan1024-con"]/med["ElasticPopMany-seq"], "popmany-x-seq")
+}

@@ -1,0 +1,368 @@
+package chans_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/sluicehq/sluice/chans"
+)
+
+var cancelled = func() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}()
+
+func TestElasticChannelsNeverBlockTheSenderAndKeepOrder(t *testing.T) {
+	e := chans.NewElastic[int]()
+	defer e.Close()
+	in, out := e.In(), e.Out()
+	const n = 100_000
+	for i := range n { // no reader yet: must not block
+		in <- i
+	}
+	close(in)
+	i := 0
+	for v := range out {
+		if v != i {
+			t.Fatalf("received %d, want %d", v, i)
+		}
+		i++
+	}
+	if i != n {
+		t.Fatalf("received %d values before Out closed, want %d", i, n)
+	}
+}
+
+func TestElasticClosingInClosesOutAfterDraining(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := chans.NewElastic[string]()
+		e.Push("a")
+		e.In() <- "b"
+		close(e.In())
+		synctest.Wait()
+		if got := e.Len(); got != 2 {
+			t.Fatalf("Len() = %d, want 2", got)
+		}
+		var got []string
+		for v := range e.Out() {
+			got = append(got, v)
+		}
+		if fmt.Sprint(got) != "[a b]" {
+			t.Fatalf("Out gave %v, want [a b]", got)
+		}
+		if _, err := e.Pop(context.Background()); !errors.Is(err, chans.ErrClosed) {
+			t.Fatalf("Pop after the end: err = %v, want ErrClosed", err)
+		}
+	})
+}
+
+func TestElasticPopWaitsForPush(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := chans.NewElastic[int]()
+		go func() {
+			time.Sleep(time.Minute)
+			e.Push(7)
+		}()
+		start := time.Now()
+		v, err := e.Pop(context.Background())
+		if v != 7 || err != nil {
+			t.Fatalf("Pop() = %d, %v; want 7, nil", v, err)
+		}
+		if waited := time.Since(start); waited != time.Minute {
+			t.Fatalf("Pop returned after %v, want 1m0s", waited)
+		}
+	})
+}
+
+func TestElasticPopReturnsContextError(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := chans.NewElastic[int]()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_, err := e.Pop(ctx)
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("Pop on an empty Elastic: err = %v, want DeadlineExceeded", err)
+		}
+	})
+}
+
+func TestElasticPopManyTakesWhatIsThereOldestFirst(t *testing.T) {
+	e := chans.NewElastic[int](chans.WithCapacity(2))
+	for i := range 5 {
+		e.Push(i)
+	}
+	dst := make([]int, 3)
+	n, err := e.PopMany(context.Background(), dst)
+	if n != 3 || err != nil || fmt.Sprint(dst) != "[0 1 2]" {
+		t.Fatalf("PopMany = %d, %v, dst %v; want 3, nil, [0 1 2]", n, err, dst)
+	}
+	n, err = e.PopMany(context.Background(), dst)
+	if n != 2 || err != nil || fmt.Sprint(dst[:n]) != "[3 4]" {
+		t.Fatalf("PopMany = %d, %v, dst %v; want 2, nil, [3 4]", n, err, dst[:n])
+	}
+	if n, err := e.PopMany(context.Background(), nil); n != 0 || err != nil {
+		t.Fatalf("PopMany(nil) = %d, %v; want 0, nil", n, err)
+	}
+}
+
+func TestElasticPushPanicsAfterInClosed(t *testing.T) {
+	e := chans.NewElastic[int]()
+	close(e.In())
+	for e.Len() != 0 || !popsClosed(e) {
+	}
+	defer func() {
+		if got, want := fmt.Sprint(recover()), "chans: Push on Elastic after its In channel was closed"; got != want {
+			t.Fatalf("panic = %q, want %q", got, want)
+		}
+	}()
+	e.Push(1)
+}
+
+func popsClosed(e *chans.Elastic[int]) bool {
+	_, err := e.Pop(cancelled)
+	return errors.Is(err, chans.ErrClosed)
+}
+
+func TestElasticCloseStopsEverything(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := chans.NewElastic[int]()
+		in, out := e.In(), e.Out()
+		for i := range 1000 {
+			in <- i
+		}
+		popErr := make(chan error)
+		empty := chans.NewElastic[int]()
+		go func() {
+			_, err := empty.Pop(context.Background())
+			popErr <- err
+		}()
+		synctest.Wait()
+		e.Close()
+		empty.Close()
+		if err := <-popErr; !errors.Is(err, chans.ErrClosed) {
+			t.Fatalf("waiting Pop after Close: err = %v, want ErrClosed", err)
+		}
+		n := 0
+		for range out {
+			n++
+		}
+		if n > 2048+1 {
+			t.Fatalf("Out gave %d values after Close, want at most its buffer", n)
+		}
+		if e.Push(1) {
+			t.Fatalf("Push after Close = true, want false")
+		}
+		e.Close() // harmless
+	})
+}
+
+func TestElasticLimitBlockMakesPushWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := chans.NewElastic[int](chans.WithLimit(2, chans.Block))
+		e.Push(1)
+		e.Push(2)
+		pushed := make(chan bool)
+		go func() { pushed <- e.Push(3) }()
+		synctest.Wait()
+		select {
+		case <-pushed:
+			t.Fatalf("Push at the limit returned, want it to wait")
+		default:
+		}
+		if v, _ := e.Pop(context.Background()); v != 1 {
+			t.Fatalf("Pop() = %d, want 1", v)
+		}
+		if ok := <-pushed; !ok {
+			t.Fatalf("Push after room was made = false, want true")
+		}
+		if got := e.Len(); got != 2 {
+			t.Fatalf("Len() = %d, want 2", got)
+		}
+	})
+}
+
+func TestElasticLimitBlockHoldsBackIn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := chans.NewElastic[int](chans.WithLimit(3, chans.Block))
+		defer e.Close()
+		in := e.In()
+		var sent atomic.Int32
+		go func() {
+			for i := range 100 {
+				in <- i
+				sent.Add(1)
+			}
+		}()
+		synctest.Wait()
+		// 3 in the queue and 3 in In's buffer (the limit caps it).
+		if got := sent.Load(); got != 6 {
+			t.Fatalf("sends completed with no reader = %d, want 6", got)
+		}
+		for i := range 100 {
+			if v, err := e.Pop(context.Background()); v != i || err != nil {
+				t.Fatalf("Pop() = %d, %v; want %d, nil", v, err, i)
+			}
+		}
+	})
+}
+
+func TestElasticDropPoliciesCountWhatTheyDrop(t *testing.T) {
+	for _, tc := range []struct {
+		policy chans.Policy
+		want   string
+	}{
+		{chans.DropNewest, "[0 1 2]"},
+		{chans.DropOldest, "[7 8 9]"},
+	} {
+		t.Run(tc.policy.String(), func(t *testing.T) {
+			e := chans.NewElastic[int](chans.WithLimit(3, tc.policy))
+			for i := range 10 {
+				e.Push(i)
+			}
+			if got := e.Dropped(); got != 7 {
+				t.Fatalf("Dropped() = %d, want 7", got)
+			}
+			dst := make([]int, 10)
+			n, _ := e.PopMany(context.Background(), dst)
+			if got := fmt.Sprint(dst[:n]); got != tc.want {
+				t.Fatalf("kept %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestElasticOptionsPanicOnBadValues(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		f    func()
+		want string
+	}{
+		{"capacity", func() { chans.WithCapacity(0) }, "chans: capacity must be ≥ 1, got 0"},
+		{"limit", func() { chans.WithLimit(-1, chans.Block) }, "chans: limit must be ≥ 1, got -1"},
+		{"policy", func() { chans.WithLimit(1, chans.Policy(9)) }, "chans: unknown policy 9"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer func() {
+				if got := fmt.Sprint(recover()); got != tc.want {
+					t.Fatalf("panic = %q, want %q", got, tc.want)
+				}
+			}()
+			tc.f()
+		})
+	}
+}
+
+func TestElasticOutNotCalledLeavesValuesForPop(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := chans.NewElastic[int]()
+		for i := range 10 {
+			e.In() <- i
+		}
+		close(e.In())
+		synctest.Wait() // the goroutine has queued everything and waits
+		for i := range 10 {
+			if v, err := e.Pop(context.Background()); v != i || err != nil {
+				t.Fatalf("Pop() = %d, %v; want %d, nil", v, err, i)
+			}
+		}
+		if _, err := e.Pop(context.Background()); !errors.Is(err, chans.ErrClosed) {
+			t.Fatalf("Pop after the end: err = %v, want ErrClosed", err)
+		}
+		synctest.Wait() // and the goroutine has returned: goleak checks
+	})
+}
+
+// hammer runs producers×per values through an Elastic with the given ways in
+// and out and checks every value arrives exactly once, in order per
+// producer.
+func hammer(t *testing.T, e *chans.Elastic[item], producers, consumers, per int, viaIn, viaOut bool) {
+	t.Helper()
+	var pwg sync.WaitGroup
+	for p := range producers {
+		pwg.Go(func() {
+			for k := range per {
+				if viaIn {
+					e.In() <- item{p, k}
+				} else {
+					e.Push(item{p, k})
+				}
+			}
+		})
+	}
+	go func() {
+		pwg.Wait()
+		close(e.In())
+	}()
+	got := make([][]item, consumers)
+	var cwg sync.WaitGroup
+	for c := range consumers {
+		cwg.Go(func() {
+			if viaOut {
+				for it := range e.Out() {
+					got[c] = append(got[c], it)
+				}
+				return
+			}
+			buf := make([]item, 1+c*7)
+			for {
+				n, err := e.PopMany(context.Background(), buf)
+				if err != nil {
+					return
+				}
+				got[c] = append(got[c], buf[:n]...)
+			}
+		})
+	}
+	cwg.Wait()
+	total := 0
+	seen := make(map[item]bool)
+	for c, items := range got {
+		last := make(map[int]int)
+		for _, it := range items {
+			if seen[it] {
+				t.Fatalf("item %v delivered twice", it)
+			}
+			seen[it] = true
+			if prev, ok := last[it.src]; ok && it.seq <= prev {
+				t.Fatalf("consumer %d got producer %d's item %d after %d", c, it.src, it.seq, prev)
+			}
+			last[it.src] = it.seq
+		}
+		total += len(items)
+	}
+	if want := producers * per; total != want {
+		t.Fatalf("delivered %d items, want %d", total, want)
+	}
+}
+
+func TestElasticHammer(t *testing.T) {
+	per := 5000
+	if testing.Short() {
+		per = 500
+	}
+	for _, tc := range []struct {
+		name          string
+		viaIn, viaOut bool
+		opts          []chans.ElasticOption
+	}{
+		{"Push/PopMany", false, false, nil},
+		{"In/Out", true, true, nil},
+		{"Push/Out", false, true, nil},
+		{"In/PopMany", true, false, nil},
+		{"Push/PopMany/limit", false, false, []chans.ElasticOption{chans.WithLimit(10, chans.Block)}},
+		{"In/Out/limit", true, true, []chans.ElasticOption{chans.WithLimit(10, chans.Block), chans.WithCapacity(1)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := chans.NewElastic[item](tc.opts...)
+			defer e.Close()
+			hammer(t, e, 8, 4, per, tc.viaIn, tc.viaOut)
+		})
+	}
+}

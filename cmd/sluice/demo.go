@@ -1,0 +1,206 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	natsx "github.com/sluicehq/sluice/connect/nats"
+)
+
+// demoFlags are the flags of `sluice demo`.
+type demoFlags struct {
+	nats      string
+	events    int
+	duration  time.Duration
+	rate      int
+	malformed float64
+	decoders  int
+	lookup    time.Duration
+	compare   bool
+	dash      string
+	storage   string // file or memory
+	inflight  int    // the consumer's MaxAckPending
+	profile   string // CPU profile file
+	quiet     bool   // no progress lines (tests)
+}
+
+// Subjects and streams of the demo. They are purged when a run starts.
+const (
+	demoIn       = "DEMO_MARKET"
+	demoOut      = "DEMO_ENRICHED"
+	demoDead     = "DEMO_DEAD"
+	demoInSubj   = "market.events"
+	demoOutSubj  = "market.enriched"
+	demoDeadSubj = "market.dead"
+	demoDurable  = "demo"
+)
+
+func runDemo(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var f demoFlags
+	fs.StringVar(&f.nats, "nats", "", "NATS server `URL` (default: start an embedded server with its store in a temporary directory)")
+	fs.IntVar(&f.events, "events", 200_000, "market events to generate (ignored with --duration)")
+	fs.DurationVar(&f.duration, "duration", 0, "generate events for this long instead of --events")
+	fs.IntVar(&f.rate, "rate", 0, "events per second the generator aims at (0: as fast as the broker takes them)")
+	fs.Float64Var(&f.malformed, "malformed", 0.01, "fraction of generated events that are malformed")
+	fs.IntVar(&f.decoders, "decoders", 4, "decode+validate workers")
+	fs.DurationVar(&f.lookup, "lookup", time.Millisecond, "simulated round trip of one reference-data lookup (one per batch)")
+	fs.IntVar(&f.inflight, "inflight", 5000, "most events delivered and not yet acknowledged (the consumer's MaxAckPending): bounds memory and queueing latency")
+	fs.StringVar(&f.storage, "storage", "file", "storage of the demo's streams: file, or memory to take the broker's disk out of the measurement")
+	fs.BoolVar(&f.compare, "compare", false, "first run the broker's ceiling — a bare nats.go loop doing the same publishes, fetches and acks — on the same server")
+	fs.StringVar(&f.profile, "cpuprofile", "", "write a CPU profile of the demo run (not the ceiling) to `FILE`")
+	fs.StringVar(&f.dash, "dash", "", "serve the live pipeline page at `ADDR` (e.g. :8080) while the demo runs")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, `usage: sluice demo [flags]
+
+Seed 004's market-event pipeline on NATS JetStream: a generator publishes
+market events (some malformed) to the stream `+demoIn+`; the pipeline reads
+them through a durable consumer, decodes and validates them in a worker pool
+(malformed events go to `+demoDeadSubj+`), normalises, batches (500 events or
+50 ms), enriches each batch from reference data with one lookup, and
+publishes to `+demoOut+`. Each input is acknowledged once its result is
+stored. A progress line every second, a summary at the end.
+
+flags:`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	switch {
+	case fs.NArg() > 0:
+		fmt.Fprintf(stderr, "sluice demo: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	case f.events < 1 && f.duration == 0:
+		fmt.Fprintf(stderr, "sluice demo: --events must be ≥ 1, got %d\n", f.events)
+		return 2
+	case f.duration < 0 || f.rate < 0 || f.decoders < 1 || f.lookup < 0 || f.inflight < 500:
+		fmt.Fprintln(stderr, "sluice demo: --duration, --rate and --lookup must be ≥ 0, --decoders ≥ 1, --inflight ≥ 500")
+		return 2
+	case f.storage != "file" && f.storage != "memory":
+		fmt.Fprintf(stderr, "sluice demo: --storage must be file or memory, got %q\n", f.storage)
+		return 2
+	case f.malformed < 0 || f.malformed > 1:
+		fmt.Fprintf(stderr, "sluice demo: --malformed must be in [0, 1], got %v\n", f.malformed)
+		return 2
+	}
+	if err := demo(context.Background(), f, stdout, stderr); err != nil {
+		fmt.Fprintln(stderr, "sluice demo:", err)
+		return 1
+	}
+	return 0
+}
+
+// demo runs the whole command: server, streams, optional ceiling, the
+// demo itself, and its summary.
+func demo(ctx context.Context, f demoFlags, stdout, stderr io.Writer) (err error) {
+	url := f.nats
+	if url == "" {
+		dir, err := os.MkdirTemp("", "sluice-demo-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		srv, u, err := natsx.StartEmbedded(dir, 0)
+		if err != nil {
+			return err
+		}
+		defer natsx.StopEmbedded(srv)
+		url = u
+		fmt.Fprintf(stdout, "embedded NATS server at %s, store in %s\n", url, dir)
+	}
+	nc, err := natsx.Connect(url)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "conditions: %s\n", conditions())
+
+	var ceiling float64
+	if f.compare {
+		res, err := runCeiling(ctx, url, f)
+		if err != nil {
+			return fmt.Errorf("ceiling: %w", err)
+		}
+		ceiling = res.perSec()
+		fmt.Fprintf(stdout, "broker ceiling (bare nats.go loop: publish, fetch, publish, ack): %d events in %.2fs = %s events/s\n",
+			res.events, res.wall.Seconds(), si(ceiling))
+	}
+
+	if err := resetStreams(ctx, js, storageOf(f), demoIn, demoOut, demoDead); err != nil {
+		return err
+	}
+	var d *liveDash
+	if f.dash != "" {
+		if d, err = startDash(f.dash, stderr); err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, d.stop()) }()
+	}
+	res, err := runMarket(ctx, url, f, stdout, d)
+	if err != nil {
+		return err
+	}
+	res.print(stdout)
+	if f.compare && ceiling > 0 {
+		fmt.Fprintf(stdout, "demo / ceiling: %s / %s events/s = %.0f %%\n", si(res.perSec()), si(ceiling), 100*res.perSec()/ceiling)
+	}
+	return nil
+}
+
+// resetStreams deletes and re-creates the demo's streams, so that every run
+// starts empty.
+func resetStreams(ctx context.Context, js jetstream.JetStream, storage jetstream.StorageType, names ...string) error {
+	subjects := map[string]string{demoIn: demoInSubj, demoOut: demoOutSubj, demoDead: demoDeadSubj,
+		ceilIn: ceilInSubj, ceilOut: ceilOutSubj}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	for _, name := range names {
+		if err := js.DeleteStream(ctx, name); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
+			return fmt.Errorf("resetting stream %s: %w", name, err)
+		}
+		if _, err := js.CreateStream(ctx, jetstream.StreamConfig{
+			Name: name, Subjects: []string{subjects[name]}, Storage: storage,
+		}); err != nil {
+			return fmt.Errorf("creating stream %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// si formats v with a k or M suffix.
+func si(v float64) string {
+	switch {
+	case v >= 1e6:
+		return fmt.Sprintf("%.2fM", v/1e6)
+	case v >= 1e3:
+		return fmt.Sprintf("%.1fk", v/1e3)
+	}
+	return fmt.Sprintf("%.0f", v)
+}
+
+// connStats is what the client connection counted, for the summary.
+func connStats(nc *nats.Conn) string {
+	s := nc.Stats()
+	return fmt.Sprintf("client: %d msgs out, %d in, %d reconnects", s.OutMsgs, s.InMsgs, s.Reconnects)
+}
+
+func storageOf(f demoFlags) jetstream.StorageType {
+	if f.storage == "memory" {
+		return jetstream.MemoryStorage
+	}
+	return jetstream.FileStorage
+}

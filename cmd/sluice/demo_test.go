@@ -1,0 +1,165 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	natsx "github.com/sluicehq/sluice/connect/nats"
+)
+
+func TestDecodeAcceptsWellFormedEventsAndNormaliseFixesThem(t *testing.T) {
+	ev, err := decode([]byte("42,aapl,187.23,100,1700000000000000000"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := normalise(ev)
+	want := tick{id: "42", symbol: "AAPL", price4: 1872300, size: 100, ts: 1700000000000000000, notional: 187230000}
+	if got != want {
+		t.Fatalf("got %+v, want %+v", got, want)
+	}
+}
+
+func TestDecodeRejectsEveryKindOfMalformedEvent(t *testing.T) {
+	for _, line := range []string{
+		"#corrupt#", "1,AAPL,1.5", "1,AAPL,1.5,10,5,extra", ",AAPL,1.5,10,5",
+		"1,,1.5,10,5", "1,TOOLONGSYM,1.5,10,5", "1,A$PL,1.5,10,5",
+		"1,AAPL,-1.5,10,5", "1,AAPL,x,10,5", "1,AAPL,1.5,0,5", "1,AAPL,1.5,10,-5",
+	} {
+		if ev, err := decode([]byte(line)); err == nil {
+			t.Errorf("decode(%q) = %+v; want an error", line, ev)
+		}
+	}
+}
+
+func TestGeneratedEventsDecodeUnlessMadeMalformed(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	for i := range 1000 {
+		line := genEvent(nil, rng, i, 1, 0)
+		if _, err := decode(line); err != nil {
+			t.Fatalf("event %q: %v", line, err)
+		}
+	}
+	bad := 0
+	for i := range 1000 {
+		ev, err := decode(genEvent(nil, rng, i, 1, 1))
+		if err != nil || ev.symbol == "ZZZZ" {
+			bad++
+		}
+	}
+	if bad != 1000 {
+		t.Fatalf("%d of 1000 events made malformed are caught by decode or have no reference data", bad)
+	}
+}
+
+func TestDemoStoresEveryEventOnceAndDeadLettersTheMalformed(t *testing.T) {
+	srv, url, err := natsx.StartEmbedded(t.TempDir(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer natsx.StopEmbedded(srv)
+	const n = 3000
+	var out bytes.Buffer
+	f := demoFlags{nats: url, events: n, malformed: 0.05, decoders: 2, storage: "file", inflight: 1000, quiet: true}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := demo(ctx, f, &out, &out); err != nil {
+		t.Fatalf("%v\n%s", err, &out)
+	}
+	if !strings.Contains(out.String(), "demo: 3000 events") {
+		t.Fatalf("summary missing:\n%s", &out)
+	}
+
+	nc, err := natsx.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]int{}
+	good := readIDs(t, js, demoOut, ids)
+	dead := readIDs(t, js, demoDead, ids)
+	for i := range n {
+		if c := ids["ev-"+strconv.Itoa(i)]; c != 1 {
+			t.Fatalf("event %d is in the output %d times; want once (%d enriched, %d dead-lettered)", i, c, good, dead)
+		}
+	}
+	if len(ids) != n || dead < n/40 || dead > n/10 {
+		t.Fatalf("%d distinct IDs, %d enriched, %d dead-lettered of %d events with 5 %% malformed", len(ids), good, dead, n)
+	}
+}
+
+// readIDs counts the messages of stream by Nats-Msg-Id into ids and
+// returns how many it read.
+func readIDs(t *testing.T, js jetstream.JetStream, stream string, ids map[string]int) int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	st, err := js.Stream(ctx, stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := int(info.State.Msgs)
+	for got := 0; got < total; {
+		b, err := c.Fetch(min(1000, total-got), jetstream.FetchMaxWait(5*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		k := 0
+		for m := range b.Messages() {
+			ids[m.Headers().Get(jetstream.MsgIDHeader)]++
+			k++
+		}
+		if k == 0 {
+			t.Fatalf("%s: read %d of %d messages, then nothing (%v)", stream, got, total, b.Error())
+		}
+		got += k
+	}
+	return total
+}
+
+func TestDemoCommandComparesWithTheBrokersCeiling(t *testing.T) {
+	code, stdout, stderr := runCLI(t, "demo", "--events", "2000", "--compare", "--storage", "memory", "--lookup", "0")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for _, want := range []string{"embedded NATS server", "broker ceiling", "demo: 2000 events", "demo / ceiling:", "where the pipeline's time goes"} {
+		if !strings.Contains(stdout, want) {
+			t.Fatalf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+}
+
+func TestDemoRejectsBadFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"--events", "0"}, {"--malformed", "2"}, {"--inflight", "10"}, {"--decoders", "0"}, {"--storage", "tape"}, {"extra"},
+	} {
+		if code, _, _ := runCLI(t, append([]string{"demo"}, args...)...); code != 2 {
+			t.Errorf("demo %v: exit %d; want 2", args, code)
+		}
+	}
+}
+
+func TestDemoReportsAnUnreachableServer(t *testing.T) {
+	code, _, stderr := runCLI(t, "demo", "--nats", "nats://127.0.0.1:1", "--events", "10")
+	if code != 1 || !strings.Contains(stderr, "natsx: connect to nats://127.0.0.1:1") {
+		t.Fatalf("exit %d, stderr %q; want 1 and an error naming the server", code, stderr)
+	}
+}

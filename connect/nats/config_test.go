@@ -1,0 +1,166 @@
+package natsx_test
+
+import (
+	"errors"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go/jetstream"
+
+	natsx "github.com/sluicehq/sluice/connect/nats"
+)
+
+// quickly runs f and fails the test if it took longer than d: bad
+// configuration must be reported, not waited on.
+func quickly(t *testing.T, d time.Duration, f func() error) error {
+	t.Helper()
+	start := time.Now()
+	err := f()
+	if took := time.Since(start); took > d {
+		t.Fatalf("took %v to report %v; want under %v", took, err, d)
+	}
+	return err
+}
+
+func wantErr(t *testing.T, err error, is error, says ...string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("got no error; want one saying %q", says)
+	}
+	if is != nil && !errors.Is(err, is) {
+		t.Fatalf("got %v; want it to wrap %v", err, is)
+	}
+	for _, s := range says {
+		if !strings.Contains(err.Error(), s) {
+			t.Fatalf("got %q; want it to mention %q", err, s)
+		}
+	}
+}
+
+func TestConnectToUnreachableServerFailsFast(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // nothing listens there now
+	err = quickly(t, 10*time.Second, func() error {
+		nc, err := natsx.Connect("nats://" + addr)
+		if err == nil {
+			nc.Close()
+		}
+		return err
+	})
+	wantErr(t, err, nil, "natsx: connect to nats://"+addr, "no servers available")
+}
+
+func TestConnectWithBadCredentialsFailsAndHidesThePassword(t *testing.T) {
+	s, err := server.NewServer(&server.Options{
+		Host: "127.0.0.1", Port: -1, Username: "sluice", Password: "right",
+		NoLog: true, NoSigs: true, NoSystemAccount: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Start()
+	defer natsx.StopEmbedded(s)
+	if !s.ReadyForConnections(10 * time.Second) {
+		t.Fatal("server not ready")
+	}
+	port := natsx.EmbeddedPort(s)
+	url := "nats://sluice:wrong-secret@127.0.0.1:" + itoa(port)
+	err = quickly(t, 10*time.Second, func() error {
+		nc, err := natsx.Connect(url)
+		if err == nil {
+			nc.Close()
+		}
+		return err
+	})
+	wantErr(t, err, nil, "Authorization Violation", "127.0.0.1:"+itoa(port))
+	if strings.Contains(err.Error(), "wrong-secret") {
+		t.Fatalf("error %q shows the password", err)
+	}
+}
+
+func TestNewSourceOnMissingStreamFailsNamingIt(t *testing.T) {
+	_, url, _ := embedded(t)
+	_, js := connect(t, url)
+	err := quickly(t, 10*time.Second, func() error {
+		_, err := natsx.NewSource(ctxT(t, time.Minute), js, "NOPE", "reader")
+		return err
+	})
+	wantErr(t, err, jetstream.ErrStreamNotFound, `"NOPE"`)
+}
+
+func TestNewSourceBindToMissingConsumerFailsNamingIt(t *testing.T) {
+	_, url, _ := embedded(t)
+	_, js := connect(t, url)
+	makeStream(t, js, "IN", "in.>")
+	err := quickly(t, 10*time.Second, func() error {
+		_, err := natsx.NewSource(ctxT(t, time.Minute), js, "IN", "ghost", natsx.Bind())
+		return err
+	})
+	wantErr(t, err, jetstream.ErrConsumerNotFound, `"ghost"`, `"IN"`)
+}
+
+func TestNewSourceRejectsBatchLargerThanMaxAckPending(t *testing.T) {
+	_, url, _ := embedded(t)
+	_, js := connect(t, url)
+	makeStream(t, js, "IN", "in.>")
+	_, err := natsx.NewSource(ctxT(t, time.Minute), js, "IN", "r", natsx.FetchBatch(100), natsx.MaxAckPending(10))
+	wantErr(t, err, nil, "FetchBatch 100 exceeds MaxAckPending 10")
+}
+
+func TestNewSinkToMissingStreamFailsNamingIt(t *testing.T) {
+	_, url, _ := embedded(t)
+	_, js := connect(t, url)
+	err := quickly(t, 10*time.Second, func() error {
+		_, err := natsx.NewSink(ctxT(t, time.Minute), js, natsx.ToStream("NOWHERE"))
+		return err
+	})
+	wantErr(t, err, jetstream.ErrStreamNotFound, `"NOWHERE"`)
+}
+
+func TestSourceAndSinkWithoutJetStreamFailAtStart(t *testing.T) {
+	s, err := server.NewServer(&server.Options{
+		Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true, NoSystemAccount: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Start()
+	defer natsx.StopEmbedded(s)
+	if !s.ReadyForConnections(10 * time.Second) {
+		t.Fatal("server not ready")
+	}
+	_, js := connect(t, s.ClientURL())
+	err = quickly(t, 10*time.Second, func() error {
+		_, err := natsx.NewSource(ctxT(t, time.Minute), js, "IN", "r")
+		return err
+	})
+	wantErr(t, err, nil, "natsx: source stream \"IN\"", "JetStream is not enabled")
+	err = quickly(t, 10*time.Second, func() error {
+		_, err := natsx.NewSink(ctxT(t, time.Minute), js)
+		return err
+	})
+	wantErr(t, err, nil, "natsx: sink", "JetStream is not enabled")
+}
+
+func TestSinkGivesUpAfterItsRetries(t *testing.T) {
+	_, url, _ := embedded(t)
+	_, js := connect(t, url)
+	makeStream(t, js, "OUT", "out.>")
+	sink, err := natsx.NewSink(ctxT(t, time.Minute), js, natsx.ToStream("OUT"), natsx.Retries(3, time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sink.Close()
+	err = publishOnce(t, sink, natsx.Out{Subject: "elsewhere.x", Data: []byte("x")})
+	wantErr(t, err, nil, "1 of 1 messages not stored after 4 attempts", `"elsewhere.x"`)
+	if st := sink.Stats(); st.Failed != 1 || st.Retried != 3 || st.Published != 0 {
+		t.Fatalf("sink %+v; want 1 failed after 3 retries", st)
+	}
+}

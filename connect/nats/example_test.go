@@ -1,0 +1,99 @@
+package natsx_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/sluicehq/sluice"
+
+	natsx "github.com/sluicehq/sluice/connect/nats"
+)
+
+// A pipeline that reads orders from one stream, upper-cases them and
+// publishes them to another; each order is acknowledged once its result
+// is stored.
+func Example() {
+	dir, _ := os.MkdirTemp("", "natsx-example-")
+	defer os.RemoveAll(dir)
+	srv, url, err := natsx.StartEmbedded(dir, 0)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer natsx.StopEmbedded(srv)
+	nc, err := natsx.Connect(url)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	js.CreateStream(ctx, jetstream.StreamConfig{Name: "ORDERS", Subjects: []string{"orders.>"}})
+	js.CreateStream(ctx, jetstream.StreamConfig{Name: "LOUD", Subjects: []string{"loud.>"}})
+	for _, o := range []string{"tea", "cake", "jam"} {
+		js.Publish(ctx, "orders.new", []byte(o), jetstream.WithMsgID("order-"+o))
+	}
+
+	src, err := natsx.NewSource(ctx, js, "ORDERS", "shouter", natsx.UntilDrained(), natsx.IdleCheck(20*time.Millisecond))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	sink, err := natsx.NewSink(ctx, js, natsx.ToStream("LOUD"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer sink.Close()
+	p := sluice.New(ctx)
+	msgs := natsx.Read(p, "read", src)
+	outs := sluice.Map(p, "shout", msgs, 1, func(_ context.Context, m natsx.Msg) (natsx.Out, error) {
+		return natsx.Out{Subject: "loud.orders", Data: []byte(strings.ToUpper(string(m.Data()))), ID: m.ID(), From: m}, nil
+	})
+	natsx.Publish(p, "write", outs, sink)
+	if err := p.Wait(); err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	loud, _ := js.Stream(ctx, "LOUD")
+	for seq := uint64(1); seq <= 3; seq++ {
+		m, _ := loud.GetMsg(ctx, seq)
+		fmt.Println(m.Header.Get(jetstream.MsgIDHeader), string(m.Data))
+	}
+	fmt.Printf("acknowledged %d, in flight %d\n", src.Stats().Acked, src.Stats().InFlight)
+	// Output:
+	// order-tea TEA
+	// order-cake CAKE
+	// order-jam JAM
+	// acknowledged 3, in flight 0
+}
+
+// Connect reports an unreachable server at once, naming it.
+func ExampleConnect() {
+	_, err := natsx.Connect("nats://127.0.0.1:1")
+	fmt.Println(err)
+	// Output:
+	// natsx: connect to nats://127.0.0.1:1: nats: no servers available for connection
+}
+
+// NewSource reports a missing stream, naming it.
+func ExampleNewSource() {
+	dir, _ := os.MkdirTemp("", "natsx-example-")
+	defer os.RemoveAll(dir)
+	srv, url, _ := natsx.StartEmbedded(dir, 0)
+	defer natsx.StopEmbedded(srv)
+	nc, _ := natsx.Connect(url)
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	_, err := natsx.NewSource(context.Background(), js, "MISSING", "reader")
+	fmt.Println(err)
+	// Output:
+	// natsx: source stream "MISSING": nats: API error: code=404 err_code=10059 description=stream not found
+}

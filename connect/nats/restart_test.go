@@ -1,0 +1,91 @@
+package natsx_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice"
+
+	natsx "github.com/sluicehq/sluice/connect/nats"
+)
+
+// throttle slows a stage to about perMs items per millisecond, so that a
+// run lasts long enough to be interrupted.
+func throttle(perMs int) func() {
+	n := 0
+	return func() {
+		if n++; n%perMs == 0 {
+			time.Sleep(time.Millisecond)
+		}
+	}
+}
+
+func TestServerRestartMidRunLosesNothing(t *testing.T) {
+	srv, url, dir := embedded(t)
+	port := natsx.EmbeddedPort(srv)
+	_, js := connect(t, url)
+	makeStream(t, js, "IN", "in.>")
+	makeStream(t, js, "OUT", "out.>")
+	const n = 10000
+	publishN(t, js, "in.x", n)
+
+	ctx := ctxT(t, 90*time.Second)
+	src, err := natsx.NewSource(ctx, js, "IN", "copy", natsx.AckWait(2*time.Second),
+		natsx.UntilDrained(), natsx.IdleCheck(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink, err := natsx.NewSink(ctx, js, natsx.ToStream("OUT"), natsx.AckTimeout(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sink.Close()
+	p := sluice.New(ctx)
+	slow := throttle(5)
+	outs := sluice.Map(p, "copy", natsx.Read(p, "read", src), 1, func(_ context.Context, m natsx.Msg) (natsx.Out, error) {
+		slow()
+		return natsx.Out{Subject: "out." + m.ID(), Data: m.Data(), ID: m.ID(), From: m}, nil
+	})
+	natsx.Publish(p, "publish", outs, sink)
+	done := make(chan error, 1)
+	go func() { done <- p.Wait() }()
+
+	eventually(t, 30*time.Second, "a quarter of the output stored", func() bool { return sink.Stats().Published >= n/4 })
+	natsx.StopEmbedded(srv)
+	stoppedAt := sink.Stats().Published
+	srv2, _, err := natsx.StartEmbedded(dir, port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { natsx.StopEmbedded(srv2) })
+
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if stoppedAt >= n {
+		t.Fatalf("the run was over (%d stored) before the server stopped", stoppedAt)
+	}
+	ids, total := storedIDs(t, js, "OUT")
+	checkEvery(t, ids, n)
+	if ci := consumerState(t, js, "IN", "copy"); ci.NumPending != 0 || ci.NumAckPending != 0 {
+		t.Fatalf("consumer: %d pending, %d awaiting ack; want 0, 0", ci.NumPending, ci.NumAckPending)
+	}
+	t.Logf("stopped at %d stored; output %d; source %+v; sink %+v", stoppedAt, total, src.Stats(), sink.Stats())
+}
+
+func TestSourceFailsOnceTheServerIsGoneForMaxOutage(t *testing.T) {
+	srv, url, _ := embedded(t)
+	_, js := connect(t, url)
+	makeStream(t, js, "IN", "in.>")
+	ctx := ctxT(t, 30*time.Second)
+	src, err := natsx.NewSource(ctx, js, "IN", "r", natsx.MaxOutage(300*time.Millisecond), natsx.IdleCheck(20*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := sluice.New(ctx)
+	sluice.ForEach(p, "ack", natsx.Read(p, "read", src), 1, func(_ context.Context, m natsx.Msg) error { return m.Ack() })
+	natsx.StopEmbedded(srv) // and never back
+	err = quickly(t, 10*time.Second, p.Wait)
+	wantErr(t, err, nil, "natsx: source IN/r: no connection to the server for 300ms")
+}
