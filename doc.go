@@ -32,8 +32,9 @@
 // receives return, and items still queued are abandoned. Wait returns that
 // first error — a [*StageError] naming the stage, or a [*PanicError] with the
 // panic value and stack — or the parent context's cause if it was cancelled.
-// Later errors are dropped. Functions are never called after the scope is
-// cancelled, except those already running.
+// Later errors are dropped. Once a stage has noticed the cancellation —
+// every stage does within one item, or at once if it is waiting — no user
+// function is called again; calls already running finish.
 //
 // # Ordering
 //
@@ -51,7 +52,12 @@
 // load). A [From] generator's items are sent when a chunk fills, when it
 // calls [Emitter.Flush], or when it returns. Chunks are recycled, not
 // allocated per send. [Batch] is different: it forms user-visible batches by
-// size and maximum wait.
+// size and maximum wait; [ForEachChunk] hands a sink each chunk as it comes.
+//
+// A chunk is also the grain of parallelism: a worker takes a whole chunk.
+// When items are few and slow (a millisecond or more each), give the
+// producing stage [Chunk](1) or a small chunk so that all n workers of the
+// next stage get a share.
 //
 // # Backpressure and overflow
 //

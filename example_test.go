@@ -280,3 +280,41 @@ func ExamplePipeline_Stats() {
 	// even  filter  workers=2 in=100 out=50
 	// sink  sink    workers=1 in=50 out=0
 }
+
+func ExampleForEachChunk() {
+	p := sluice.New(context.Background())
+	src := sluice.FromSlice(p, "rows", ints(1000))
+	rows := 0
+	sluice.ForEachChunk(p, "bulk-insert", src, 1, func(_ context.Context, items []int) error {
+		rows += len(items) // one round trip per chunk, however many were ready
+		return nil
+	})
+	_ = p.Wait()
+	fmt.Println(rows)
+	// Output: 1000
+}
+
+func ExampleEmitter_Await() {
+	lines := make(chan string, 2)
+	lines <- "a"
+	lines <- "b"
+	close(lines)
+	p := sluice.New(context.Background())
+	src := sluice.From(p, "reader", func(ctx context.Context, out *sluice.Emitter[string]) error {
+		for {
+			var line string
+			var ok bool
+			if !out.Await(func() { line, ok = <-lines }) {
+				return ctx.Err()
+			}
+			if !ok {
+				return nil
+			}
+			out.Send(line)
+		}
+	})
+	got := sluice.Collect(p, "collect", src)
+	_ = p.Wait()
+	fmt.Println(got.Value())
+	// Output: [a b]
+}

@@ -49,6 +49,10 @@ func OrderedMap[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(
 				}
 				dst := oc.items[:len(c.items)]
 				for i, v := range c.items {
+					if p.halted() {
+						r.release(c)
+						return p.cause()
+					}
 					u, err := f(ctx, v)
 					if err != nil {
 						r.release(c)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -21,6 +22,15 @@ type Pipeline struct {
 	cancel context.CancelCauseFunc
 	name   string
 	start  time.Time
+
+	// halt is set once the scope is cancelled and every stage is told to
+	// stop; stages read it before each call of a user function. It sits on
+	// its own cache line: it is read per item and written once.
+	halt struct {
+		_ [64]byte
+		atomic.Bool
+		_ [63]byte
+	}
 
 	wg      sync.WaitGroup
 	errOnce sync.Once
@@ -107,8 +117,15 @@ func (p *Pipeline) fail(err error) {
 	p.errOnce.Do(func() {
 		p.err = err
 		p.cancel(err)
+		p.halt.Store(true) // after cancel: a stage that sees halt sees the cause
 	})
 }
+
+// halted reports whether the scope has failed or been cancelled, as far as
+// the stages have noticed: a plain atomic load, cheap enough per item.
+// Parent cancellation sets it as soon as any stage sees it (every blocked
+// stage wakes on it; a running one sees it at its next chunk).
+func (p *Pipeline) halted() bool { return p.halt.Load() }
 
 // stopped reports whether the scope has been cancelled. It is one atomic
 // load, cheap enough to call once per chunk.

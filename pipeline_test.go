@@ -251,3 +251,54 @@ func TestReduceFoldsInOrder(t *testing.T) {
 		t.Fatalf("got %q, want %q", got, "abcd")
 	}
 }
+
+func TestNoFunctionIsCalledAfterTheScopeFails(t *testing.T) {
+	for _, kind := range []string{"ForEach", "Map", "Filter", "OrderedMap", "FlatMap"} {
+		t.Run(kind, func(t *testing.T) {
+			p := sluice.New(context.Background())
+			var calls atomic.Int64
+			// The first call waits until another branch has failed the
+			// scope; the other 255 items of its chunk must not be processed.
+			f := func(ctx context.Context, v int) error {
+				calls.Add(1)
+				if v == 0 {
+					<-ctx.Done()
+				}
+				return nil
+			}
+			src := sluice.FromSlice(p, "src", ints(256))
+			id := func(ctx context.Context, v int) (int, error) { return v, f(ctx, v) }
+			var out sluice.Stream[int]
+			switch kind {
+			case "ForEach":
+				sluice.ForEach(p, "stage", src, 1, f)
+			case "Map":
+				out = sluice.Map(p, "stage", src, 1, id)
+			case "OrderedMap":
+				out = sluice.OrderedMap(p, "stage", src, 1, id)
+			case "Filter":
+				out = sluice.Filter(p, "stage", src, 1, func(ctx context.Context, v int) (bool, error) { return true, f(ctx, v) })
+			case "FlatMap":
+				out = sluice.FlatMap(p, "stage", src, 1, func(ctx context.Context, v int, emit func(int) bool) error {
+					emit(v)
+					return f(ctx, v)
+				})
+			}
+			if out != (sluice.Stream[int]{}) {
+				sluice.ForEach(p, "sink", out, 1, func(context.Context, int) error { return nil })
+			}
+			sluice.ForEach(p, "failer", sluice.FromSlice(p, "trigger", []int{1}), 1, func(context.Context, int) error {
+				for calls.Load() == 0 {
+					time.Sleep(time.Millisecond)
+				}
+				return errors.New("stop")
+			})
+			if err := p.Wait(); err == nil {
+				t.Fatal("got nil, want the failer's error")
+			}
+			if got := calls.Load(); got != 1 {
+				t.Fatalf("got %d calls, want 1: the function ran after the scope failed", got)
+			}
+		})
+	}
+}

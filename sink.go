@@ -45,11 +45,37 @@ func ForEach[T any](p *Pipeline, name string, in Stream[T], n int, f func(ctx co
 	ctx := p.ctx
 	runSink(p, s, ie, func(_ int, items []T) error {
 		for _, v := range items {
+			if p.halted() {
+				return errStopped
+			}
 			if err := f(ctx, v); err != nil {
 				return err
 			}
 		}
 		return nil
+	})
+}
+
+// ForEachChunk starts a sink of n workers that call f with the items of
+// each chunk as it arrives: as many as were ready, up to the producer's
+// chunk size — one item when input trickles, full chunks under load. It is
+// the natural-batching sink for destinations that prefer batches (a bulk
+// insert, a batched publish) but should not wait for a batch to fill: no
+// timer is involved. items is valid only during the call; f must copy what
+// it keeps. An error from f fails the pipeline.
+func ForEachChunk[T any](p *Pipeline, name string, in Stream[T], n int, f func(ctx context.Context, items []T) error) {
+	checkWorkers("ForEachChunk", name, n)
+	if f == nil {
+		panic(fmt.Sprintf("sluice: ForEachChunk %q: nil function", name))
+	}
+	s := newStage(p, "sink", name, n)
+	ie := consume(p, s, in, n)
+	ctx := p.ctx
+	runSink(p, s, ie, func(_ int, items []T) error {
+		if p.halted() {
+			return errStopped
+		}
+		return f(ctx, items)
 	})
 }
 

@@ -24,6 +24,23 @@ func (e *Emitter[T]) Send(v T) bool { return e.s.send(v) }
 // back. It returns false once the pipeline has stopped.
 func (e *Emitter[T]) Flush() bool { return e.s.flush() }
 
+// Await tells the pipeline that the generator is about to wait for its own
+// input: it flushes what was sent so far, marks the stage as waiting for
+// input in [Pipeline.Stats] while wait runs, and returns false if the
+// pipeline has stopped (wait is then not called). Use it around a blocking
+// read, so that the stage shows as idle rather than busy:
+//
+//	ok := out.Await(func() { msg, err = sub.Next() })
+func (e *Emitter[T]) Await(wait func()) bool {
+	if !e.s.flush() {
+		return false
+	}
+	e.s.w.waitInput()
+	defer e.s.w.resume()
+	wait()
+	return true
+}
+
 // From starts a source stage: one goroutine runs gen, which sends items
 // through its [Emitter] and returns when it has no more. The stream closes
 // when gen returns nil; an error from gen fails the pipeline. gen must

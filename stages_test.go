@@ -277,3 +277,59 @@ func TestStatsSampleLatencyThroughAStage(t *testing.T) {
 		t.Fatalf("got %d latency samples for a source, want none", src.Count)
 	}
 }
+
+func TestForEachChunkSeesEveryItemOnceInNaturalBatches(t *testing.T) {
+	p := sluice.New(context.Background())
+	var mu sync.Mutex
+	var got []int
+	largest := 0
+	sluice.ForEachChunk(p, "bulk", sluice.FromSlice(p, "src", ints(10_000)), 3, func(_ context.Context, items []int) error {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, items...)
+		largest = max(largest, len(items))
+		return nil
+	})
+	if err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	checkExactlyOnce(t, got, ints(10_000))
+	if largest != sluice.DefaultChunk {
+		t.Fatalf("got largest chunk %d, want full chunks of %d from a flood", largest, sluice.DefaultChunk)
+	}
+}
+
+func TestAwaitShowsTheGeneratorWaitingForInput(t *testing.T) {
+	in := make(chan int)
+	p := sluice.New(context.Background())
+	src := sluice.From(p, "gen", func(ctx context.Context, out *sluice.Emitter[int]) error {
+		for {
+			var v int
+			var ok bool
+			if !out.Await(func() { v, ok = <-in }) {
+				return ctx.Err()
+			}
+			if !ok {
+				return nil
+			}
+			out.Send(v)
+		}
+	})
+	res := sluice.ToChan(p, "out", src)
+	in <- 7
+	if v := <-res; v != 7 { // Await flushed it: no chunk had to fill
+		t.Fatalf("got %d, want 7", v)
+	}
+	for p.Stats().Stages[0].Waiting != 1 {
+		time.Sleep(time.Millisecond)
+	}
+	if st := p.Stats().Stages[0]; st.WaitingForRoom != 0 {
+		t.Fatalf("got %d waiting for room, want the generator waiting for input", st.WaitingForRoom)
+	}
+	close(in)
+	for range res {
+	}
+	if err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -46,8 +46,10 @@ func runChunks[T, U any](p *Pipeline, s *stage, ie *edge[T], oe *edge[U], body f
 // with n == 1 it is. The output closes once in is drained and every worker
 // has finished. An error from f fails the pipeline.
 //
-// Cost: one call of f per item plus an append; chunks cross goroutines in
-// one channel operation each.
+// Cost: one call of f per item plus a store; chunks cross goroutines in
+// one channel operation each. Each worker takes a whole input chunk, so for
+// few slow items give the producing stage [Chunk](1) (see the package
+// documentation).
 func Map[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(ctx context.Context, v T) (U, error), opts ...StageOption) Stream[U] {
 	checkWorkers("Map", name, n)
 	if f == nil {
@@ -64,6 +66,10 @@ func Map[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(ctx con
 			dst := out.space()
 			k := min(len(dst), len(items))
 			for i, v := range items[:k] {
+				if p.halted() {
+					out.commit(i)
+					return errStopped
+				}
 				u, err := f(ctx, v)
 				if err != nil {
 					out.commit(i)
@@ -94,6 +100,9 @@ func Filter[T any](p *Pipeline, name string, in Stream[T], n int, keep func(ctx 
 	ctx := p.ctx
 	runChunks(p, s, ie, oe, func(items []T, out *sender[T]) error {
 		for _, v := range items {
+			if p.halted() {
+				return errStopped
+			}
 			ok, err := keep(ctx, v)
 			if err != nil {
 				return err
@@ -123,11 +132,11 @@ func FlatMap[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(ctx
 	runChunks(p, s, ie, oe, func(items []T, out *sender[U]) error {
 		emit := out.send
 		for _, v := range items {
+			if p.halted() {
+				return errStopped
+			}
 			if err := f(ctx, v, emit); err != nil {
 				return err
-			}
-			if p.stopped() {
-				return errStopped
 			}
 		}
 		return nil
