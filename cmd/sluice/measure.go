@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/sluicehq/sluice/cmd/sluice/internal/bench"
 )
 
 // figures are what seed 002 reported for a whole run, from /usr/bin/time.
@@ -54,11 +56,23 @@ func (m measure) stop(n int) figures {
 		N: n, Wall: wall,
 		User:   time.Duration(ru.Utime.Nano() - m.ru.Utime.Nano()),
 		Sys:    time.Duration(ru.Stime.Nano() - m.ru.Stime.Nano()),
-		MaxRSS: ru.Maxrss * 1024, // Linux reports KiB
+		MaxRSS: peakRSS(ru.Maxrss * 1024), // Linux reports KiB
 	}
 }
 
-// fromProcess takes figures for a finished child process.
+// peakRSS is this process's own peak resident set, from /proc where it can
+// be read; else fallback (rusage, which for a child started with vfork also
+// counts its parent's memory).
+func peakRSS(fallback int64) int64 {
+	if rss, ok := bench.PeakRSS(bench.OwnPeakRSS()); ok {
+		return rss
+	}
+	return fallback
+}
+
+// fromProcess takes figures for a finished child process; its MaxRSS is
+// rusage's, an upper bound (see peakRSS) that callers replace when the
+// child printed its own.
 func fromProcess(n int, wall time.Duration, ps *os.ProcessState) figures {
 	f := figures{N: n, Wall: wall, User: ps.UserTime(), Sys: ps.SystemTime()}
 	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice"
+	"github.com/sluicehq/sluice/cmd/sluice/internal/bench"
 )
 
 // Seed 002's workload: a generator sends n numbers taken in turn from a list
@@ -191,6 +192,9 @@ func squaresAlone(f squaresFlags, stdout, stderr io.Writer) int {
 	}
 	fig := m.stop(f.n)
 	fmt.Fprintf(stdout, "Final Sum: %d\n", got)
+	if line := bench.OwnPeakRSS(); line != "" {
+		fmt.Fprintln(stdout, line) // for a parent: our rusage may count its memory
+	}
 	fmt.Fprintf(stdout, "%s: n=%d w=%d  %s\n", f.impl, f.n, f.w, fig)
 	if got != want {
 		fmt.Fprintf(stderr, "sluice squares: FAILED: %s computed %d, want %d\n", f.impl, got, want)
@@ -280,7 +284,11 @@ func runChild(exe, impl string, f squaresFlags) (figures, int, error) {
 			if err != nil {
 				return figures{}, 0, fmt.Errorf("bad Final Sum line %q", line)
 			}
-			return fromProcess(f.n, wall, cmd.ProcessState), sum, nil
+			fig := fromProcess(f.n, wall, cmd.ProcessState)
+			if rss, ok := bench.PeakRSS(out.String()); ok {
+				fig.MaxRSS = rss
+			}
+			return fig, sum, nil
 		}
 	}
 	return figures{}, 0, fmt.Errorf("printed no Final Sum line: %q", out.String())

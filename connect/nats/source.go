@@ -219,20 +219,32 @@ func (s *Source) run(ctx context.Context, out *sluice.Emitter[Msg]) error {
 		select {
 		case m = <-msgs:
 		default:
-			if !out.Flush() {
+			// Nothing delivered yet: flush, and show the stage as
+			// waiting for input (not busy) while it waits.
+			idle.Reset(s.cfg.idleCheck)
+			var err error
+			var tick, stopped bool
+			if !out.Await(func() {
+				select {
+				case m = <-msgs:
+				case err = <-errs:
+				case <-idle.C:
+					tick = true
+				case <-ctx.Done():
+					stopped = true
+				}
+			}) || stopped {
 				return ctx.Err()
 			}
-			idle.Reset(s.cfg.idleCheck)
-			select {
-			case m = <-msgs:
-			case err := <-errs:
+			switch {
+			case err != nil:
 				if fatalErr(err) {
 					return fmt.Errorf("natsx: source %s/%s: %w", s.stream, s.durable, err)
 				}
 				s.fetchErrs.Add(1)
 				lastErr = err
 				continue
-			case <-idle.C:
+			case tick:
 				if nc.IsConnected() && lastErr == nil {
 					healthy = time.Now()
 				}
@@ -249,8 +261,8 @@ func (s *Source) run(ctx context.Context, out *sluice.Emitter[Msg]) error {
 					}
 				}
 				continue
-			case <-ctx.Done():
-				return ctx.Err()
+			case m == nil: // a nil error report: nothing to deliver
+				continue
 			}
 		}
 		s.delivered.Add(1)

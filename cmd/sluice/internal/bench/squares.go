@@ -128,7 +128,7 @@ func squaresProcess(c *Config, v squaresVariant, n int) (Sample, error) {
 		return Sample{}, fmt.Errorf("printed Final Sum: %d, want %d", got, want)
 	}
 	user, sys := cmd.ProcessState.UserTime(), cmd.ProcessState.SystemTime()
-	rss, ok := peakRSS(out.String())
+	rss, ok := PeakRSS(out.String())
 	if !ok {
 		// No VmHWM (not Linux): rusage, an upper bound (see above).
 		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
@@ -142,8 +142,8 @@ func squaresProcess(c *Config, v squaresVariant, n int) (Sample, error) {
 	}}, nil
 }
 
-// peakRSS reads the "VmHWM: N kB" line a child printed, in bytes.
-func peakRSS(out string) (int64, bool) {
+// PeakRSS reads the "VmHWM: N kB" line a child printed, in bytes.
+func PeakRSS(out string) (int64, bool) {
 	for line := range strings.Lines(out) {
 		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "VmHWM:"); ok {
 			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
@@ -153,8 +153,11 @@ func peakRSS(out string) (int64, bool) {
 	return 0, false
 }
 
-// ownPeakRSS is this process's VmHWM line from /proc/self/status, or "".
-func ownPeakRSS() string {
+// OwnPeakRSS is this process's VmHWM line from /proc/self/status (its peak
+// resident set since exec), or "" where there is none. A child prints it so
+// that its parent can read it back with PeakRSS: the rusage of a child
+// started with vfork counts the parent's memory too.
+func OwnPeakRSS() string {
 	b, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		return ""
@@ -265,7 +268,7 @@ func runChild(name string, n, w, list int, h Host, stdout, stderr io.Writer) int
 		return 1
 	}
 	fmt.Fprintf(stdout, "Final Sum: %d\n", sum)
-	if line := ownPeakRSS(); line != "" {
+	if line := OwnPeakRSS(); line != "" {
 		fmt.Fprintln(stdout, line)
 	}
 	return 0
