@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/sluicehq/sluice/internal/seeds"
 	"github.com/sluicehq/sluice/ring"
@@ -53,22 +54,27 @@ func BenchmarkSPSC(b *testing.B) {
 			measure(b, func() int64 { return viaChan(1, 1) })
 		})
 		if size == 1 {
-			b.Run("batch=1/seed", func(b *testing.B) {
-				r := seeds.NewRingBuffer[int](benchCap)
-				measure(b, func() int64 {
-					wg := produce(1, func(_, lo, step int) {
-						for v := lo; v < benchItems; v += step {
-							r.Write(v)
+			// The seed's ring, with its spin → yield → sleep wait. Its
+			// sleep is not given; a short one favours it (see seeds).
+			for _, sleep := range []time.Duration{seeds.RingSleep, 100 * time.Microsecond} {
+				b.Run(fmt.Sprintf("batch=1/seed-sleep=%dus", sleep.Microseconds()), func(b *testing.B) {
+					r := seeds.NewRingBuffer[int](benchCap)
+					r.Sleep = sleep
+					measure(b, func() int64 {
+						wg := produce(1, func(_, lo, step int) {
+							for v := lo; v < benchItems; v += step {
+								r.Write(v)
+							}
+						})
+						var sum int64
+						for range benchItems {
+							sum += int64(r.Read())
 						}
+						wg.Wait()
+						return sum
 					})
-					var sum int64
-					for range benchItems {
-						sum += int64(r.Read())
-					}
-					wg.Wait()
-					return sum
 				})
-			})
+			}
 		} else {
 			b.Run(fmt.Sprintf("batch=%d/chan-of-slices", size), func(b *testing.B) {
 				measure(b, func() int64 { return viaChanOfSlices(size) })

@@ -44,7 +44,10 @@ type waiter struct {
 
 // await returns nil once ready reports true (possibly spuriously: the caller
 // re-tries its operation and may wait again), or ctx's error if ctx is done
-// while parked. ready must be cheap and must not block.
+// while parked. ready must be cheap and must not block, and when it reports
+// false, the change that would make it true must be one the other side makes
+// after ready's loads and follows with wake; a false answer computed from a
+// stale mix of loads could park the caller for good (see MPSC.writable).
 func (w *waiter) await(ctx context.Context, ready func() bool) error {
 	for range spinChecks {
 		if ready() {
