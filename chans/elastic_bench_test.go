@@ -81,9 +81,10 @@ func elasticEnds() (chanPair, func()) {
 	return chanPair{e.In(), e.Out()}, e.Close
 }
 
-// benchElasticMethods pushes n values one at a time and takes them out with
-// PopMany, batch values at a time.
-func benchElasticMethods(b *testing.B, n, batch int, sequential bool) {
+// benchElasticMethods pushes n values one at a time (pushBatch 1) or
+// pushBatch at a time with PushMany, and takes them out with PopMany, batch
+// values at a time.
+func benchElasticMethods(b *testing.B, n, batch, pushBatch int, sequential bool) {
 	e := chans.NewElastic[int]()
 	defer e.Close()
 	ctx := context.Background()
@@ -102,26 +103,41 @@ func benchElasticMethods(b *testing.B, n, batch int, sequential bool) {
 			}
 		}
 	}
+	fill := func() { pushAll(e, n, pushBatch) }
 	done := perItem(b, n)
 	for b.Loop() {
 		if sequential {
-			for i := range n {
-				e.Push(i)
-			}
+			fill()
 			drain()
 			continue
 		}
 		fin := make(chan struct{})
 		go func() {
 			defer close(fin)
-			for i := range n {
-				e.Push(i)
-			}
+			fill()
 		}()
 		drain()
 		<-fin
 	}
 	done()
+}
+
+// pushAll pushes 0 … n-1, one at a time or batch at a time.
+func pushAll(e *chans.Elastic[int], n, batch int) {
+	if batch <= 1 {
+		for i := range n {
+			e.Push(i)
+		}
+		return
+	}
+	buf := make([]int, batch)
+	for i := 0; i < n; i += batch {
+		k := min(batch, n-i)
+		for j := range k {
+			buf[j] = i + j
+		}
+		e.PushMany(buf[:k]...)
+	}
 }
 
 func BenchmarkElastic(b *testing.B) {
@@ -135,7 +151,8 @@ func BenchmarkElastic(b *testing.B) {
 				}
 				b.Run("SeedElastic", func(b *testing.B) { benchChanPair(b, n, seq, seedEnds) })
 				b.Run("ElasticChan", func(b *testing.B) { benchChanPair(b, n, seq, elasticEnds) })
-				b.Run("ElasticPopMany", func(b *testing.B) { benchElasticMethods(b, n, 256, seq) })
+				b.Run("ElasticPopMany", func(b *testing.B) { benchElasticMethods(b, n, 256, 1, seq) })
+				b.Run("ElasticPushManyPopMany", func(b *testing.B) { benchElasticMethods(b, n, 256, 256, seq) })
 			})
 		}
 	}
@@ -153,7 +170,9 @@ func elasticRun(kind string, n int, sequential bool) (nsPerItem float64, ok bool
 	case "ElasticChan":
 		mk = elasticEnds
 	case "ElasticPopMany":
-		return elasticMethodsRun(n, sequential)
+		return elasticMethodsRun(n, 1, sequential)
+	case "ElasticPushManyPopMany":
+		return elasticMethodsRun(n, 256, sequential)
 	}
 	p, stop := mk()
 	defer stop()
@@ -178,7 +197,7 @@ func elasticRun(kind string, n int, sequential bool) (nsPerItem float64, ok bool
 	return float64(time.Since(start).Nanoseconds()) / float64(n), ok
 }
 
-func elasticMethodsRun(n int, sequential bool) (float64, bool) {
+func elasticMethodsRun(n, pushBatch int, sequential bool) (float64, bool) {
 	e := chans.NewElastic[int]()
 	defer e.Close()
 	dst := make([]int, 256)
@@ -186,9 +205,7 @@ func elasticMethodsRun(n int, sequential bool) (float64, bool) {
 	fin := make(chan struct{})
 	push := func() {
 		defer close(fin)
-		for i := range n {
-			e.Push(i)
-		}
+		pushAll(e, n, pushBatch)
 	}
 	if sequential {
 		push()
@@ -215,11 +232,12 @@ func elasticMethodsRun(n int, sequential bool) (float64, bool) {
 // through a fresh queue of every kind, in both shapes) so that a change in
 // the machine's load hits them all alike. It reports median ns/item per kind
 // and shape, and the ratios: x-seed (SeedElastic over ElasticChan, per
-// shape), chan-x (ElasticChan over Chan1024, concurrent) and popmany-x
-// (Chan1024 concurrent over ElasticPopMany, per shape).
+// shape), chan-x (ElasticChan over Chan1024, concurrent), popmany-x
+// (Chan1024 concurrent over Push + PopMany, per shape) and pushmany-x
+// (the same with PushMany batches of 256, concurrent).
 func BenchmarkElasticVersus(b *testing.B) {
 	const n = 1 << 16
-	kinds := []string{"Chan1024", "SeedElastic", "ElasticChan", "ElasticPopMany"}
+	kinds := []string{"Chan1024", "SeedElastic", "ElasticChan", "ElasticPopMany", "ElasticPushManyPopMany"}
 	samples := map[string][]float64{}
 	for b.Loop() {
 		for _, seq := range []bool{false, true} {
@@ -249,4 +267,5 @@ func BenchmarkElasticVersus(b *testing.B) {
 	b.ReportMetric(med["ElasticChan-con"]/med["Chan1024-con"], "chan-x")
 	b.ReportMetric(med["Chan1024-con"]/med["ElasticPopMany-con"], "popmany-x-con")
 	b.ReportMetric(med["Chan1024-con"]/med["ElasticPopMany-seq"], "popmany-x-seq")
+	b.ReportMetric(med["Chan1024-con"]/med["ElasticPushManyPopMany-con"], "pushmany-x-con")
 }

@@ -44,7 +44,8 @@ func (r *refQueue) popMany(n int) []int {
 }
 
 // FuzzElastic drives an Elastic and the reference model with the same
-// operations from one goroutine and checks every result: Push's verdict,
+// operations from one goroutine and checks every result: Push's and
+// PushMany's verdicts,
 // what Pop and PopMany return (or that they find nothing), Len, Dropped;
 // then it switches to the channel ends, closes In and checks Out delivers
 // exactly what the model still holds.
@@ -54,6 +55,7 @@ func FuzzElastic(f *testing.F) {
 	f.Add(uint8(2), uint8(2), uint8(1), []byte{0, 0, 0, 0, 1, 0, 0, 0, 0, 4, 3})
 	f.Add(uint8(0), uint8(0), uint8(1), []byte{5, 5, 5, 0, 5, 1, 6, 6})
 	f.Add(uint8(5), uint8(0), uint8(9), []byte{0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 2})
+	f.Add(uint8(4), uint8(1), uint8(3), []byte{7, 7, 2, 7, 1, 4, 3, 7, 21, 7})
 	f.Fuzz(func(t *testing.T, limit, policy, capacity uint8, ops []byte) {
 		ref := &refQueue{limit: int(limit % 8), policy: chans.Policy(policy%2) + chans.DropNewest}
 		opts := []chans.ElasticOption{chans.WithCapacity(int(capacity%16) + 1)}
@@ -73,11 +75,25 @@ func FuzzElastic(f *testing.F) {
 				if op%7 == 5 && ref.limit == 0 {
 					viaIn = true
 				}
-				if viaIn {
+				switch {
+				case viaIn:
 					e.In() <- next
 					ref.push(next)
-				} else if got, want := e.Push(next), ref.push(next); got != want {
-					t.Fatalf("Push(%d) = %v, want %v", next, got, want)
+				case op/7%2 == 1: // a batch of three
+					want := 0
+					for k := range 3 {
+						if ref.push(next + k) {
+							want++
+						}
+					}
+					if got := e.PushMany(next, next+1, next+2); got != want {
+						t.Fatalf("PushMany(%d, %d, %d) = %d, want %d", next, next+1, next+2, got, want)
+					}
+					next += 2
+				default:
+					if got, want := e.Push(next), ref.push(next); got != want {
+						t.Fatalf("Push(%d) = %v, want %v", next, got, want)
+					}
 				}
 				next++
 			case 1, 2, 6:

@@ -112,6 +112,27 @@ func TestElasticPopManyTakesWhatIsThereOldestFirst(t *testing.T) {
 	}
 }
 
+func TestElasticPushManyQueuesInOrderAndCountsDrops(t *testing.T) {
+	e := chans.NewElastic[int]()
+	if n := e.PushMany(1, 2, 3); n != 3 {
+		t.Fatalf("PushMany(1, 2, 3) = %d, want 3", n)
+	}
+	e.Push(4)
+	dst := make([]int, 8)
+	n, _ := e.PopMany(context.Background(), dst)
+	if got := fmt.Sprint(dst[:n]); got != "[1 2 3 4]" {
+		t.Fatalf("popped %s, want [1 2 3 4]", got)
+	}
+	limited := chans.NewElastic[int](chans.WithLimit(2, chans.DropNewest))
+	if n := limited.PushMany(1, 2, 3, 4); n != 2 || limited.Dropped() != 2 {
+		t.Fatalf("PushMany at a limit of 2 = %d, Dropped %d; want 2, 2", n, limited.Dropped())
+	}
+	limited.Close()
+	if n := limited.PushMany(5); n != 0 {
+		t.Fatalf("PushMany after Close = %d, want 0", n)
+	}
+}
+
 func TestElasticPushPanicsAfterInClosed(t *testing.T) {
 	e := chans.NewElastic[int]()
 	close(e.In())

@@ -108,6 +108,13 @@ func ExampleElastic_Push() {
 	// Output: true false
 }
 
+func ExampleElastic_PushMany() {
+	e := chans.NewElastic[int]()
+	batch := []int{1, 2, 3}
+	fmt.Println(e.PushMany(batch...), e.Len())
+	// Output: 3 3
+}
+
 func ExampleElastic_Pop() {
 	e := chans.NewElastic[string]()
 	e.Push("first")

@@ -177,8 +177,9 @@ func (m *merged[T]) sweep(ins []<-chan T) ([]<-chan T, bool, bool) {
 			return ins, moved, false
 		}
 		if !open {
-			ins[i] = ins[len(ins)-1]
-			ins = ins[:len(ins)-1]
+			last := len(ins) - 1
+			ins[i], ins[last] = ins[last], nil
+			ins = ins[:last]
 			i--
 		}
 	}

@@ -39,8 +39,17 @@ func (q *queue[T]) push(v T) {
 	q.tail++
 }
 
-// front returns the oldest value; the queue must not be empty.
-func (q *queue[T]) front() T { return q.buf[q.head&q.mask()] }
+// pushAll appends vs, growing the ring once if needed: at most two copies,
+// one per side of the wrap.
+func (q *queue[T]) pushAll(vs []T) {
+	if need := q.len() + len(vs); need > len(q.buf) {
+		q.resize(ceilPow2(need))
+	}
+	i := int(q.tail & q.mask())
+	first := copy(q.buf[i:], vs)
+	copy(q.buf, vs[first:])
+	q.tail += uint(len(vs))
+}
 
 // pop removes and returns the oldest value; the queue must not be empty.
 // The slot is zeroed so the queue does not keep garbage reachable.

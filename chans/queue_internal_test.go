@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// FuzzQueue applies a random sequence of push, pop and popInto to a queue
+// FuzzQueue applies a random sequence of push, pushAll, pop and popInto to a queue
 // and to a plain slice and checks they agree, and that the ring stays a
 // power of two no smaller than min and at most 4× the length (+min).
 func FuzzQueue(f *testing.F) {
@@ -18,7 +18,15 @@ func FuzzQueue(f *testing.F) {
 		next := 0
 		for _, op := range ops {
 			switch op % 4 {
-			case 0, 3:
+			case 3:
+				vs := make([]int, int(op/4)%70)
+				for i := range vs {
+					vs[i] = next
+					next++
+				}
+				q.pushAll(vs)
+				model = append(model, vs...)
+			case 0:
 				for range int(op/4)%8 + 1 {
 					q.push(next)
 					model = append(model, next)

@@ -1,0 +1,74 @@
+package chans
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrClosed is returned by receiving methods once no value will ever come:
+// the input was closed and everything queued has been taken, or Close was
+// called.
+var ErrClosed = errors.New("chans: closed")
+
+// Policy says what a bounded queue does with a new value when it is full.
+type Policy int
+
+const (
+	// Block makes the sender wait for room.
+	Block Policy = iota
+	// DropNewest discards the new value.
+	DropNewest
+	// DropOldest discards the oldest queued value to make room.
+	DropOldest
+)
+
+// String returns the policy's name.
+func (p Policy) String() string {
+	switch p {
+	case Block:
+		return "Block"
+	case DropNewest:
+		return "DropNewest"
+	case DropOldest:
+		return "DropOldest"
+	}
+	return fmt.Sprintf("Policy(%d)", int(p))
+}
+
+// An ElasticOption configures NewElastic.
+type ElasticOption interface {
+	apply(*elasticConfig)
+}
+
+type elasticConfig struct {
+	capacity int
+	limit    int // 0: unbounded
+	policy   Policy
+}
+
+type elasticOption func(*elasticConfig)
+
+func (f elasticOption) apply(c *elasticConfig) { f(c) }
+
+// WithCapacity sets the queue's initial capacity (default 64), rounded up to
+// a power of two. The queue grows past it as needed and shrinks back to it
+// once drained. It panics if n < 1.
+func WithCapacity(n int) ElasticOption {
+	if n < 1 {
+		panic(fmt.Sprintf("chans: capacity must be ≥ 1, got %d", n))
+	}
+	return elasticOption(func(c *elasticConfig) { c.capacity = n })
+}
+
+// WithLimit bounds the queue at n values and says what a send does when it
+// is full. Dropped values are counted (see Elastic.Dropped). It panics if
+// n < 1 or p is not a Policy.
+func WithLimit(n int, p Policy) ElasticOption {
+	if n < 1 {
+		panic(fmt.Sprintf("chans: limit must be ≥ 1, got %d", n))
+	}
+	if p < Block || p > DropOldest {
+		panic(fmt.Sprintf("chans: unknown policy %d", int(p)))
+	}
+	return elasticOption(func(c *elasticConfig) { c.limit, c.policy = n, p })
+}
