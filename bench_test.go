@@ -41,6 +41,46 @@ func BenchmarkEdgeHop(b *testing.B) {
 		}
 		perItem(b, n)
 	})
+	// What a careful hand-written program does: slices of 256, recycled.
+	b.Run("impl=chan-of-slices", func(b *testing.B) {
+		for b.Loop() {
+			ch := make(chan []int, 8)
+			free := make(chan []int, 16)
+			go func() {
+				buf := make([]int, 0, 256)
+				for i := range n {
+					buf = append(buf, i)
+					if len(buf) == cap(buf) {
+						ch <- buf
+						select {
+						case buf = <-free:
+							buf = buf[:0]
+						default:
+							buf = make([]int, 0, 256)
+						}
+					}
+				}
+				if len(buf) > 0 {
+					ch <- buf
+				}
+				close(ch)
+			}()
+			sum := 0
+			for buf := range ch {
+				for _, v := range buf {
+					sum += v
+				}
+				select {
+				case free <- buf:
+				default:
+				}
+			}
+			if sum != sumTo(n) {
+				b.Fatalf("got sum %d, want %d", sum, sumTo(n))
+			}
+		}
+		perItem(b, n)
+	})
 	b.Run("impl=sluice", func(b *testing.B) {
 		for b.Loop() {
 			p := sluice.New(context.Background())

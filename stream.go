@@ -3,6 +3,7 @@ package sluice
 import (
 	"fmt"
 	"reflect"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -256,7 +257,27 @@ func (s *sender[T]) handoff(c *chunk[T]) bool {
 	return true
 }
 
+// spinRounds bounds how many times a stage yields (runtime.Gosched) waiting
+// for input or room before it parks. Parking lets the processor go idle,
+// and waking an idle processor costs 80–140 µs on the 2-vCPU machines we
+// measure on; a few yields keep both processors busy under load, so that
+// the producer and consumer of an edge run in parallel. Measured on the
+// squares workload (50M values): 0 rounds 93M values/s, 10 rounds 114M,
+// 20 rounds 163M, 50 rounds 137M. An idle stage spends ~20 yields (a few
+// µs) before it parks.
+const spinRounds = 20
+
 func (s *sender[T]) blockingSend(c *chunk[T]) bool {
+	for range spinRounds {
+		if len(s.e.ch) < cap(s.e.ch) {
+			select {
+			case s.e.ch <- c:
+				return true
+			default:
+			}
+		}
+		runtime.Gosched()
+	}
 	s.w.waitRoom()
 	defer s.w.resume()
 	select {
@@ -334,6 +355,12 @@ func (r *receiver[T]) next(idle func() bool) *chunk[T] {
 	}
 	if idle != nil && !idle() {
 		return nil
+	}
+	for range spinRounds {
+		if len(r.e.ch) > 0 {
+			break
+		}
+		runtime.Gosched()
 	}
 	r.w.waitInput()
 	defer r.w.resume()
