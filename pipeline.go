@@ -183,9 +183,11 @@ func (p *Pipeline) addStage(s *stage) {
 	p.stages = append(p.stages, s)
 }
 
-func (p *Pipeline) addEdge(e edgeInfo) {
+// addEdge registers e as an output of stage from.
+func (p *Pipeline) addEdge(from *stage, e edgeInfo) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	from.outs = append(from.outs, e)
 	p.edges = append(p.edges, e)
 }
 

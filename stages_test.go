@@ -333,3 +333,23 @@ func TestAwaitShowsTheGeneratorWaitingForInput(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestStatsIsSafeWhileThePipelineIsBuilt(t *testing.T) {
+	p := sluice.New(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 200 {
+			_ = p.Stats()
+		}
+	}()
+	s := sluice.FromSlice(p, "src", ints(1000))
+	for i := range 20 {
+		s = sluice.Map(p, fmt.Sprint("m", i), s, 2, double)
+	}
+	sluice.Collect(p, "c", s)
+	<-done
+	if err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+}

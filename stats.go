@@ -236,10 +236,12 @@ type Snapshot struct {
 // any time from any goroutine, while the pipeline runs and after. It costs
 // a few atomic loads per worker and edge and takes no lock a stage holds.
 func (p *Pipeline) Stats() Snapshot {
+	// The graph (stages, their edges, the edges' counters) grows while the
+	// pipeline is built; p.mu keeps a snapshot from reading it half-made.
+	// Stages never take p.mu while running.
 	p.mu.Lock()
-	stages := p.stages[:len(p.stages):len(p.stages)]
-	edges := p.edges[:len(p.edges):len(p.edges)]
-	p.mu.Unlock()
+	defer p.mu.Unlock()
+	stages, edges := p.stages, p.edges
 
 	now := time.Now()
 	nowN := nowNs()

@@ -95,8 +95,7 @@ func newEdge[T any](p *Pipeline, from *stage, producers int, cfg stageConfig) *e
 	for i := range e.sent {
 		e.sent[i] = new(counter)
 	}
-	from.outs = append(from.outs, e)
-	p.addEdge(e)
+	p.addEdge(from, e)
 	return e
 }
 
@@ -115,11 +114,14 @@ func consume[T any](p *Pipeline, s *stage, in Stream[T], consumers int) *edge[T]
 		panic(fmt.Sprintf("sluice: stage %q: stream from stage %q is already consumed by stage %q",
 			s.name, e.from.name, e.to.Load().name))
 	}
-	e.recvd = make([]*counter, consumers)
-	for i := range e.recvd {
-		e.recvd[i] = new(counter)
+	recvd := make([]*counter, consumers)
+	for i := range recvd {
+		recvd[i] = new(counter)
 	}
+	p.mu.Lock() // Stats may be reading the graph
+	e.recvd = recvd
 	s.ins = append(s.ins, e)
+	p.mu.Unlock()
 	return e
 }
 
