@@ -70,6 +70,10 @@ type edge[T any] struct {
 
 	scrub bool // T holds pointers: clear recycled chunks so they keep nothing alive
 
+	// spinning is held by the one consumer that yields waiting for input;
+	// the others park at once, so idle workers do not churn the scheduler.
+	spinning atomic.Bool
+
 	dropped atomic.Int64 // items discarded by the overflow policy (slow path only)
 	evicted atomic.Int64 // of those, items taken back out of ch by DropOldest
 }
@@ -358,11 +362,14 @@ func (r *receiver[T]) next(idle func() bool) *chunk[T] {
 	if idle != nil && !idle() {
 		return nil
 	}
-	for range spinRounds {
-		if len(r.e.ch) > 0 {
-			break
+	if r.e.spinning.CompareAndSwap(false, true) {
+		for range spinRounds {
+			if len(r.e.ch) > 0 {
+				break
+			}
+			runtime.Gosched()
 		}
-		runtime.Gosched()
+		r.e.spinning.Store(false)
 	}
 	r.w.waitInput()
 	defer r.w.resume()
