@@ -379,11 +379,56 @@ func TestElasticHammer(t *testing.T) {
 		{"In/PopMany", true, false, nil},
 		{"Push/PopMany/limit", false, false, []chans.ElasticOption{chans.WithLimit(10, chans.Block)}},
 		{"In/Out/limit", true, true, []chans.ElasticOption{chans.WithLimit(10, chans.Block), chans.WithCapacity(1)}},
+		{"Push/PopMany/tiny segments", false, false, []chans.ElasticOption{chans.WithCapacity(1)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := chans.NewElastic[item](tc.opts...)
 			defer e.Close()
 			hammer(t, e, 8, 4, per, tc.viaIn, tc.viaOut)
 		})
+	}
+}
+
+// TestElasticPushManyFromManyProducersKeepsEachBatchInOrder runs four
+// producers pushing runs of values with PushMany, growing the queue from a
+// capacity of 1, against one consumer; every value must arrive once, in
+// order per producer.
+func TestElasticPushManyFromManyProducersKeepsEachBatchInOrder(t *testing.T) {
+	const producers, per = 4, 20000
+	e := chans.NewElastic[item](chans.WithCapacity(1))
+	defer e.Close()
+	var wg sync.WaitGroup
+	for p := range producers {
+		wg.Go(func() {
+			batch := make([]item, 0, 37)
+			for k := range per {
+				batch = append(batch, item{p, k})
+				if len(batch) == cap(batch) || k == per-1 {
+					if n := e.PushMany(batch...); n != len(batch) {
+						t.Errorf("PushMany = %d, want %d", n, len(batch))
+					}
+					batch = batch[:0]
+				}
+			}
+		})
+	}
+	next := make([]int, producers)
+	buf := make([]item, 100)
+	for got := 0; got < producers*per; {
+		n, err := e.PopMany(context.Background(), buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range buf[:n] {
+			if it.seq != next[it.src] {
+				t.Fatalf("got producer %d's item %d, want %d", it.src, it.seq, next[it.src])
+			}
+			next[it.src]++
+		}
+		got += n
+	}
+	wg.Wait()
+	if got := e.Len(); got != 0 {
+		t.Fatalf("Len() = %d after taking everything, want 0", got)
 	}
 }
