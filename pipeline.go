@@ -131,11 +131,6 @@ func (p *Pipeline) halted() bool { return p.halt.Load() }
 // load, cheap enough to call once per chunk.
 func (p *Pipeline) stopped() bool { return p.ctx.Err() != nil }
 
-// cancelled records why a stage stopped early: the scope's cause.
-func (p *Pipeline) cancelled() {
-	p.fail(context.Cause(p.ctx))
-}
-
 // goStage starts one goroutine of stage s. run's error, or a panic in it,
 // fails the pipeline. The goroutine is counted in p.wg before it starts, so
 // Wait cannot return while it runs.
@@ -179,7 +174,6 @@ func (p *Pipeline) addStage(s *stage) {
 		p.names = make(map[string]bool)
 	}
 	p.names[s.name] = true
-	s.id = len(p.stages)
 	p.stages = append(p.stages, s)
 }
 

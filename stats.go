@@ -8,7 +8,6 @@ import (
 
 // stage is what a pipeline knows of one of its stages, for snapshots.
 type stage struct {
-	id      int
 	name    string
 	kind    string
 	workers []*worker

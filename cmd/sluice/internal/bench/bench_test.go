@@ -16,16 +16,6 @@ func checkConfig() *Config {
 	return &Config{Mode: Check, Count: 1, Timeout: time.Minute, Host: testHost("")}
 }
 
-func rowsNotOK(rows []Row) []string {
-	var bad []string
-	for _, r := range rows {
-		if r.Status != statusOK {
-			bad = append(bad, fmt.Sprintf("%s / %s / %s: %s: %s", r.Experiment, r.Group, r.Variant, r.Status, r.Note))
-		}
-	}
-	return bad
-}
-
 // Every in-process experiment runs every variant at tiny sizes and checks
 // its answer; none may fail, and only the documented cases are skipped.
 func TestEveryInProcessVariantComputesTheRightAnswer(t *testing.T) {
