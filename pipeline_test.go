@@ -253,7 +253,7 @@ func TestReduceFoldsInOrder(t *testing.T) {
 }
 
 func TestNoFunctionIsCalledAfterTheScopeFails(t *testing.T) {
-	for _, kind := range []string{"ForEach", "Map", "Filter", "OrderedMap", "FlatMap"} {
+	for _, kind := range []string{"ForEach", "Map", "Filter", "OrderedMap", "FlatMap", "Reduce"} {
 		t.Run(kind, func(t *testing.T) {
 			p := sluice.New(context.Background())
 			var calls atomic.Int64
@@ -278,6 +278,11 @@ func TestNoFunctionIsCalledAfterTheScopeFails(t *testing.T) {
 				out = sluice.OrderedMap(p, "stage", src, 1, id)
 			case "Filter":
 				out = sluice.Filter(p, "stage", src, 1, func(ctx context.Context, v int) (bool, error) { return true, f(ctx, v) })
+			case "Reduce":
+				sluice.Reduce(p, "stage", src, 0, func(acc, v int) int {
+					_ = f(p.Context(), v)
+					return acc + v
+				})
 			case "FlatMap":
 				out = sluice.FlatMap(p, "stage", src, 1, func(ctx context.Context, v int, emit func(int) bool) error {
 					emit(v)

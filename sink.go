@@ -108,6 +108,10 @@ func Reduce[T, A any](p *Pipeline, name string, in Stream[T], init A, f func(acc
 	runSink(p, s, ie, func(_ int, items []T) error {
 		acc := res.v
 		for _, v := range items {
+			if p.halted() {
+				res.v = acc
+				return errStopped
+			}
 			acc = f(acc, v)
 		}
 		res.v = acc
