@@ -100,7 +100,8 @@ func OnFull(o Overflow) StageOption {
 }
 
 // Window bounds how many items [OrderedMap] may hold while it waits for an
-// earlier item to finish (default: 4 chunks per worker). Panics if n < 1.
+// earlier item to finish, rounded up to whole chunks of its input (default:
+// 4 chunks per worker). Panics if n < 1.
 func Window(n int) StageOption {
 	if n < 1 {
 		panic(fmt.Sprintf("sluice: Window must be ≥ 1, got %d", n))

@@ -268,9 +268,9 @@ func (s *sender[T]) handoff(c *chunk[T]) bool {
 // and waking an idle processor costs 80–140 µs on the 2-vCPU machines we
 // measure on; a few yields keep both processors busy under load, so that
 // the producer and consumer of an edge run in parallel. Measured on the
-// squares workload (50M values): 0 rounds 93M values/s, 10 rounds 114M,
-// 20 rounds 163M, 50 rounds 137M. An idle stage spends ~20 yields (a few
-// µs) before it parks.
+// squares workload (50M values, median of 3 runs each; single runs vary
+// widely): 0 rounds 93M values/s, 10 rounds 114M, 20 rounds 163M, 50
+// rounds 137M. An idle stage spends ~20 yields (a few µs) before it parks.
 const spinRounds = 20
 
 func (s *sender[T]) blockingSend(c *chunk[T]) bool {
