@@ -116,8 +116,11 @@ var errDangling = errors.New("sluice: a stream is never consumed")
 func (p *Pipeline) fail(err error) {
 	p.errOnce.Do(func() {
 		p.err = err
+		// halt before cancel: a function that returns because the
+		// context is done must find halt already set, or its stage would
+		// go on to the next item.
+		p.halt.Store(true)
 		p.cancel(err)
-		p.halt.Store(true) // after cancel: a stage that sees halt sees the cause
 	})
 }
 
@@ -221,7 +224,15 @@ func wrap(s *stage, err error) error {
 
 // cause is the reason the scope was cancelled: the first stage error, or
 // the parent context's cause.
-func (p *Pipeline) cause() error { return context.Cause(p.ctx) }
+func (p *Pipeline) cause() error {
+	if c := context.Cause(p.ctx); c != nil {
+		return c
+	}
+	if p.halt.Load() { // set after p.err, just before the cancel lands
+		return p.err
+	}
+	return nil
+}
 
 // flusher is a sender of any element type.
 type flusher interface{ flush() bool }
