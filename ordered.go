@@ -48,6 +48,7 @@ func OrderedMap[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(
 					oc.items = make([]U, 0, len(c.items))
 				}
 				dst := oc.items[:len(c.items)]
+				clear(dst) // take its cache lines here at once (see sender.take)
 				for i, v := range c.items {
 					if p.halted() {
 						r.release(c)

@@ -171,8 +171,8 @@ type sender[T any] struct {
 	e    *edge[T]
 	sent *counter
 	w    *worker
-	hops uint64 // chunks handed off, for sampling
-	_    [48]byte
+	hops uint64   // chunks handed off, for sampling
+	_    [48]byte // to 128 bytes
 }
 
 func newSender[T any](e *edge[T], i int, w *worker) *sender[T] {
@@ -188,8 +188,16 @@ func (s *sender[T]) init(e *edge[T], i int, w *worker) {
 	s.take(e.get())
 }
 
+// take makes c the chunk being filled. It clears the chunk first: a
+// recycled chunk was last read by a consumer, often on another processor,
+// and clearing it in one burst of wide stores takes its cache lines back
+// here all at once, instead of one stalled line every few items as the
+// stage writes. On the squares workload (50M values, 2 vCPUs) this took
+// the sluice run from 60–70M values/s to 95–100M when the two vCPUs are
+// far apart in cache, and changed nothing (~155M) when they are close.
 func (s *sender[T]) take(c *chunk[T]) {
 	s.c, s.buf, s.n = c, c.items[:s.e.size], 0
+	clear(s.buf)
 }
 
 // send adds v to the current chunk, flushing it when full. It returns false
@@ -197,7 +205,9 @@ func (s *sender[T]) take(c *chunk[T]) {
 //
 // The full-chunk path calls through the func value s.full (which is
 // s.flush) rather than the method: that keeps send under the inliner's
-// budget, which saves a call per item in every stage loop.
+// budget (cost 79 of 80; a direct call of the generic method costs more,
+// as it passes a dictionary), which saves a call per item in every stage
+// loop.
 func (s *sender[T]) send(v T) bool {
 	s.buf[s.n] = v
 	s.n++
