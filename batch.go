@@ -13,8 +13,8 @@ import (
 //
 // Batches are handed on one at a time (the output edge's chunk size is 1
 // unless [Chunk] says otherwise), so a batch is never held back behind the
-// next; the output edge holds max(1, DefaultBuffer/size) batches unless
-// [Buffer] says otherwise. The time limit is checked when a chunk of input arrives and by a
+// next; the output edge holds max(1, 2048/size) batches unless [Buffer]
+// says otherwise. The time limit is checked when a chunk of input arrives and by a
 // timer while the input is idle; a batch may leave up to the processing time
 // of one input chunk after maxWait.
 func Batch[T any](p *Pipeline, name string, in Stream[T], size int, maxWait time.Duration, opts ...StageOption) Stream[[]T] {
@@ -24,11 +24,12 @@ func Batch[T any](p *Pipeline, name string, in Stream[T], size int, maxWait time
 	if maxWait < 0 {
 		panic(fmt.Sprintf("sluice: Batch %q: maxWait must be ≥ 0, got %v", name, maxWait))
 	}
-	// By default the output holds about DefaultBuffer items' worth of
-	// batches, handed on one at a time.
-	cfg := stageOptions(append([]StageOption{Chunk(1), Buffer(max(1, DefaultBuffer/size))}, opts...))
+	// By default the output holds about 2048 items' worth of batches,
+	// handed on one at a time.
+	cfg := stageOptions(append([]StageOption{Chunk(1), Buffer(max(1, 2048/size))}, opts...))
 	s := newStage(p, "batch", name, 1)
 	ie := consume(p, s, in, 1)
+	ie.unmeasured()
 	oe := newEdge[[]T](p, s, 1, cfg)
 	w := s.workers[0]
 	r := newReceiver(ie, 0, w)

@@ -55,13 +55,21 @@
 // size and maximum wait; [ForEachChunk] hands a sink each chunk as it comes.
 //
 // A chunk is also the grain of parallelism: a worker takes a whole chunk.
-// When items are few and slow (a millisecond or more each), give the
-// producing stage [Chunk](1) or a small chunk so that all n workers of the
-// next stage get a share.
+// So the size of the chunks on an edge adapts to the stage that consumes
+// it: each worker measures the time it spends on a chunk (not counting its
+// waits) and sets the size for the chunks its producer fills next, so that
+// one chunk is about 50 µs of work — up to [DefaultChunk] items when items
+// are cheap (per-chunk costs vanish), one item when each takes 50 µs or
+// more (slow items spread over every worker). An edge starts at 16 items
+// before anything is measured; a larger size is taken at once and a
+// smaller one after four slow chunks in a row, so one chunk slowed by
+// preemption does not shrink a fast stage's chunks. The size follows the
+// recent cost of items: after a flood of cheap items, the next few chunks
+// are large even if their items are slow. [Chunk] fixes the size instead.
 //
 // # Backpressure and overflow
 //
-// Edges are bounded ([Buffer], default [DefaultBuffer] items). By default a
+// Edges are bounded ([Buffer]; by default 8 chunks). By default a
 // stage whose output is full waits ([Block]), so a slow stage slows its
 // producers. [OnFull] with [DropNewest] or [DropOldest] makes a stage discard
 // instead; every discarded item is counted.

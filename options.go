@@ -20,7 +20,7 @@ func Named(name string) Option { return optionFunc(func(c *config) { c.name = na
 type StageOption interface{ applyStage(*stageConfig) }
 
 type stageConfig struct {
-	buffer    int      // items the output edge holds, beyond chunks being filled or processed
+	buffer    int      // items the output edge holds, beyond chunks being filled or processed; 0: defaultChunks chunks
 	chunk     int      // items per chunk; 0: chosen from the element size
 	overflow  Overflow // what a send does when the output edge is full
 	window    int      // OrderedMap's reorder window, in items
@@ -31,17 +31,23 @@ type stageOptionFunc func(*stageConfig)
 
 func (f stageOptionFunc) applyStage(c *stageConfig) { f(c) }
 
-// DefaultBuffer is the number of items an edge holds unless [Buffer] says
-// otherwise.
-const DefaultBuffer = 2048
+// DefaultBuffer is the number of items an edge of small elements holds
+// unless [Buffer] says otherwise: 8 chunks of [DefaultChunk]. An edge of
+// larger elements holds 8 of its smaller chunks, about 128 KiB.
+const DefaultBuffer = 8 * DefaultChunk
 
 // DefaultChunk is the largest number of items moved between goroutines in
 // one chunk unless [Chunk] says otherwise. Chunks of large elements are
-// smaller, so that one chunk stays near 16 KiB.
-const DefaultChunk = 256
+// smaller, so that one chunk stays near 16 KiB. Below that ceiling the size
+// adapts to the consuming stage (see the package documentation): cheap
+// items travel in full chunks, slow ones in chunks of a few items or one.
+const DefaultChunk = 2048
 
-// Buffer sets how many items the stage's output edge holds (default
-// [DefaultBuffer]). The edge is a queue of chunks; a buffer smaller than the
+// defaultChunks is how many chunks an edge holds unless [Buffer] is given.
+const defaultChunks = 8
+
+// Buffer sets how many items the stage's output edge holds (default: 8
+// chunks, [DefaultBuffer] small items). The edge is a queue of chunks; a buffer smaller than the
 // chunk size makes chunks that small, so Buffer(1) moves items one at a
 // time, as an unbuffered-like channel would. Panics if n < 1.
 func Buffer(n int) StageOption {
@@ -52,9 +58,10 @@ func Buffer(n int) StageOption {
 }
 
 // Chunk sets the most items moved between goroutines at once on the stage's
-// output edge. Larger chunks cost less per item and add latency only under
-// load (a chunk is sent early whenever its producer would otherwise wait).
-// Panics if n < 1.
+// output edge, and turns off the adaptive sizing described in the package
+// documentation: every chunk is filled to n items unless its producer would
+// otherwise wait. Larger chunks cost less per item and add latency only
+// under load. Panics if n < 1.
 func Chunk(n int) StageOption {
 	if n < 1 {
 		panic(fmt.Sprintf("sluice: Chunk must be ≥ 1, got %d", n))
@@ -110,7 +117,7 @@ func Window(n int) StageOption {
 }
 
 func stageOptions(opts []StageOption) stageConfig {
-	c := stageConfig{buffer: DefaultBuffer}
+	var c stageConfig
 	for _, o := range opts {
 		if o == nil {
 			panic("sluice: nil StageOption")

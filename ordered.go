@@ -31,6 +31,7 @@ func OrderedMap[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(
 	for range window {
 		ro.free <- struct{}{}
 	}
+	ie.measured()
 	ctx := p.ctx
 	for i, w := range s.workers {
 		r := newReceiver(ie, i, w)

@@ -18,6 +18,7 @@ func Merge[T any](p *Pipeline, name string, ins ...Stream[T]) Stream[T] {
 	edges := make([]*edge[T], n)
 	for i, in := range ins {
 		edges[i] = consume(p, s, in, 1)
+		edges[i].unmeasured()
 	}
 	oe := newEdge[T](p, s, n, stageOptions(nil))
 	for i, w := range s.workers {
@@ -104,6 +105,7 @@ func fanOut[T any](p *Pipeline, kind, name string, in Stream[T], n int, opts []S
 		outs[i] = newSender(oe, 0, w)
 		flushers[i] = outs[i]
 	}
+	ie.measured()
 	r := newReceiver(ie, 0, w)
 	idle := func() bool { return p.finish(flushers...) == nil }
 	p.goStage(s, w, func() error {

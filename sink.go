@@ -8,6 +8,7 @@ import (
 // runSink starts the n workers of a sink; each calls body with the items of
 // every chunk it takes from ie.
 func runSink[T any](p *Pipeline, s *stage, ie *edge[T], body func(worker int, items []T) error) {
+	ie.measured()
 	for i, w := range s.workers {
 		r := newReceiver(ie, i, w)
 		p.goStage(s, w, func() error {

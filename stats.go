@@ -155,16 +155,19 @@ func (e *edge[T]) stats() EdgeStats {
 		recvd += c.n.Load()
 	}
 	evicted := e.evicted.Load()
+	limit := int(e.limit.Load())
+	depth := max(0, sent-recvd-evicted)
 	st := EdgeStats{
-		From:     e.from.name,
-		Sent:     sent,
-		Received: recvd,
-		Dropped:  e.dropped.Load(),
-		Depth:    max(0, sent-recvd-evicted),
-		Capacity: cap(e.ch) * e.size,
-		Chunks:   len(e.ch),
-		ChunkCap: cap(e.ch),
-		Policy:   e.policy.String(),
+		From:      e.from.name,
+		Sent:      sent,
+		Received:  recvd,
+		Dropped:   e.dropped.Load(),
+		Depth:     depth,
+		Capacity:  max(cap(e.ch)*limit, int(depth)),
+		Chunks:    len(e.ch),
+		ChunkCap:  cap(e.ch),
+		ChunkSize: limit,
+		Policy:    e.policy.String(),
 	}
 	if to := e.to.Load(); to != nil {
 		st.To = to.name
@@ -180,13 +183,20 @@ type EdgeStats struct {
 	Dropped  int64  // items discarded by the overflow policy
 	// Depth is the number of items queued in the edge. Items in a chunk
 	// that a producer is still filling are not counted yet.
-	Depth    int64
-	Capacity int // items the edge holds when full
+	Depth int64
+	// Capacity is the items the edge holds when full at its current chunk
+	// size: ChunkCap × ChunkSize, or Depth if more than that (chunks of an
+	// earlier, larger size still queued).
+	Capacity int
 	// Chunks and ChunkCap are the queue's fill in chunks: the edge is full,
 	// and its producer blocks, when Chunks == ChunkCap — even if the
 	// chunks are partly filled and Depth is well below Capacity.
 	Chunks, ChunkCap int
-	Policy           string // overflow policy: block, drop-newest, drop-oldest
+	// ChunkSize is the number of items the producer puts in a chunk now:
+	// it adapts to the consumer's cost per item unless set by [Chunk] (see
+	// the package documentation).
+	ChunkSize int
+	Policy    string // overflow policy: block, drop-newest, drop-oldest
 }
 
 // StageStats describes one stage at the moment of a snapshot.

@@ -2,6 +2,7 @@ package sluice
 
 import (
 	"fmt"
+	"math/bits"
 	"reflect"
 	"runtime"
 	"sync"
@@ -59,7 +60,8 @@ type edge[T any] struct {
 	to   atomic.Pointer[stage]
 
 	ch     chan *chunk[T]
-	size   int // items per chunk
+	size   int  // most items per chunk
+	fixed  bool // size was set by the Chunk option: no adaptive sizing
 	policy Overflow
 	pool   sync.Pool
 
@@ -76,7 +78,37 @@ type edge[T any] struct {
 
 	dropped atomic.Int64 // items discarded by the overflow policy (slow path only)
 	evicted atomic.Int64 // of those, items taken back out of ch by DropOldest
+
+	// limit is how many items (≤ size) a sender puts in a chunk before it
+	// hands the chunk on. It starts small; a consumer that measures sets it
+	// (see tune), so that cheap items travel in full chunks and slow ones
+	// spread over the consumer's workers; another consumer sets it to size.
+	// Fixed at size by the Chunk option. Senders read it once per chunk.
+	// adapt says whether the consumer measures.
+	limit atomic.Int64
+	adapt bool
 }
+
+// chunkWork is how long a consumer should spend on one chunk, in ns, when
+// its edge adapts: long enough that the per-chunk costs (a channel
+// operation, recycling) are a few percent of it, short enough that a
+// stage's workers share slow items fairly and a chunk left at the end of
+// the input does not keep one worker busy while the others idle.
+const chunkWork = 50_000
+
+// firstLimit is the chunk size an edge starts with, before its consumer
+// has measured anything: small, so that a few slow items are spread over
+// the workers from the start.
+const firstLimit = 16
+
+// measured marks e as consumed by a stage whose receivers measure their
+// work per chunk and tune e.limit. Called at construction, before the
+// consumer's goroutines start.
+func (e *edge[T]) measured() { e.adapt = !e.fixed }
+
+// unmeasured marks e as consumed by a stage that does not measure (it
+// passes chunks on whole, or regroups items): full chunks from now on.
+func (e *edge[T]) unmeasured() { e.limit.Store(int64(e.size)) }
 
 // newEdge makes the output edge of stage from, written by producers
 // goroutines.
@@ -89,11 +121,19 @@ func newEdge[T any](p *Pipeline, from *stage, producers int, cfg stageConfig) *e
 			size = max(16, (16<<10)/es)
 		}
 	}
-	size = min(size, cfg.buffer)
-	chunks := (cfg.buffer + size - 1) / size
+	chunks := defaultChunks
+	if cfg.buffer > 0 {
+		size = min(size, cfg.buffer)
+		chunks = (cfg.buffer + size - 1) / size
+	}
 	e := &edge[T]{
 		p: p, from: from, ch: make(chan *chunk[T], chunks), size: size,
 		policy: cfg.overflow, scrub: hasPointers(reflect.TypeFor[T]()),
+		fixed: cfg.chunk != 0,
+	}
+	e.limit.Store(int64(size))
+	if !e.fixed {
+		e.limit.Store(int64(min(size, firstLimit)))
 	}
 	e.sent = make([]*counter, producers)
 	for i := range e.sent {
@@ -196,7 +236,7 @@ func (s *sender[T]) init(e *edge[T], i int, w *worker) {
 // the sluice run from 60–70M values/s to 95–100M when the two vCPUs are
 // far apart in cache, and changed nothing (~155M) when they are close.
 func (s *sender[T]) take(c *chunk[T]) {
-	s.c, s.buf, s.n = c, c.items[:s.e.size], 0
+	s.c, s.buf, s.n = c, c.items[:min(s.e.size, int(s.e.limit.Load()))], 0
 	clear(s.buf)
 }
 
@@ -283,7 +323,12 @@ func (s *sender[T]) handoff(c *chunk[T]) bool {
 // rounds 137M. An idle stage spends ~20 yields (a few µs) before it parks.
 const spinRounds = 20
 
+// blockingSend waits for room for c. The yields count as waiting for room
+// too: other goroutines run meanwhile, and a consumer that measures its own
+// work (see receiver.tune) must not count theirs.
 func (s *sender[T]) blockingSend(c *chunk[T]) bool {
+	s.w.waitRoom()
+	defer s.w.resume()
 	for range spinRounds {
 		if len(s.e.ch) < cap(s.e.ch) {
 			select {
@@ -294,8 +339,6 @@ func (s *sender[T]) blockingSend(c *chunk[T]) bool {
 		}
 		runtime.Gosched()
 	}
-	s.w.waitRoom()
-	defer s.w.resume()
 	select {
 	case s.e.ch <- c:
 		return true
@@ -330,6 +373,12 @@ type receiver[T any] struct {
 	e     *edge[T]
 	recvd *counter
 	w     *worker
+
+	// On an adaptive edge: when the current chunk was taken and the
+	// worker's blocked time then (t0 == 0: not measuring), and how many
+	// chunks in a row asked for a smaller limit.
+	t0, b0  int64
+	shrinks int
 }
 
 func newReceiver[T any](e *edge[T], i int, w *worker) *receiver[T] {
@@ -339,8 +388,47 @@ func newReceiver[T any](e *edge[T], i int, w *worker) *receiver[T] {
 // release records the chunk's latency, if it was sampled, and recycles it:
 // the stage has finished with it.
 func (r *receiver[T]) release(c *chunk[T]) {
+	if r.t0 != 0 {
+		r.tune(len(c.items))
+	}
 	r.observe(c)
 	r.e.put(c)
+}
+
+// took starts measuring the chunk just taken, on an adaptive edge.
+func (r *receiver[T]) took() {
+	if r.e.adapt {
+		r.t0, r.b0 = nowNs(), r.w.blocked.Load()
+	}
+}
+
+// tune sets the edge's chunk limit from how long the worker spent on the
+// n items of the chunk it took last, not counting its waits: a chunk
+// should take about chunkWork. Limits are powers of two (or the edge's
+// size). A larger limit is set at once; a smaller one only after four
+// chunks in a row asked for it, so that one chunk slowed by preemption or
+// a GC assist does not shrink the chunks of a fast stage.
+func (r *receiver[T]) tune(n int) {
+	busy := nowNs() - r.t0 - (r.w.blocked.Load() - r.b0)
+	r.t0 = 0
+	if n == 0 {
+		return
+	}
+	want := int64(chunkWork) * int64(n) / max(busy, 1)
+	want = min(int64(r.e.size), 1<<(bits.Len64(uint64(max(want, 1)))-1))
+	cur := r.e.limit.Load()
+	switch {
+	case want > cur:
+		r.e.limit.Store(want)
+		r.shrinks = 0
+	case want < cur:
+		if r.shrinks++; r.shrinks >= 4 {
+			r.e.limit.Store(want)
+			r.shrinks = 0
+		}
+	default:
+		r.shrinks = 0
+	}
 }
 
 // observe records, for a sampled chunk, the time from its hand-off to the
@@ -366,6 +454,7 @@ func (r *receiver[T]) next(idle func() bool) *chunk[T] {
 			return nil
 		}
 		r.recvd.add(len(c.items))
+		r.took()
 		return c
 	default:
 	}
@@ -389,6 +478,7 @@ func (r *receiver[T]) next(idle func() bool) *chunk[T] {
 			return nil
 		}
 		r.recvd.add(len(c.items))
+		r.took()
 		return c
 	case <-r.e.p.ctx.Done():
 		return nil

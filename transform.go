@@ -14,6 +14,7 @@ var errStopped = fmt.Errorf("sluice: stopped")
 // worker's own sender into oe; body returns a stage error, errStopped, or
 // nil. Before waiting for input a worker flushes its partial output chunk.
 func runChunks[T, U any](p *Pipeline, s *stage, ie *edge[T], oe *edge[U], body func(items []T, out *sender[U]) error) {
+	ie.measured()
 	for i, w := range s.workers {
 		r := newReceiver(ie, i, w)
 		out := newSender(oe, i, w)
@@ -47,9 +48,9 @@ func runChunks[T, U any](p *Pipeline, s *stage, ie *edge[T], oe *edge[U], body f
 // has finished. An error from f fails the pipeline.
 //
 // Cost: one call of f per item plus a store; chunks cross goroutines in
-// one channel operation each. Each worker takes a whole input chunk, so for
-// few slow items give the producing stage [Chunk](1) (see the package
-// documentation).
+// one channel operation each. Each worker takes a whole input chunk; the
+// chunk size adapts to how long f takes, so slow items are spread over the
+// workers (see the package documentation).
 func Map[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(ctx context.Context, v T) (U, error), opts ...StageOption) Stream[U] {
 	checkWorkers("Map", name, n)
 	if f == nil {

@@ -25,8 +25,9 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 func orders(t *testing.T, name string, n int) *sluice.Pipeline {
 	t.Helper()
 	p := sluice.New(context.Background(), sluice.Named(name))
-	src := sluice.FromSlice(p, "orders", make([]int, n))
-	priced := sluice.Map(p, "price", src, 2, func(_ context.Context, v int) (int, error) { return v + 1, nil })
+	// Fixed chunks, so that queue capacities do not depend on timing.
+	src := sluice.FromSlice(p, "orders", make([]int, n), sluice.Chunk(256))
+	priced := sluice.Map(p, "price", src, 2, func(_ context.Context, v int) (int, error) { return v + 1, nil }, sluice.Chunk(256))
 	sluice.Collect(p, "store", priced)
 	if err := p.Wait(); err != nil {
 		t.Fatal(err)
@@ -160,7 +161,7 @@ func TestCollectorShowsAStuckStageQueueFullAndItsProducerWaiting(t *testing.T) {
 			}
 		}
 		return nil
-	}, sluice.Buffer(512))
+	}, sluice.Chunk(256), sluice.Buffer(512)) // fixed chunks: two fill the queue
 	held := sluice.Map(p, "held", src, 1, func(ctx context.Context, v int) (int, error) {
 		<-gate
 		return v, nil
@@ -186,7 +187,7 @@ sluice_pipeline_state{pipeline="stuck",state="done"} 0
 sluice_pipeline_state{pipeline="stuck",state="running"} 1
 # HELP sluice_stage_queue_capacity Items a stage's input queue holds when full.
 # TYPE sluice_stage_queue_capacity gauge
-sluice_stage_queue_capacity{pipeline="stuck",stage="discard"} 2048
+sluice_stage_queue_capacity{pipeline="stuck",stage="discard"} 128
 sluice_stage_queue_capacity{pipeline="stuck",stage="held"} 512
 # HELP sluice_stage_queue_length Items queued on a stage's input, waiting for it.
 # TYPE sluice_stage_queue_length gauge

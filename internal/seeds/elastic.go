@@ -65,8 +65,15 @@ func elasticRun1[T any](mode ElasticShrinkMode, cout chan<- T, cin <-chan T) {
 	for {
 		select {
 		case vi, ok = <-in:
+			// The seed's loop is `for i := 0; i < maxReceive; i++`, with the
+			// next receive at the bottom: on its last round it receives a
+			// value and then leaves the loop without queueing it, so a
+			// writer that keeps the input busy for 1024 receives loses a
+			// value. This copy stops receiving after ElasticMaxReceive
+			// values instead, so that the baseline is correct; the cost is
+			// the same.
 		inLoop:
-			for range ElasticMaxReceive {
+			for i := 1; ; i++ {
 				if !ok {
 					if out == nil {
 						close(cout)
@@ -79,6 +86,9 @@ func elasticRun1[T any](mode ElasticShrinkMode, cout chan<- T, cin <-chan T) {
 					vo, out = vi, cout
 				} else {
 					q.pushBack(vi)
+				}
+				if i == ElasticMaxReceive {
+					break
 				}
 				select {
 				case vi, ok = <-in:

@@ -95,3 +95,27 @@ func TestSeedRingPassesValuesInOrder(t *testing.T) {
 	}
 	<-done
 }
+
+// A writer that keeps the input full makes the relay receive more than
+// ElasticMaxReceive values in a row; none may be lost (the seed's own loop
+// lost one there).
+func TestSeedElasticLosesNothingAfterManyReceivesInARow(t *testing.T) {
+	const n = 5 * ElasticMaxReceive
+	in := make(chan int, n)
+	for i := range n {
+		in <- i
+	}
+	close(in)
+	out := make(chan int)
+	go elasticRun1(ElasticShrinkNever, out, in)
+	next := 0
+	for v := range out {
+		if v != next {
+			t.Fatalf("got %d, want %d", v, next)
+		}
+		next++
+	}
+	if next != n {
+		t.Fatalf("got %d values, want %d", next, n)
+	}
+}

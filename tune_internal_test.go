@@ -1,0 +1,89 @@
+package sluice
+
+import (
+	"context"
+	"testing"
+)
+
+// tuneCase builds a pipeline with one adaptive edge of ints and a receiver
+// on it, and returns a function that reports a chunk of n items on which
+// the worker was busy for busy ns and blocked for blocked ns.
+func tuneCase(t *testing.T, opts ...StageOption) (*edge[int], func(n int, busy, blocked int64)) {
+	t.Helper()
+	p := New(context.Background())
+	src := newStage(p, "source", "src", 1)
+	e := newEdge[int](p, src, 1, stageOptions(opts))
+	sink := newStage(p, "sink", "sink", 1)
+	consume(p, sink, Stream[int]{e}, 1)
+	e.measured()
+	r := newReceiver(e, 0, sink.workers[0])
+	t.Cleanup(func() { p.cancel(nil) })
+	return e, func(n int, busy, blocked int64) {
+		r.b0 = r.w.blocked.Load()
+		r.w.blocked.Add(blocked)
+		r.t0 = nowNs() - busy - blocked
+		r.tune(n)
+	}
+}
+
+func TestTuneGrowsAtOnceForCheapItems(t *testing.T) {
+	e, report := tuneCase(t)
+	if got := e.limit.Load(); got != firstLimit {
+		t.Fatalf("first limit %d, want %d", got, firstLimit)
+	}
+	report(DefaultChunk, 1_000, 0) // under a ns an item: a full chunk is far under chunkWork
+	if got := e.limit.Load(); got != DefaultChunk {
+		t.Fatalf("limit after a cheap chunk = %d, want %d", got, DefaultChunk)
+	}
+}
+
+func TestTuneShrinksOnlyAfterFourSlowChunks(t *testing.T) {
+	e, report := tuneCase(t)
+	report(DefaultChunk, 1_000, 0)
+	for i := range 3 {
+		report(DefaultChunk, 2_000_000*DefaultChunk, 0) // 2 ms an item
+		if got := e.limit.Load(); got != DefaultChunk {
+			t.Fatalf("limit after %d slow chunk(s) = %d, want it kept at %d", i+1, got, DefaultChunk)
+		}
+	}
+	report(DefaultChunk, 2_000_000*DefaultChunk, 0)
+	if got := e.limit.Load(); got != 1 {
+		t.Fatalf("limit after 4 slow chunks = %d, want 1", got)
+	}
+	// A cheap chunk in between starts the count again.
+	report(DefaultChunk, 1_000, 0)
+	report(4, 4*20_000, 0) // 20 µs an item: want 2
+	report(4, 4*20_000, 0)
+	report(DefaultChunk, 1_000, 0)
+	report(4, 4*20_000, 0)
+	if got := e.limit.Load(); got != DefaultChunk {
+		t.Fatalf("limit = %d, want %d: shrinking needs 4 slow chunks in a row", got, DefaultChunk)
+	}
+}
+
+func TestTuneIsPowerOfTwoNearChunkWork(t *testing.T) {
+	e, report := tuneCase(t)
+	for range 4 {
+		report(10, 10*1_000, 0) // 1 µs an item: 50 per chunkWork, rounded down to 32
+	}
+	if got := e.limit.Load(); got != 32 {
+		t.Fatalf("limit = %d, want 32", got)
+	}
+}
+
+func TestTuneDoesNotCountWaits(t *testing.T) {
+	e, report := tuneCase(t)
+	for range 4 {
+		report(DefaultChunk, 1_000, 50_000_000) // 50 ms waiting for room, 1 µs of work
+	}
+	if got := e.limit.Load(); got != DefaultChunk {
+		t.Fatalf("limit = %d, want %d: time blocked downstream is not work", got, DefaultChunk)
+	}
+}
+
+func TestChunkOptionTurnsTuningOff(t *testing.T) {
+	e, _ := tuneCase(t, Chunk(64))
+	if e.adapt || e.limit.Load() != 64 {
+		t.Fatalf("adapt %v, limit %d: want a fixed limit of 64", e.adapt, e.limit.Load())
+	}
+}
