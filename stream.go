@@ -471,18 +471,20 @@ func (r *receiver[T]) next(idle func() bool) *chunk[T] {
 		r.e.spinning.Store(false)
 	}
 	r.w.waitInput()
-	defer r.w.resume()
+	var c *chunk[T]
 	select {
-	case c, ok := <-r.e.ch:
-		if !ok {
-			return nil
-		}
-		r.recvd.add(len(c.items))
-		r.took()
-		return c
+	case c = <-r.e.ch: // nil once the edge is closed and drained
 	case <-r.e.p.ctx.Done():
+	}
+	// The wait ends before the chunk's measurement starts: tune subtracts
+	// only the waits within the chunk.
+	r.w.resume()
+	if c == nil {
 		return nil
 	}
+	r.recvd.add(len(c.items))
+	r.took()
+	return c
 }
 
 // hasPointers reports whether values of type t contain pointers that the

@@ -3,6 +3,7 @@ package sluice
 import (
 	"context"
 	"testing"
+	"time"
 )
 
 // tuneCase builds a pipeline with one adaptive edge of ints and a receiver
@@ -85,5 +86,29 @@ func TestChunkOptionTurnsTuningOff(t *testing.T) {
 	e, _ := tuneCase(t, Chunk(64))
 	if e.adapt || e.limit.Load() != 64 {
 		t.Fatalf("adapt %v, limit %d: want a fixed limit of 64", e.adapt, e.limit.Load())
+	}
+}
+
+// A wait for input before a chunk arrives is not subtracted from the work
+// on that chunk: it would make slow items look free.
+func TestWaitingForAChunkIsNotPartOfItsWork(t *testing.T) {
+	p := New(context.Background())
+	defer p.cancel(nil)
+	src := newStage(p, "source", "src", 1)
+	e := newEdge[int](p, src, 1, stageOptions(nil))
+	sink := newStage(p, "sink", "sink", 1)
+	consume(p, sink, Stream[int]{e}, 1)
+	e.measured()
+	r := newReceiver(e, 0, sink.workers[0])
+	go func() {
+		time.Sleep(5 * time.Millisecond)
+		e.ch <- &chunk[int]{items: []int{1}}
+	}()
+	c := r.next(nil)
+	if c == nil {
+		t.Fatal("got no chunk")
+	}
+	if waited := r.w.blocked.Load(); waited < int64(5*time.Millisecond) || r.b0 != waited {
+		t.Fatalf("blocked %d ns, measurement base %d: want the ≥ 5 ms wait counted before the chunk's work starts", waited, r.b0)
 	}
 }
