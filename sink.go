@@ -6,9 +6,15 @@ import (
 )
 
 // runSink starts the n workers of a sink; each calls body with the items of
-// every chunk it takes from ie.
-func runSink[T any](p *Pipeline, s *stage, ie *edge[T], body func(worker int, items []T) error) {
-	ie.measured()
+// every chunk it takes from ie. With adapt, the workers time their chunks
+// and tune ie's chunk size (see receiver.tune); otherwise ie carries full
+// chunks.
+func runSink[T any](p *Pipeline, s *stage, ie *edge[T], adapt bool, body func(worker int, items []T) error) {
+	if adapt {
+		ie.measured()
+	} else {
+		ie.unmeasured()
+	}
 	for i, w := range s.workers {
 		r := newReceiver(ie, i, w)
 		p.goStage(s, w, func() error {
@@ -44,7 +50,7 @@ func ForEach[T any](p *Pipeline, name string, in Stream[T], n int, f func(ctx co
 	s := newStage(p, "sink", name, n)
 	ie := consume(p, s, in, n)
 	ctx := p.ctx
-	runSink(p, s, ie, func(_ int, items []T) error {
+	runSink(p, s, ie, true, func(_ int, items []T) error {
 		for _, v := range items {
 			if p.halted() {
 				return errStopped
@@ -62,7 +68,10 @@ func ForEach[T any](p *Pipeline, name string, in Stream[T], n int, f func(ctx co
 // chunk size — one item when input trickles, full chunks under load. It is
 // the natural-batching sink for destinations that prefer batches (a bulk
 // insert, a batched publish) but should not wait for a batch to fill: no
-// timer is involved. items is valid only during the call; f must copy what
+// timer is involved. Its input's chunks do not adapt to how long f takes
+// (a call's cost is mostly per batch, and smaller chunks would only mean
+// more calls): they are full-size, [DefaultChunk] unless the producer's
+// [Chunk] says otherwise. items is valid only during the call; f must copy what
 // it keeps. An error from f fails the pipeline.
 func ForEachChunk[T any](p *Pipeline, name string, in Stream[T], n int, f func(ctx context.Context, items []T) error) {
 	checkWorkers("ForEachChunk", name, n)
@@ -72,7 +81,7 @@ func ForEachChunk[T any](p *Pipeline, name string, in Stream[T], n int, f func(c
 	s := newStage(p, "sink", name, n)
 	ie := consume(p, s, in, n)
 	ctx := p.ctx
-	runSink(p, s, ie, func(_ int, items []T) error {
+	runSink(p, s, ie, false, func(_ int, items []T) error {
 		if p.halted() {
 			return errStopped
 		}
@@ -106,7 +115,7 @@ func Reduce[T, A any](p *Pipeline, name string, in Stream[T], init A, f func(acc
 	ie := consume(p, s, in, 1)
 	res := &Result[A]{v: init, done: make(chan struct{})}
 	p.onStageDone(s, func() { close(res.done) })
-	runSink(p, s, ie, func(_ int, items []T) error {
+	runSink(p, s, ie, true, func(_ int, items []T) error {
 		acc := res.v
 		for _, v := range items {
 			if p.halted() {
@@ -128,7 +137,7 @@ func Collect[T any](p *Pipeline, name string, in Stream[T]) *Result[[]T] {
 	ie := consume(p, s, in, 1)
 	res := &Result[[]T]{done: make(chan struct{})}
 	p.onStageDone(s, func() { close(res.done) })
-	runSink(p, s, ie, func(_ int, items []T) error {
+	runSink(p, s, ie, true, func(_ int, items []T) error {
 		res.v = append(res.v, items...)
 		return nil
 	})
@@ -146,7 +155,7 @@ func ToChan[T any](p *Pipeline, name string, in Stream[T]) <-chan T {
 	done := p.ctx.Done()
 	w := s.workers[0]
 	p.onStageDone(s, func() { close(ch) })
-	runSink(p, s, ie, func(_ int, items []T) error {
+	runSink(p, s, ie, true, func(_ int, items []T) error {
 		for _, v := range items {
 			select {
 			case ch <- v:

@@ -389,3 +389,22 @@ func TestSlowItemsSpreadOverEveryWorker(t *testing.T) {
 	}
 	checkExactlyOnce(t, got.Value(), ints(200))
 }
+
+// ForEachChunk's cost is per call, as for a bulk insert: its chunks must
+// not shrink because each call takes long.
+func TestForEachChunkKeepsFullChunksForSlowCalls(t *testing.T) {
+	p := sluice.New(context.Background())
+	var calls, largest int
+	sluice.ForEachChunk(p, "bulk", sluice.FromSlice(p, "src", ints(20_000)), 1, func(_ context.Context, items []int) error {
+		calls++
+		largest = max(largest, len(items))
+		time.Sleep(2 * time.Millisecond)
+		return nil
+	})
+	if err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if largest != sluice.DefaultChunk || calls > 20 {
+		t.Fatalf("%d calls, largest chunk %d: want full chunks of %d", calls, largest, sluice.DefaultChunk)
+	}
+}
