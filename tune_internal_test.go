@@ -6,10 +6,9 @@ import (
 	"time"
 )
 
-// tuneCase builds a pipeline with one adaptive edge of ints and a receiver
-// on it, and returns a function that reports a chunk of n items on which
-// the worker was busy for busy ns and blocked for blocked ns.
-func tuneCase(t *testing.T, opts ...StageOption) (*edge[int], func(n int, busy, blocked int64)) {
+// measuredEdge builds a pipeline with one edge of ints, consumed by a
+// stage that measures, and a receiver on it; no goroutine is started.
+func measuredEdge(t *testing.T, opts ...StageOption) (*edge[int], *receiver[int]) {
 	t.Helper()
 	p := New(context.Background())
 	src := newStage(p, "source", "src", 1)
@@ -17,8 +16,16 @@ func tuneCase(t *testing.T, opts ...StageOption) (*edge[int], func(n int, busy, 
 	sink := newStage(p, "sink", "sink", 1)
 	consume(p, sink, Stream[int]{e}, 1)
 	e.measured()
-	r := newReceiver(e, 0, sink.workers[0])
 	t.Cleanup(func() { p.cancel(nil) })
+	return e, newReceiver(e, 0, sink.workers[0])
+}
+
+// tuneCase returns a measured edge and a function that reports a chunk of
+// n items on which the worker was busy for busy ns and blocked for blocked
+// ns.
+func tuneCase(t *testing.T, opts ...StageOption) (*edge[int], func(n int, busy, blocked int64)) {
+	t.Helper()
+	e, r := measuredEdge(t, opts...)
 	return e, func(n int, busy, blocked int64) {
 		r.b0 = r.w.blocked.Load()
 		r.w.blocked.Add(blocked)
@@ -92,14 +99,7 @@ func TestChunkOptionTurnsTuningOff(t *testing.T) {
 // A wait for input before a chunk arrives is not subtracted from the work
 // on that chunk: it would make slow items look free.
 func TestWaitingForAChunkIsNotPartOfItsWork(t *testing.T) {
-	p := New(context.Background())
-	defer p.cancel(nil)
-	src := newStage(p, "source", "src", 1)
-	e := newEdge[int](p, src, 1, stageOptions(nil))
-	sink := newStage(p, "sink", "sink", 1)
-	consume(p, sink, Stream[int]{e}, 1)
-	e.measured()
-	r := newReceiver(e, 0, sink.workers[0])
+	e, r := measuredEdge(t)
 	go func() {
 		time.Sleep(5 * time.Millisecond)
 		e.ch <- &chunk[int]{items: []int{1}}
