@@ -408,3 +408,29 @@ func TestForEachChunkKeepsFullChunksForSlowCalls(t *testing.T) {
 		t.Fatalf("%d calls, largest chunk %d: want full chunks of %d", calls, largest, sluice.DefaultChunk)
 	}
 }
+
+// Chunk sizes follow the consumer's cost per item, and Stats shows them:
+// one item for slow items, hundreds or more for cheap ones.
+func TestChunkSizeFollowsTheCostOfItems(t *testing.T) {
+	p := sluice.New(context.Background())
+	slow := sluice.Map(p, "slow", sluice.FromSlice(p, "few", ints(200)), 1, func(_ context.Context, v int) (int, error) {
+		time.Sleep(200 * time.Microsecond) // 4× the ~50 µs a chunk should take
+		return v, nil
+	})
+	sluice.Collect(p, "keep", slow)
+	cheap := sluice.Map(p, "cheap", sluice.FromSlice(p, "many", ints(200_000)), 1, double)
+	sluice.Reduce(p, "sum", cheap, 0, func(a, v int) int { return a + v })
+	if err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	sizes := map[string]int{}
+	for _, st := range p.Stats().Stages {
+		sizes[st.Name] = st.InChunkSize
+	}
+	if sizes["slow"] != 1 {
+		t.Errorf("slow stage's input chunks: %d items, want 1", sizes["slow"])
+	}
+	if sizes["cheap"] < 256 || sizes["cheap"] > sluice.DefaultChunk {
+		t.Errorf("cheap stage's input chunks: %d items, want 256..%d", sizes["cheap"], sluice.DefaultChunk)
+	}
+}

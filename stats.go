@@ -223,6 +223,10 @@ type StageStats struct {
 	// when it has several, as Merge does).
 	InDepth    int64
 	InCapacity int
+	// InChunkSize is the number of items its producer now puts in a chunk
+	// of the stage's input (the largest, when it has several inputs): it
+	// adapts to the stage's cost per item (see the package documentation).
+	InChunkSize int
 	// Latency is sampled per chunk (one in eight): the time from a chunk's
 	// hand-off to the stage's input edge until the stage has finished with
 	// it — queueing plus processing. Sources have none.
@@ -295,6 +299,7 @@ func (p *Pipeline) Stats() Snapshot {
 			st.In += es.Received
 			st.InDepth += es.Depth
 			st.InCapacity += es.Capacity
+			st.InChunkSize = max(st.InChunkSize, es.ChunkSize)
 		}
 		for _, e := range s.outs {
 			es := edgeStats[e]

@@ -135,7 +135,7 @@ func TestSnapshotJSONKeepsItsFieldNames(t *testing.T) {
 		"bottleneck", "stages", "edges")
 	checkKeys(t, "stage", pl["stages"].([]any)[1].(map[string]any), "name", "kind", "workers", "running",
 		"waiting", "busy", "in", "out", "dropped", "in_per_second", "out_per_second", "utilization",
-		"busy_seconds", "blocked_seconds", "queue_depth", "queue_capacity", "queue_fill",
+		"busy_seconds", "blocked_seconds", "queue_depth", "queue_capacity", "queue_fill", "chunk_size",
 		"latency_p50_seconds", "latency_p99_seconds", "latency_samples", "bottleneck")
 	checkKeys(t, "edge", pl["edges"].([]any)[0].(map[string]any), "from", "to", "sent", "received",
 		"dropped", "depth", "capacity", "fill", "policy", "per_second")

@@ -53,6 +53,7 @@ type StageView struct {
 	QueueDepth    int64   `json:"queue_depth"` // items queued on its input
 	QueueCapacity int     `json:"queue_capacity"`
 	QueueFill     float64 `json:"queue_fill"` // depth/capacity, 0 for sources
+	ChunkSize     int     `json:"chunk_size"` // items a chunk of its input carries now
 
 	// Latency quantiles from the core's sampled histogram (one chunk in
 	// eight): queueing plus processing, over the rate window, or over the
@@ -112,7 +113,7 @@ func viewOf(base *sluice.Snapshot, cur sluice.Snapshot) PipelineView {
 			In:   s.In, Out: s.Out, Dropped: s.Dropped,
 			InPerSecond: rate(s.In, was.In), OutPerSecond: rate(s.Out, was.Out),
 			BusySeconds: s.Busy.Seconds(), BlockedSeconds: s.Blocked.Seconds(),
-			QueueDepth: s.InDepth, QueueCapacity: s.InCapacity, QueueFill: fill(s.InDepth, s.InCapacity),
+			QueueDepth: s.InDepth, QueueCapacity: s.InCapacity, QueueFill: fill(s.InDepth, s.InCapacity), ChunkSize: s.InChunkSize,
 		}
 		if dt > 0 && s.Workers > 0 {
 			sv.Utilization = min(1, max(0, (s.Busy-was.Busy).Seconds()/(dt*float64(s.Workers))))

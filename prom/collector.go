@@ -14,6 +14,7 @@
 //	                                                                (drop-newest, drop-oldest); only stages that drop
 //	sluice_stage_queue_length{pipeline,stage}                       gauge: items queued on the stage's input
 //	sluice_stage_queue_capacity{pipeline,stage}                     gauge: items that input holds when full
+//	sluice_stage_input_chunk_size{pipeline,stage}                   gauge: items a chunk of that input carries now
 //	sluice_stage_busy_seconds_total{pipeline,stage}                 counter: worker time spent working
 //	sluice_stage_blocked_seconds_total{pipeline,stage}              counter: worker time spent waiting
 //	sluice_stage_workers{pipeline,stage}                            gauge: goroutines still running
@@ -102,6 +103,8 @@ var (
 		"Items queued on a stage's input, waiting for it.", stageLabels, nil)
 	capacityDesc = prometheus.NewDesc("sluice_stage_queue_capacity",
 		"Items a stage's input queue holds when full.", stageLabels, nil)
+	chunkDesc = prometheus.NewDesc("sluice_stage_input_chunk_size",
+		"Items a chunk of a stage's input carries now: it adapts to the stage's cost per item.", stageLabels, nil)
 	busyDesc = prometheus.NewDesc("sluice_stage_busy_seconds_total",
 		"Time a stage's workers spent working, summed over its workers.", stageLabels, nil)
 	blockedDesc = prometheus.NewDesc("sluice_stage_blocked_seconds_total",
@@ -125,7 +128,7 @@ var (
 
 // Describe sends the descriptors of every metric the collector exports.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{itemsDesc, droppedDesc, queueDesc, capacityDesc, busyDesc,
+	for _, d := range []*prometheus.Desc{itemsDesc, droppedDesc, queueDesc, capacityDesc, chunkDesc, busyDesc,
 		blockedDesc, workersDesc, waitingDesc, latencyDesc, infoDesc, stateDesc, errorsDesc} {
 		ch <- d
 	}
@@ -184,6 +187,7 @@ func collect(ch chan<- prometheus.Metric, s sluice.Snapshot) {
 		}
 		gauge(queueDesc, float64(st.InDepth))
 		gauge(capacityDesc, float64(st.InCapacity))
+		gauge(chunkDesc, float64(st.InChunkSize))
 		count, sum, cum := buckets(st.Latency)
 		ch <- prometheus.MustNewConstHistogram(latencyDesc, count, sum, cum, pl, name)
 	}

@@ -189,6 +189,10 @@ sluice_pipeline_state{pipeline="stuck",state="running"} 1
 # TYPE sluice_stage_queue_capacity gauge
 sluice_stage_queue_capacity{pipeline="stuck",stage="discard"} 128
 sluice_stage_queue_capacity{pipeline="stuck",stage="held"} 512
+# HELP sluice_stage_input_chunk_size Items a chunk of a stage's input carries now: it adapts to the stage's cost per item.
+# TYPE sluice_stage_input_chunk_size gauge
+sluice_stage_input_chunk_size{pipeline="stuck",stage="discard"} 16
+sluice_stage_input_chunk_size{pipeline="stuck",stage="held"} 256
 # HELP sluice_stage_queue_length Items queued on a stage's input, waiting for it.
 # TYPE sluice_stage_queue_length gauge
 sluice_stage_queue_length{pipeline="stuck",stage="discard"} 0
@@ -205,7 +209,7 @@ sluice_stage_workers_waiting{pipeline="stuck",stage="held"} 0
 sluice_stage_workers_waiting{pipeline="stuck",stage="numbers"} 1
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "sluice_pipeline_state",
-		"sluice_stage_queue_capacity", "sluice_stage_queue_length", "sluice_stage_workers",
+		"sluice_stage_queue_capacity", "sluice_stage_input_chunk_size", "sluice_stage_queue_length", "sluice_stage_workers",
 		"sluice_stage_workers_waiting"); err != nil {
 		t.Fatal(err)
 	}
