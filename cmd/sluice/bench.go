@@ -25,6 +25,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 			"sluice": func(n, w int, nums []int) (int, error) {
 				return squaresSluice(context.Background(), n, w, nums, nil)
 			},
+			"hand": func(n, w int, nums []int) (int, error) { return squaresHand(n, w, nums), nil },
 		},
 	})
 }

@@ -43,12 +43,15 @@ func TestExpectedSumMatchesADirectLoop(t *testing.T) {
 	}
 }
 
-func TestBothImplementationsComputeTheExpectedSum(t *testing.T) {
+func TestEveryImplementationComputesTheExpectedSum(t *testing.T) {
 	nums := numbers(1024)
 	for _, w := range []int{1, 3, 8} {
 		want := expectedSum(nums, 100_003)
 		if got := squaresNaive(100_003, w, 16, nums); got != want {
 			t.Fatalf("naive w=%d: got %d, want %d", w, got, want)
+		}
+		if got := squaresHand(100_003, w, nums); got != want {
+			t.Fatalf("hand w=%d: got %d, want %d", w, got, want)
 		}
 		got, err := squaresSluice(context.Background(), 100_003, w, nums, nil)
 		if err != nil || got != want {
@@ -58,7 +61,7 @@ func TestBothImplementationsComputeTheExpectedSum(t *testing.T) {
 }
 
 func TestSquaresAlonePrintsFinalSumAndFigures(t *testing.T) {
-	for _, impl := range []string{"naive", "sluice"} {
+	for _, impl := range []string{"naive", "sluice", "hand"} {
 		code, out, errOut := runCLI(t, "squares", "-impl", impl, "-n", "50000", "-w", "2")
 		if code != 0 {
 			t.Fatalf("%s: exit %d, stderr %q", impl, code, errOut)
@@ -76,7 +79,7 @@ func TestSquaresCompareRunsBothAsProcesses(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
-	for _, want := range []string{"naive", "sluice", "conditions:", "sluice vs naive: values/s ×"} {
+	for _, want := range []string{"naive", "sluice", "hand", "conditions:", "sluice vs naive: values/s ×", "sluice reaches"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("got %q, want it to contain %q", out, want)
 		}

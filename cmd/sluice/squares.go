@@ -85,6 +85,71 @@ func squaresNaive(n, w, buffer int, nums []int) int {
 	return sum
 }
 
+// handChunk is the slice size of squaresHand, the size the issue's
+// reference program uses.
+const handChunk = 256
+
+// squaresHand is the reference the issue measures sluice against: the
+// same program written by hand for speed, moving values in slices of 256
+// that are recycled through a free list, with the squaring and summing
+// written inline. It is what a general library's machinery is compared to.
+func squaresHand(n, w int, nums []int) int {
+	full := make(chan []int, 4*w)
+	squared := make(chan []int, 4*w)
+	free := make(chan []int, 8*w+2)
+	get := func() []int {
+		select {
+		case s := <-free:
+			return s[:0]
+		default:
+			return make([]int, 0, handChunk)
+		}
+	}
+	go func() {
+		defer close(full)
+		s, j := get(), 0
+		for range n {
+			s = append(s, nums[j])
+			if j++; j == len(nums) {
+				j = 0
+			}
+			if len(s) == handChunk {
+				full <- s
+				s = get()
+			}
+		}
+		if len(s) > 0 {
+			full <- s
+		}
+	}()
+	var wg sync.WaitGroup
+	for range w {
+		wg.Go(func() {
+			for s := range full {
+				for i, v := range s {
+					s[i] = v * v
+				}
+				squared <- s
+			}
+		})
+	}
+	go func() {
+		wg.Wait()
+		close(squared)
+	}()
+	sum := 0
+	for s := range squared {
+		for _, v := range s {
+			sum += v
+		}
+		select {
+		case free <- s:
+		default:
+		}
+	}
+	return sum
+}
+
 // squaresSluice is the same program written with sluice: the same
 // generator loop, w workers, one summing sink.
 func squaresSluice(ctx context.Context, n, w int, nums []int, onStart func(*sluice.Pipeline)) (int, error) {
@@ -124,13 +189,13 @@ func runSquares(args []string, stdout, stderr io.Writer) int {
 	var f squaresFlags
 	fs.IntVar(&f.n, "n", 50_000_000, "number of values to generate")
 	fs.IntVar(&f.w, "w", 3, "number of squaring workers")
-	fs.StringVar(&f.impl, "impl", "", "run one implementation alone in this process: naive or sluice (default: both, each in its own process)")
+	fs.StringVar(&f.impl, "impl", "", "run one implementation alone in this process: naive, sluice or hand (the hand-written reference; default: all three, each in its own process)")
 	fs.IntVar(&f.buffer, "buffer", 1024, "capacity of the naive version's channels")
 	fs.IntVar(&f.count, "count", 1, "runs of each implementation; medians are reported")
 	fs.IntVar(&f.listLen, "list", 1024, "length of the pre-generated list of random numbers")
 	fs.StringVar(&f.dash, "dash", "", dashHelp)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: sluice squares [flags]\n\nSeed 002's fan-out/fan-in program, with plain channels (naive) and with sluice.\nWithout --impl, each runs in its own process and both are compared.\n\nflags:")
+		fmt.Fprintln(stderr, "usage: sluice squares [flags]\n\nSeed 002's fan-out/fan-in program, with plain channels (naive), with sluice, and hand-written\nfor speed (hand: recycled slices of 256, the reference sluice is measured against).\nWithout --impl, each runs in its own process and they are compared.\n\nflags:")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -158,17 +223,17 @@ func runSquares(args []string, stdout, stderr io.Writer) int {
 	case f.listLen < 1:
 		fmt.Fprintf(stderr, "sluice squares: -list must be ≥ 1, got %d\n", f.listLen)
 		return 2
-	case f.dash != "" && f.impl == "naive":
-		fmt.Fprintln(stderr, "sluice squares: --dash shows the sluice implementation's pipeline; the naive one has none")
+	case f.dash != "" && (f.impl == "naive" || f.impl == "hand"):
+		fmt.Fprintf(stderr, "sluice squares: --dash shows the sluice implementation's pipeline; the %s one has none\n", f.impl)
 		return 2
 	}
 	switch f.impl {
-	case "naive", "sluice":
+	case "naive", "sluice", "hand":
 		return squaresAlone(f, stdout, stderr)
 	case "":
 		return squaresCompare(f, stdout, stderr)
 	}
-	fmt.Fprintf(stderr, "sluice squares: -impl must be naive or sluice, got %q\n", f.impl)
+	fmt.Fprintf(stderr, "sluice squares: -impl must be naive, sluice or hand, got %q\n", f.impl)
 	return 2
 }
 
@@ -184,9 +249,12 @@ func squaresAlone(f squaresFlags, stdout, stderr io.Writer) int {
 	defer stopDash()
 	m := startMeasure()
 	var got int
-	if f.impl == "naive" {
+	switch f.impl {
+	case "naive":
 		got = squaresNaive(f.n, f.w, f.buffer, nums)
-	} else {
+	case "hand":
+		got = squaresHand(f.n, f.w, nums)
+	default:
 		var err error
 		got, err = squaresSluice(context.Background(), f.n, f.w, nums, onStart)
 		if err != nil {
@@ -227,7 +295,7 @@ func squaresCompare(f squaresFlags, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "seed 002 squares: n=%d w=%d, numbers from a pre-generated list of %d; naive channels buffered %d; %d run(s) each, medians\n",
 		f.n, f.w, f.listLen, f.buffer, f.count)
 	fmt.Fprintf(stdout, "conditions: %s\n", conditions())
-	impls := []string{"naive", "sluice"}
+	impls := []string{"naive", "sluice", "hand"}
 	runs := map[string][]figures{}
 	failed := false
 	for range f.count {
@@ -263,6 +331,9 @@ func squaresCompare(f squaresFlags, stdout, stderr io.Writer) int {
 	cpu := sl.CPUPerMillion() / nv.CPUPerMillion()
 	rss := float64(sl.MaxRSS) / float64(nv.MaxRSS)
 	fmt.Fprintf(stdout, "sluice vs naive: values/s ×%.1f, CPU s per M values ×%.3f (1/%.1f), max RSS ×%.2f\n", speed, cpu, 1/cpu, rss)
+	hd := med["hand"]
+	fmt.Fprintf(stdout, "reference, hand-written (recycled slices of %d, no calls per value) vs naive: values/s ×%.1f; sluice reaches %.0f%% of it\n",
+		handChunk, hd.ValuesPerSec()/nv.ValuesPerSec(), 100*sl.ValuesPerSec()/hd.ValuesPerSec())
 	return 0
 }
 

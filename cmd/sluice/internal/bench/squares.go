@@ -46,6 +46,8 @@ func squaresVariants() []squaresVariant {
 		{name: "Go channels (seed, naive)", baseline: true, child: "squares-naive",
 			note: "`sluice squares -impl naive`: channels buffered 1024, one value per operation"},
 		{name: "sluice", child: "squares-sluice", note: "`sluice squares -impl sluice`"},
+		{name: "Go by hand, recycled slices of 256", child: "squares-hand",
+			note: "`sluice squares -impl hand`: the reference for sluice's machinery, no calls per value"},
 		{name: "rill (Generate → Map → ForEach)", child: "squares-rill"},
 		{name: "conc stream (task per value)", child: "squares-conc",
 			note: "conc has no channel stages: a stream task per value, callbacks sum in order"},
