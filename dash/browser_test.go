@@ -214,6 +214,15 @@ func TestBrowserShowsEveryStageMovingAndTheSlowOneAsBottleneck(t *testing.T) {
 	if sl, _ := second.stage("slow"); !sl.Bottleneck || !strings.Contains(sl.Text, "BOTTLENECK") {
 		t.Fatalf("second reading: got slow %+v, want it flagged BOTTLENECK", sl)
 	}
+	// Chunk sizes adapt to each stage's cost per item, and the boxes say so:
+	// one item at a time into slow (~200 µs an item), more into parse.
+	chunks := waitFor("slow takes chunks of one item", func(s pageState) bool {
+		sl, _ := s.stage("slow")
+		return strings.Contains(sl.Text, "chunks of 1latency") || strings.Contains(sl.Text, "chunks of 1BOTTLENECK")
+	})
+	if pa, _ := chunks.stage("parse"); !strings.Contains(pa.Text, "chunks of ") || strings.Contains(pa.Text, "chunks of 1latency") {
+		t.Fatalf("got parse %q, want it to take chunks of more than one item", pa.Text)
+	}
 	t.Logf("first reading (update %d): %s", first.Updates, summary(first))
 	t.Logf("second reading (update %d): %s", second.Updates, summary(second))
 

@@ -139,7 +139,8 @@
     }
     const wk = s.workers === 1 ? "worker" : "workers";
     lines.push(`${s.workers} ${wk}: ${s.busy} busy, ${s.waiting} waiting`);
-    lines.push(`busy ${Math.round(s.utilization * 100)}% of the time`);
+    const busy = `busy ${Math.round(s.utilization * 100)}%`;
+    lines.push(source ? `${busy} of the time` : `${busy} · chunks of ${count(s.chunk_size)}`);
     if (!source) {
       lines.push(s.latency_samples === 0 ? "latency: no sample yet"
         : `latency p50 ${secs(s.latency_p50_seconds)} · p99 ${secs(s.latency_p99_seconds)}`);
