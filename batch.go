@@ -14,9 +14,9 @@ import (
 // Batches are handed on one at a time (the output edge's chunk size is 1
 // unless [Chunk] says otherwise), so a batch is never held back behind the
 // next; the output edge holds max(1, 2048/size) batches unless [Buffer]
-// says otherwise. The time limit is checked when a chunk of input arrives and by a
-// timer while the input is idle; a batch may leave up to the processing time
-// of one input chunk after maxWait.
+// says otherwise. The time limit is checked when a chunk of input arrives
+// and by a timer while the input is idle; a batch may leave up to the
+// processing time of one input chunk after maxWait.
 func Batch[T any](p *Pipeline, name string, in Stream[T], size int, maxWait time.Duration, opts ...StageOption) Stream[[]T] {
 	if size < 1 {
 		panic(fmt.Sprintf("sluice: Batch %q: size must be ≥ 1, got %d", name, size))

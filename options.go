@@ -46,10 +46,12 @@ const DefaultChunk = 2048
 // defaultChunks is how many chunks an edge holds unless [Buffer] is given.
 const defaultChunks = 8
 
-// Buffer sets how many items the stage's output edge holds (default: 8
-// chunks, [DefaultBuffer] small items). The edge is a queue of chunks; a buffer smaller than the
-// chunk size makes chunks that small, so Buffer(1) moves items one at a
-// time, as an unbuffered-like channel would. Panics if n < 1.
+// Buffer sets how many items the stage's output edge holds when its chunks
+// are full (default: 8 chunks, [DefaultBuffer] small items). The edge is a
+// queue of chunks; a buffer smaller than the chunk size makes chunks that
+// small, so Buffer(1) moves items one at a time, as an unbuffered-like
+// channel would. While chunks are smaller than full (see the package
+// documentation) the edge holds fewer items. Panics if n < 1.
 func Buffer(n int) StageOption {
 	if n < 1 {
 		panic(fmt.Sprintf("sluice: Buffer must be ≥ 1, got %d", n))
