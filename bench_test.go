@@ -173,3 +173,37 @@ func BenchmarkBatchTrickleLatency(b *testing.B) {
 		b.ReportMetric(float64(extra[len(extra)*99/100].Microseconds()), "p99-extra-µs")
 	}
 }
+
+// BenchmarkSlowItemsAcrossWorkers shows what adaptive chunk sizes buy a
+// worker pool of slow items from a fast source: 400 items that each sleep
+// 200 µs (the sleep itself may last longer, ~1 ms on a VM) through 8
+// workers, with adaptive chunks and with the fixed chunks of 256 that were
+// the default before (Chunk(256)): those give all 400 items to two
+// workers. It reports the wall time per item; ideal is a sleep's length
+// divided by 8.
+func BenchmarkSlowItemsAcrossWorkers(b *testing.B) {
+	const n, workers = 400, 8
+	for _, c := range []struct {
+		name string
+		opts []sluice.StageOption
+	}{
+		{"chunks=adaptive", nil},
+		{"chunks=256", []sluice.StageOption{sluice.Chunk(256)}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				p := sluice.New(context.Background())
+				src := sluice.FromSlice(p, "src", make([]int, n), c.opts...)
+				out := sluice.Map(p, "slow", src, workers, func(_ context.Context, v int) (int, error) {
+					time.Sleep(200 * time.Microsecond)
+					return v + 1, nil
+				})
+				sum := sluice.Reduce(p, "sum", out, 0, func(a, v int) int { return a + v })
+				if err := p.Wait(); err != nil || sum.Value() != n {
+					b.Fatalf("got sum %d, err %v; want %d", sum.Value(), err, n)
+				}
+			}
+			perItem(b, n)
+		})
+	}
+}
