@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -305,5 +306,58 @@ func TestNoFunctionIsCalledAfterTheScopeFails(t *testing.T) {
 				t.Fatalf("got %d calls, want 1: the function ran after the scope failed", got)
 			}
 		})
+	}
+}
+
+// A generator that panics after sending several chunks — so that its
+// flusher goroutine has handed chunks on — fails the pipeline with the
+// panic, and the flusher ends with it (goleak checks in TestMain).
+func TestGeneratorPanicAfterFullChunksEndsItsFlusher(t *testing.T) {
+	p := sluice.New(context.Background())
+	src := sluice.From(p, "gen", func(ctx context.Context, out *sluice.Emitter[int]) error {
+		for i := range 100_000 {
+			if i == 50_000 {
+				panic("generator gave up")
+			}
+			if !out.Send(i) {
+				return ctx.Err()
+			}
+		}
+		return nil
+	})
+	var got atomic.Int64
+	sluice.ForEach(p, "count", src, 2, func(context.Context, int) error { got.Add(1); return nil })
+	err := p.Wait()
+	var pe *sluice.PanicError
+	if !errors.As(err, &pe) || pe.Stage != "gen" || pe.Value != "generator gave up" {
+		t.Fatalf("got %v, want the generator's panic", err)
+	}
+	if n := got.Load(); n > 50_000 {
+		t.Fatalf("got %d items, want at most the 50000 sent before the panic", n)
+	}
+}
+
+// Every item a generator sends arrives once and in order, across many full
+// chunks and explicit flushes, including a last partial chunk.
+func TestGeneratorItemsArriveInOrderAcrossChunksAndFlushes(t *testing.T) {
+	p := sluice.New(context.Background())
+	const n = 3*sluice.DefaultChunk + 123
+	src := sluice.From(p, "gen", func(ctx context.Context, out *sluice.Emitter[int]) error {
+		for i := range n {
+			if !out.Send(i) {
+				return ctx.Err()
+			}
+			if i%1000 == 999 && !out.Flush() {
+				return ctx.Err()
+			}
+		}
+		return nil
+	})
+	got := sluice.Collect(p, "all", src)
+	if err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.Value(), ints(n)) {
+		t.Fatalf("got %d items, not 0..%d in order", len(got.Value()), n-1)
 	}
 }

@@ -7,16 +7,48 @@ import (
 )
 
 // Emitter is how a [From] generator hands items to the pipeline. It is used
-// by the generator's goroutine only.
+// by the generator's goroutine only, and only until the generator returns.
+//
+// Send is written to be inlined into the generator's loop, so that sending
+// an item costs a store and a compare, not a call. Go inlines no function
+// that calls another one unless the whole is very small, and handing a full
+// chunk on is not small; so Send makes no call at all: when the chunk is
+// full it passes the hand-off to the stage's flusher goroutine over a
+// channel and waits for the answer. That costs two channel operations and
+// two goroutine switches per chunk (about a microsecond for up to
+// [DefaultChunk] items) and saves a call per item. On seed 002's squares
+// program it took sluice from 158M to 203M values/s (median of 8 runs each,
+// interleaved).
 type Emitter[T any] struct {
-	s sender[T] // by value: Send reaches the chunk with no extra load
+	s       sender[T]     // by value: Send reaches the chunk with no extra load
+	full    chan struct{} // Send → flusher: the chunk is full, hand it on
+	flushed chan bool     // flusher → Send: the result of the hand-off
 }
 
 // Send adds v to the stream. It blocks only when the stream is full (under
 // the default [Block] policy). It returns false once the pipeline has
 // stopped; the generator should then return. v is handed downstream when
 // its chunk fills, at the next Flush, or when the generator returns.
-func (e *Emitter[T]) Send(v T) bool { return e.s.send(v) }
+func (e *Emitter[T]) Send(v T) bool {
+	s := &e.s
+	s.buf[s.n] = v
+	s.n++
+	if s.n < len(s.buf) {
+		return true
+	}
+	e.full <- struct{}{} // no call: see the type's documentation
+	return <-e.flushed
+}
+
+// flusher hands full chunks on for Send until full is closed. The generator
+// waits for each answer, so the sender is used by one goroutine at a time,
+// and the channel operations order their accesses.
+func (e *Emitter[T]) flusher(done chan<- struct{}) {
+	defer close(done)
+	for range e.full {
+		e.flushed <- e.s.flush()
+	}
+}
 
 // Flush hands what was sent so far downstream now, rather than when the
 // chunk fills. A generator that waits between items — on a network, a timer,
@@ -46,8 +78,9 @@ func (e *Emitter[T]) Await(wait func()) bool {
 // when gen returns nil; an error from gen fails the pipeline. gen must
 // return soon after ctx is cancelled or Send returns false.
 //
-// Cost: Send is an append to a chunk; the chunk crosses to the consumer in
-// one channel operation per [DefaultChunk] items.
+// Cost: Send is a store into a chunk, inlined into gen's loop; a full chunk
+// crosses to the consumer in a few channel operations (see [Emitter]). The
+// stage runs gen's goroutine plus one that hands full chunks on.
 func From[T any](p *Pipeline, name string, gen func(ctx context.Context, out *Emitter[T]) error, opts ...StageOption) Stream[T] {
 	if gen == nil {
 		panic(fmt.Sprintf("sluice: From %q: nil generator", name))
@@ -55,10 +88,18 @@ func From[T any](p *Pipeline, name string, gen func(ctx context.Context, out *Em
 	s := newStage(p, "source", name, 1)
 	oe := newEdge[T](p, s, 1, stageOptions(opts))
 	w := s.workers[0]
-	em := &Emitter[T]{}
+	em := &Emitter[T]{full: make(chan struct{}), flushed: make(chan bool)}
 	out := &em.s
 	out.init(oe, 0, w)
 	p.goStage(s, w, func() error {
+		// The flusher is owned by this goroutine: it ends before this one
+		// does, whether gen returns or panics.
+		flusherDone := make(chan struct{})
+		go em.flusher(flusherDone)
+		defer func() {
+			close(em.full)
+			<-flusherDone
+		}()
 		if err := gen(p.ctx, em); err != nil {
 			if p.stopped() {
 				return p.cause() // the generator saw the cancellation
