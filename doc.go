@@ -66,8 +66,9 @@
 // preemption does not shrink a fast stage's chunks. The size follows the
 // recent cost of items: after a flood of cheap items, the next few chunks
 // are large even if their items are slow. [Chunk] fixes the size instead.
-// The inputs of [ForEachChunk] (whose cost is per call), [Batch] and
-// [Merge] (which regroup or pass on chunks) always carry full chunks.
+// The inputs of [ForEachChunk] (whose cost is per call) and [Batch] (which
+// regroups items) carry full chunks; [Merge] passes chunks on whole, so its
+// inputs are sized by the stage after it.
 //
 // # Backpressure and overflow
 //

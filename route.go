@@ -18,9 +18,11 @@ func Merge[T any](p *Pipeline, name string, ins ...Stream[T]) Stream[T] {
 	edges := make([]*edge[T], n)
 	for i, in := range ins {
 		edges[i] = consume(p, s, in, 1)
-		edges[i].unmeasured()
 	}
 	oe := newEdge[T](p, s, n, stageOptions(nil))
+	for _, ie := range edges {
+		ie.follow(oe) // Merge passes chunks on whole: oe's consumer sizes them
+	}
 	for i, w := range s.workers {
 		ie := edges[i]
 		r := newReceiver(ie, 0, w)

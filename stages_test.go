@@ -359,14 +359,34 @@ func TestStatsIsSafeWhileThePipelineIsBuilt(t *testing.T) {
 
 // A few slow items from a fast source reach every worker of a Map without
 // a Chunk option: each call below returns only once all the workers are in
-// a call at the same time, which needs the items spread over 8 chunks.
+// a call at the same time, which needs the items spread over 8 chunks. The
+// same through Merge, which passes chunks on whole, and through two Merges.
 func TestSlowItemsSpreadOverEveryWorker(t *testing.T) {
-	const workers = 8
-	p := sluice.New(context.Background())
+	for _, path := range []string{"direct", "merge", "merge of merges"} {
+		t.Run(path, func(t *testing.T) {
+			p := sluice.New(context.Background())
+			in := sluice.FromSlice(p, "src", ints(200))
+			switch path {
+			case "merge":
+				in = sluice.Merge(p, "merge", in)
+			case "merge of merges":
+				other := sluice.FromSlice(p, "none", []int{})
+				in = sluice.Merge(p, "outer", sluice.Merge(p, "inner", in), other)
+			}
+			checkAllWorkersBusyAtOnce(t, p, in, 8, ints(200))
+		})
+	}
+}
+
+// checkAllWorkersBusyAtOnce runs a Map of n workers over in whose calls
+// each return only once n calls are in flight together, and checks that
+// each of want came out once.
+func checkAllWorkersBusyAtOnce(t *testing.T, p *sluice.Pipeline, in sluice.Stream[int], workers int, want []int) {
+	t.Helper()
 	var mu sync.Mutex
 	inFlight, peak := 0, 0
 	all := make(chan struct{})
-	out := sluice.Map(p, "slow", sluice.FromSlice(p, "src", ints(200)), workers, func(ctx context.Context, v int) (int, error) {
+	out := sluice.Map(p, "slow", in, workers, func(ctx context.Context, v int) (int, error) {
 		mu.Lock()
 		inFlight++
 		if inFlight > peak {
@@ -387,7 +407,7 @@ func TestSlowItemsSpreadOverEveryWorker(t *testing.T) {
 	if err := p.Wait(); err != nil {
 		t.Fatal(err)
 	}
-	checkExactlyOnce(t, got.Value(), ints(200))
+	checkExactlyOnce(t, got.Value(), want)
 }
 
 // ForEachChunk's cost is per call, as for a bulk insert: its chunks must

@@ -155,7 +155,7 @@ func (e *edge[T]) stats() EdgeStats {
 		recvd += c.n.Load()
 	}
 	evicted := e.evicted.Load()
-	limit := int(e.limit.Load())
+	limit := e.chunkLimit()
 	depth := max(0, sent-recvd-evicted)
 	st := EdgeStats{
 		From:      e.from.name,

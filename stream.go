@@ -87,6 +87,11 @@ type edge[T any] struct {
 	// adapt says whether the consumer measures.
 	limit atomic.Int64
 	adapt bool
+	// next, when set, is the edge a pass-through stage (Merge) hands these
+	// chunks on to: senders then size chunks by the limit at the end of
+	// that chain, which is set by the stage that works on them (see
+	// follow).
+	next atomic.Pointer[edge[T]]
 }
 
 // chunkWork is how long a consumer should spend on one chunk, in ns, when
@@ -107,8 +112,24 @@ const firstLimit = 16
 func (e *edge[T]) measured() { e.adapt = !e.fixed }
 
 // unmeasured marks e as consumed by a stage that does not measure (it
-// passes chunks on whole, or regroups items): full chunks from now on.
+// regroups items): full chunks from now on.
 func (e *edge[T]) unmeasured() { e.limit.Store(int64(e.size)) }
+
+// follow makes e's senders size their chunks by next's limit: e's consumer
+// passes e's chunks on to next unchanged, so next's consumer is the one
+// whose work they are.
+func (e *edge[T]) follow(next *edge[T]) { e.next.Store(next) }
+
+// chunkLimit is the number of items a sender puts in its next chunk: the
+// limit of the last edge in e's chain of pass-through stages, at most e's
+// own size. Called once per chunk.
+func (e *edge[T]) chunkLimit() int {
+	x := e
+	for n := x.next.Load(); n != nil; n = x.next.Load() {
+		x = n
+	}
+	return min(e.size, int(x.limit.Load()))
+}
 
 // newEdge makes the output edge of stage from, written by producers
 // goroutines.
@@ -236,7 +257,7 @@ func (s *sender[T]) init(e *edge[T], i int, w *worker) {
 // the sluice run from 60–70M values/s to 95–100M when the two vCPUs are
 // far apart in cache, and changed nothing (~155M) when they are close.
 func (s *sender[T]) take(c *chunk[T]) {
-	s.c, s.buf, s.n = c, c.items[:min(s.e.size, int(s.e.limit.Load()))], 0
+	s.c, s.buf, s.n = c, c.items[:s.e.chunkLimit()], 0
 	clear(s.buf)
 }
 
