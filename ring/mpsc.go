@@ -69,7 +69,9 @@ type run struct {
 // (capacity items, plus a 16-byte run header per slot) once.
 func NewMPSC[T any](capacity int) *MPSC[T] {
 	mask := checkCapacity("MPSC", capacity)
-	return &MPSC[T]{buf: make([]T, capacity), runs: make([]run, capacity), mask: mask}
+	q := &MPSC[T]{buf: make([]T, capacity), runs: make([]run, capacity), mask: mask}
+	q.notEmpty.spins, q.notFull.spins = mpscSpinChecks, mpscSpinChecks
+	return q
 }
 
 // Cap returns the number of items the queue can hold.
