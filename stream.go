@@ -3,11 +3,12 @@ package sluice
 import (
 	"fmt"
 	"math/bits"
-	"reflect"
 	"runtime"
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/sluicehq/sluice/internal/gctype"
 )
 
 // Stream is an edge between two stages: a bounded queue that carries items of
@@ -149,7 +150,7 @@ func newEdge[T any](p *Pipeline, from *stage, producers int, cfg stageConfig) *e
 	}
 	e := &edge[T]{
 		p: p, from: from, ch: make(chan *chunk[T], chunks), size: size,
-		policy: cfg.overflow, scrub: hasPointers(reflect.TypeFor[T]()),
+		policy: cfg.overflow, scrub: gctype.HasPointers[T](),
 		fixed: cfg.chunk != 0,
 	}
 	e.limit.Store(int64(size))
@@ -506,25 +507,4 @@ func (r *receiver[T]) next(idle func() bool) *chunk[T] {
 	r.recvd.add(len(c.items))
 	r.took()
 	return c
-}
-
-// hasPointers reports whether values of type t contain pointers that the
-// garbage collector follows.
-func hasPointers(t reflect.Type) bool {
-	switch t.Kind() {
-	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
-		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128:
-		return false
-	case reflect.Array:
-		return t.Len() > 0 && hasPointers(t.Elem())
-	case reflect.Struct:
-		for i := range t.NumField() {
-			if hasPointers(t.Field(i).Type) {
-				return true
-			}
-		}
-		return false
-	}
-	return true
 }

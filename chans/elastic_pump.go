@@ -4,7 +4,7 @@ package chans
 // 001: it parks in a select over "receive from In", "send the held value on
 // Out" and its wake channel, and on every wakeup takes the mutex once and
 // moves as much as it can without blocking (up to maxMove values) before
-// parking again. So under load a value costs a non-blocking receive, a ring
+// parking again. So under load a value costs a non-blocking receive, a queue
 // push and pop and a non-blocking send, with one select and one lock per
 // run of values rather than per value.
 

@@ -50,9 +50,12 @@ type elasticOption func(*elasticConfig)
 
 func (f elasticOption) apply(c *elasticConfig) { f(c) }
 
-// WithCapacity sets the queue's initial capacity (default 64), rounded up to
-// a power of two. The queue grows past it as needed and shrinks back to it
-// once drained. It panics if n < 1.
+// WithCapacity sets the queue's initial capacity: the size of the blocks it
+// is made of (default 4 KiB worth of values, between 16 and 512; at least
+// 16). The queue links another block whenever its last one is full and
+// drops a block once it has been read, so its memory follows its length: at
+// most the length plus two blocks, and two blocks once drained. It panics
+// if n < 1.
 func WithCapacity(n int) ElasticOption {
 	if n < 1 {
 		panic(fmt.Sprintf("chans: capacity must be ≥ 1, got %d", n))

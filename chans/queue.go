@@ -1,113 +1,163 @@
 package chans
 
-// queue is a FIFO over a power-of-two ring with free-running indexes (the
-// layout seed 001 describes): head and tail only ever increase, tail-head is
-// the length, and slot x lives at buf[x&mask]. Wrap-around of the uint
-// indexes is harmless because only their difference and their low bits are
-// used. It grows by doubling when full and shrinks by halving when a quarter
-// full, never below min. Not safe for concurrent use.
+import "github.com/sluicehq/sluice/internal/gctype"
+
+// queue is a FIFO over a linked list of blocks of equal size. Values are
+// written at tail.v[ti] and read from head.v[hi]; a full tail block gets a
+// successor, and a head block read to its end is unlinked. Values never move
+// once written: growing links a block, shrinking unlinks one, and neither
+// copies anything.
+//
+// Memory follows the length in steps of one block: the list holds the
+// values plus the unused ends of its first and last blocks, so at most
+// len + 2·size − 1 slots, plus one spare block kept while the list is a
+// single block (so that a queue whose length hovers around a block boundary
+// does not allocate and drop a block each time it crosses it). An empty
+// queue holds one block and perhaps the spare: twice the block size.
+//
+// (The earlier ring, which doubled and halved and copied its values each
+// time, kept memory within 4× the length but spent a quarter of a
+// concurrent benchmark's time resizing, mostly under the Elastic's mutex.)
+//
+// Not safe for concurrent use.
 type queue[T any] struct {
-	buf        []T
-	head, tail uint
-	min        int
+	head, tail *block[T]
+	hi, ti     int // next slot to read in head, next slot to write in tail
+	n          int
+	size       int       // slots per block
+	spare      *block[T] // nil unless the list is a single block
+	// scrub is set when T holds pointers: slots are cleared as they are
+	// read, so the queue keeps nothing reachable that it has handed out.
+	scrub bool
 }
 
-// newQueue returns an empty queue whose ring never shrinks below
-// ceilPow2(capacity).
+type block[T any] struct {
+	next *block[T]
+	v    []T
+}
+
+// minBlock is the smallest block: below it, linking a block per few values
+// would cost more than the memory it saves.
+const minBlock = 16
+
+// newQueue returns an empty queue whose blocks hold max(capacity, minBlock)
+// values.
 func newQueue[T any](capacity int) queue[T] {
-	n := ceilPow2(capacity)
-	return queue[T]{buf: make([]T, n), min: n}
+	return newBlockQueue[T](max(capacity, minBlock))
 }
 
-func ceilPow2(n int) int {
-	p := 1
-	for p < n {
-		p <<= 1
-	}
-	return p
+// newBlockQueue returns an empty queue of blocks of size ≥ 1 values.
+func newBlockQueue[T any](size int) queue[T] {
+	b := &block[T]{v: make([]T, size)}
+	return queue[T]{head: b, tail: b, size: size, scrub: gctype.HasPointers[T]()}
 }
 
-func (q *queue[T]) len() int { return int(q.tail - q.head) }
-
-func (q *queue[T]) mask() uint { return uint(len(q.buf) - 1) }
+func (q *queue[T]) len() int { return q.n }
 
 func (q *queue[T]) push(v T) {
-	if q.len() == len(q.buf) {
-		q.resize(2 * len(q.buf))
+	if q.ti == len(q.tail.v) {
+		q.link()
 	}
-	q.buf[q.tail&q.mask()] = v
-	q.tail++
+	q.tail.v[q.ti] = v
+	q.ti++
+	q.n++
 }
 
-// pushAll appends vs, growing the ring once if needed: at most two copies,
-// one per side of the wrap.
+// pushAll appends vs in order, one copy per block it fills.
 func (q *queue[T]) pushAll(vs []T) {
-	if need := q.len() + len(vs); need > len(q.buf) {
-		q.resize(ceilPow2(need))
+	for len(vs) > 0 {
+		if q.ti == len(q.tail.v) {
+			q.link()
+		}
+		k := copy(q.tail.v[q.ti:], vs)
+		q.ti += k
+		q.n += k
+		vs = vs[k:]
 	}
-	i := int(q.tail & q.mask())
-	first := copy(q.buf[i:], vs)
-	copy(q.buf, vs[first:])
-	q.tail += uint(len(vs))
+}
+
+// link gives the full tail block a successor: the spare, or a new block.
+func (q *queue[T]) link() {
+	b := q.spare
+	if b != nil {
+		q.spare = nil
+	} else {
+		b = &block[T]{v: make([]T, q.size)}
+	}
+	q.tail.next = b
+	q.tail, q.ti = b, 0
 }
 
 // pop removes and returns the oldest value; the queue must not be empty.
-// The slot is zeroed so the queue does not keep garbage reachable.
 func (q *queue[T]) pop() T {
-	var zero T
-	i := q.head & q.mask()
-	v := q.buf[i]
-	q.buf[i] = zero
-	q.head++
-	q.maybeShrink()
+	v := q.head.v[q.hi]
+	if q.scrub {
+		var zero T
+		q.head.v[q.hi] = zero
+	}
+	q.hi++
+	q.n--
+	q.read()
 	return v
 }
 
 // popInto moves up to len(dst) of the oldest values into dst, oldest first,
-// and returns how many: at most two copies, one per side of the wrap.
+// and returns how many: one copy per block it empties.
 func (q *queue[T]) popInto(dst []T) int {
-	n := min(len(dst), q.len())
-	if n == 0 {
-		return 0
+	moved := 0
+	for moved < len(dst) && q.n > 0 {
+		end := len(q.head.v)
+		if q.head == q.tail {
+			end = q.ti
+		}
+		src := q.head.v[q.hi:end]
+		k := copy(dst[moved:], src)
+		if q.scrub {
+			clear(src[:k])
+		}
+		q.hi += k
+		q.n -= k
+		moved += k
+		q.read()
 	}
-	i := int(q.head & q.mask())
-	first := copy(dst[:n], q.buf[i:])
-	clear(q.buf[i : i+first])
-	if first < n {
-		copy(dst[first:n], q.buf[:n-first])
-		clear(q.buf[:n-first])
-	}
-	q.head += uint(n)
-	q.maybeShrink()
-	return n
+	return moved
 }
 
-// maybeShrink halves the ring while it is at most a quarter full, so memory
-// follows the length down: after a burst drains the ring is back to min.
-func (q *queue[T]) maybeShrink() {
-	size := len(q.buf)
-	for size > q.min && q.len() <= size/4 {
-		size /= 2
+// read follows a read: an empty queue rewinds to the start of its block,
+// and a head block read to its end is unlinked.
+func (q *queue[T]) read() {
+	if q.n == 0 {
+		// Only a single block can be empty: a head block read to its end
+		// is unlinked before the next value is read.
+		q.hi, q.ti = 0, 0
+		return
 	}
-	if size != len(q.buf) {
-		q.resize(size)
+	if q.hi < len(q.head.v) {
+		return
+	}
+	old := q.head
+	q.head, q.hi = old.next, 0
+	old.next = nil
+	if q.head == q.tail && q.spare == nil {
+		q.spare = old // its slots were cleared as they were read
 	}
 }
 
-// resize moves the values, oldest first, to the start of a new ring of
-// size slots (a power of two no smaller than the length).
-func (q *queue[T]) resize(size int) {
-	nb := make([]T, size)
-	n := q.len()
-	if n > 0 {
-		i := int(q.head & q.mask())
-		first := copy(nb[:n], q.buf[i:])
-		copy(nb[first:n], q.buf[:n-first])
-	}
-	q.buf, q.head, q.tail = nb, 0, uint(n)
-}
-
-// reset empties the queue and returns its ring to the minimum size.
+// reset empties the queue, leaving one block.
 func (q *queue[T]) reset() {
-	q.buf, q.head, q.tail = make([]T, q.min), 0, 0
+	b := &block[T]{v: make([]T, q.size)}
+	q.head, q.tail, q.hi, q.ti, q.n, q.spare = b, b, 0, 0, 0, nil
+}
+
+// slots returns how many values the queue's blocks can hold, the spare
+// included: its memory, in values.
+func (q *queue[T]) slots() int {
+	n := 0
+	for b := q.head; b != nil; b = b.next {
+		n += len(b.v)
+	}
+	if q.spare != nil {
+		n += len(q.spare.v)
+	}
+	return n
 }

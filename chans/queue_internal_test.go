@@ -6,14 +6,14 @@ import (
 )
 
 // FuzzQueue applies a random sequence of push, pushAll, pop and popInto to a queue
-// and to a plain slice and checks they agree, and that the ring stays a
-// power of two no smaller than min and at most 4× the length (+min).
+// and to a plain slice and checks they agree, and that the queue's memory
+// stays within its length plus two blocks.
 func FuzzQueue(f *testing.F) {
 	f.Add(uint8(1), []byte{0, 0, 0, 1, 2, 0, 1, 1})
 	f.Add(uint8(4), []byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 1})
 	f.Add(uint8(3), []byte{0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 1, 1, 1})
 	f.Fuzz(func(t *testing.T, capacity uint8, ops []byte) {
-		q := newQueue[int](int(capacity%16) + 1)
+		q := newBlockQueue[int](int(capacity%16) + 1)
 		var model []int
 		next := 0
 		for _, op := range ops {
@@ -57,12 +57,49 @@ func FuzzQueue(f *testing.F) {
 			if q.len() != len(model) {
 				t.Fatalf("len() = %d, want %d", q.len(), len(model))
 			}
-			size := len(q.buf)
-			if size&(size-1) != 0 || size < q.min || size > 4*q.len()+q.min {
-				t.Fatalf("ring size %d with len %d, min %d: want a power of two in [min, 4·len+min]", size, q.len(), q.min)
+			if slots := q.slots(); slots > q.len()+2*q.size || slots%q.size != 0 {
+				t.Fatalf("%d slots in blocks of %d with len %d: want whole blocks, at most len + 2 blocks", slots, q.size, q.len())
 			}
 		}
 	})
+}
+
+// TestQueueKeepsNothingItHandedOut checks that a queue of pointers clears
+// every slot it has read, in the blocks it keeps (the spare included).
+func TestQueueKeepsNothingItHandedOut(t *testing.T) {
+	q := newBlockQueue[*int](4)
+	dst := make([]*int, 3)
+	for round := range 50 {
+		for range round % 11 {
+			q.push(new(int))
+		}
+		if round%3 == 0 {
+			q.pushAll([]*int{new(int), new(int)})
+		}
+		if round%2 == 0 && q.len() > 0 {
+			q.pop()
+		} else {
+			q.popInto(dst)
+		}
+		live := 0
+		for b := q.head; b != nil; b = b.next {
+			for _, p := range b.v {
+				if p != nil {
+					live++
+				}
+			}
+		}
+		if q.spare != nil {
+			for _, p := range q.spare.v {
+				if p != nil {
+					t.Fatalf("round %d: the spare block holds a value", round)
+				}
+			}
+		}
+		if live != q.len() {
+			t.Fatalf("round %d: blocks hold %d values, the queue has %d", round, live, q.len())
+		}
+	}
 }
 
 func TestElasticMemoryReturnsAfterABurst(t *testing.T) {
@@ -75,13 +112,13 @@ func TestElasticMemoryReturnsAfterABurst(t *testing.T) {
 	for e.Len() > (1<<20)/4-1000 {
 		e.PopMany(context.Background(), dst)
 	}
-	if got, max := len(e.q.buf), 4*e.Len(); got > max {
-		t.Fatalf("at a quarter full the ring has %d slots for %d values, want at most %d", got, e.Len(), max)
+	if got, max := e.q.slots(), e.Len()+2*initial; got > max {
+		t.Fatalf("at a quarter full the queue has %d slots for %d values, want at most %d (len + 2 blocks)", got, e.Len(), max)
 	}
 	for e.Len() > 0 {
 		e.PopMany(context.Background(), dst)
 	}
-	if got := len(e.q.buf); got > 2*initial {
-		t.Fatalf("drained ring has %d slots, want at most %d (2 × initial capacity)", got, 2*initial)
+	if got := e.q.slots(); got > 2*initial {
+		t.Fatalf("drained queue has %d slots, want at most %d (2 × initial capacity)", got, 2*initial)
 	}
 }
