@@ -215,14 +215,20 @@ func TestBrowserShowsEveryStageMovingAndTheSlowOneAsBottleneck(t *testing.T) {
 		t.Fatalf("second reading: got slow %+v, want it flagged BOTTLENECK", sl)
 	}
 	// Chunk sizes adapt to each stage's cost per item, and the boxes say so:
-	// one item at a time into slow (~200 µs an item), more into parse.
-	chunks := waitFor("slow takes chunks of one item", func(s pageState) bool {
+	// one item at a time into slow (~200 µs an item), more into parse. A
+	// stage's chunk size follows its measured time per item, which on a
+	// loaded machine (race detector, other packages' tests, the browser)
+	// can make even parse look slow for a while; its limit grows again at
+	// the first chunk measured fast, so the page is polled until it shows
+	// that, as it is for slow's.
+	waitFor("slow takes chunks of one item", func(s pageState) bool {
 		sl, _ := s.stage("slow")
 		return strings.Contains(sl.Text, "chunks of 1latency") || strings.Contains(sl.Text, "chunks of 1BOTTLENECK")
 	})
-	if pa, _ := chunks.stage("parse"); !strings.Contains(pa.Text, "chunks of ") || strings.Contains(pa.Text, "chunks of 1latency") {
-		t.Fatalf("got parse %q, want it to take chunks of more than one item", pa.Text)
-	}
+	waitFor("parse takes chunks of more than one item", func(s pageState) bool {
+		pa, _ := s.stage("parse")
+		return strings.Contains(pa.Text, "chunks of ") && !strings.Contains(pa.Text, "chunks of 1latency")
+	})
 	t.Logf("first reading (update %d): %s", first.Updates, summary(first))
 	t.Logf("second reading (update %d): %s", second.Updates, summary(second))
 
