@@ -148,16 +148,3 @@ func (q *queue[T]) reset() {
 	b := &block[T]{v: make([]T, q.size)}
 	q.head, q.tail, q.hi, q.ti, q.n, q.spare = b, b, 0, 0, 0, nil
 }
-
-// slots returns how many values the queue's blocks can hold, the spare
-// included: its memory, in values.
-func (q *queue[T]) slots() int {
-	n := 0
-	for b := q.head; b != nil; b = b.next {
-		n += len(b.v)
-	}
-	if q.spare != nil {
-		n += len(q.spare.v)
-	}
-	return n
-}

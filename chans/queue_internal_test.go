@@ -122,3 +122,16 @@ func TestElasticMemoryReturnsAfterABurst(t *testing.T) {
 		t.Fatalf("drained queue has %d slots, want at most %d (2 × initial capacity)", got, 2*initial)
 	}
 }
+
+// slots returns how many values the queue's blocks can hold, the spare
+// included: its memory, in values.
+func (q *queue[T]) slots() int {
+	n := 0
+	for b := q.head; b != nil; b = b.next {
+		n += len(b.v)
+	}
+	if q.spare != nil {
+		n += len(q.spare.v)
+	}
+	return n
+}
