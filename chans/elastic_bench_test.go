@@ -269,3 +269,25 @@ func BenchmarkElasticVersus(b *testing.B) {
 	b.ReportMetric(med["Chan1024-con"]/med["ElasticPopMany-seq"], "popmany-x-seq")
 	b.ReportMetric(med["Chan1024-con"]/med["ElasticPushManyPopMany-con"], "pushmany-x-con")
 }
+
+// BenchmarkElasticPushAlone measures Push on one goroutine, with nobody
+// else touching the Elastic: 256 pushes then one PopMany of them, checked.
+// It is the floor of Push's cost (a mutex round trip and a store), which
+// Elastic's doc comment quotes.
+func BenchmarkElasticPushAlone(b *testing.B) {
+	e := chans.NewElastic[int]()
+	defer e.Close()
+	dst := make([]int, 256)
+	ctx := context.Background()
+	pushes := 0
+	for b.Loop() {
+		for i := range len(dst) {
+			e.Push(i)
+		}
+		if n, err := e.PopMany(ctx, dst); n != len(dst) || err != nil || dst[0] != 0 || dst[len(dst)-1] != len(dst)-1 {
+			b.Fatalf("PopMany = %d, %v, first %d, last %d: want 256 values 0…255", n, err, dst[0], dst[len(dst)-1])
+		}
+		pushes += len(dst)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(pushes), "ns/push")
+}
