@@ -31,8 +31,8 @@ func (f figures) ValuesPerSec() float64 { return float64(f.N) / f.Wall.Seconds()
 func (f figures) CPUPerMillion() float64 { return f.CPU().Seconds() / (float64(f.N) / 1e6) }
 
 func (f figures) String() string {
-	return fmt.Sprintf("runtime %.3f s  values/s %.1fe6  cpu %.3f s (user %.3f, sys %.3f)  cpu s/M values %.4f  max RSS %.1f MB",
-		f.Wall.Seconds(), f.ValuesPerSec()/1e6, f.CPU().Seconds(), f.User.Seconds(), f.Sys.Seconds(),
+	return fmt.Sprintf("runtime %.3f s  values/s %s  cpu %.3f s (user %.3f, sys %.3f)  cpu s/M values %.4f  max RSS %.1f MB",
+		f.Wall.Seconds(), si(f.ValuesPerSec()), f.CPU().Seconds(), f.User.Seconds(), f.Sys.Seconds(),
 		f.CPUPerMillion(), float64(f.MaxRSS)/1e6)
 }
 
