@@ -34,76 +34,71 @@ func Batch[T any](p *Pipeline, name string, in Stream[T], size int, maxWait time
 	w := s.workers[0]
 	r := newReceiver(ie, 0, w)
 	out := newSender(oe, 0, w)
-	done := p.ctx.Done()
 
-	p.goStage(s, w, func() error {
-		var batch []T
-		var started time.Time // arrival of the batch's first item
-		timer := time.NewTimer(time.Hour)
-		timer.Stop()
-		defer timer.Stop()
-		emit := func() bool {
-			ok := out.send(batch)
-			batch = nil
-			return ok
-		}
-		for {
-			var c *chunk[T]
-			var ok bool
-			select {
-			case c, ok = <-ie.ch:
-			default:
-				if !out.flush() {
-					return p.cause()
-				}
-				var expired <-chan time.Time
-				if len(batch) > 0 && maxWait > 0 {
-					timer.Reset(maxWait - time.Since(started))
-					expired = timer.C
-				}
-				w.waitInput()
-				select {
-				case c, ok = <-ie.ch:
-				case <-expired:
-					w.resume()
-					if !emit() || !out.flush() {
-						return p.cause()
-					}
-					continue
-				case <-done:
-				}
-				w.resume()
-				timer.Stop()
+	b := &batcher[T]{size: size, maxWait: maxWait, out: out, timer: time.NewTimer(time.Hour)}
+	b.timer.Stop()
+	loop(p, s, w, r, body[T]{
+		each: func(c *chunk[T]) error {
+			if !b.add(c.items) {
+				return errStopped
 			}
-			if p.stopped() {
-				return p.cause()
-			}
-			if !ok {
-				break
-			}
-			r.recvd.add(len(c.items))
-			for _, v := range c.items {
-				if batch == nil {
-					batch = make([]T, 0, size)
-					started = time.Now()
-				}
-				batch = append(batch, v)
-				if len(batch) == size && !emit() {
-					r.release(c)
-					return p.cause()
-				}
-			}
-			r.release(c)
-			if len(batch) > 0 && maxWait > 0 && time.Since(started) >= maxWait && !emit() {
-				return p.cause()
-			}
-		}
-		if len(batch) > 0 && !emit() {
-			return p.cause()
-		}
-		return p.finish(out)
+			return nil
+		},
+		idle:  out.flush,
+		alarm: b.alarm,
+		ring:  func() bool { return b.emit() && out.flush() },
+		end:   func() bool { return (len(b.batch) == 0 || b.emit()) && out.flush() },
 	})
 	return Stream[[]T]{oe}
+}
+
+// batcher is Batch's state, owned by its one goroutine.
+type batcher[T any] struct {
+	size    int
+	maxWait time.Duration
+	out     *sender[[]T]
+	timer   *time.Timer
+	batch   []T
+	started time.Time // arrival of the batch's first item
+	last    int       // length of the last batch to leave: the next one's first capacity
+}
+
+// add appends items to the current batch, handing on each batch that
+// fills, and the batch if it has waited maxWait. The batch grows as items
+// arrive, starting at the last batch's length, so a batch that is never
+// full (a size meant as "no limit") costs memory for its items only.
+func (b *batcher[T]) add(items []T) bool {
+	for len(items) > 0 {
+		if b.batch == nil {
+			b.batch = make([]T, 0, max(1, min(b.size, max(b.last, len(items)))))
+			b.started = time.Now()
+		}
+		k := min(len(items), b.size-len(b.batch))
+		b.batch = append(b.batch, items[:k]...)
+		items = items[k:]
+		if len(b.batch) == b.size && !b.emit() {
+			return false
+		}
+	}
+	return len(b.batch) == 0 || b.maxWait == 0 || time.Since(b.started) < b.maxWait || b.emit()
+}
+
+// emit hands the current batch on.
+func (b *batcher[T]) emit() bool {
+	b.last = len(b.batch)
+	ok := b.out.send(b.batch)
+	b.batch = nil
+	return ok
+}
+
+// alarm returns a channel that fires when the current batch has waited
+// maxWait, or nil if there is no batch or no time limit.
+func (b *batcher[T]) alarm() <-chan time.Time {
+	if len(b.batch) == 0 || b.maxWait == 0 {
+		return nil
+	}
+	b.timer.Reset(b.maxWait - time.Since(b.started))
+	return b.timer.C
 }
 
 // Unbatch starts a one-goroutine stage that sends on every item of every
@@ -112,7 +107,7 @@ func Unbatch[T any](p *Pipeline, name string, in Stream[[]T], opts ...StageOptio
 	s := newStage(p, "unbatch", name, 1)
 	ie := consume(p, s, in, 1)
 	oe := newEdge[T](p, s, 1, stageOptions(opts))
-	runChunks(p, s, ie, oe, func(items [][]T, out *sender[T]) error {
+	mapStage(p, s, ie, oe, func(items [][]T, out *sender[T]) error {
 		for _, b := range items {
 			for _, v := range b {
 				if !out.send(v) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,6 +31,8 @@ type Pipeline struct {
 		_ [63]byte
 	}
 
+	stopHalt func() bool // stops the AfterFunc that raises halt on cancellation
+
 	wg      sync.WaitGroup
 	errOnce sync.Once
 	err     error
@@ -58,6 +59,9 @@ func New(ctx context.Context, opts ...Option) *Pipeline {
 	}
 	c, cancel := context.WithCancelCause(ctx)
 	p := &Pipeline{ctx: c, cancel: cancel, name: cfg.name, start: time.Now(), waited: make(chan struct{})}
+	// A cancelled parent raises halt at once, so that a stage busy with a
+	// chunk notices it before its next item, not at its next wait.
+	p.stopHalt = context.AfterFunc(c, func() { p.halt.Store(true) })
 	return p
 }
 
@@ -99,6 +103,7 @@ func (p *Pipeline) Wait() error {
 		p.cancel(errDangling)
 	}
 	p.wg.Wait()
+	p.stopHalt()
 	p.cancel(nil)
 	p.waitErr = p.err
 	p.finished = time.Now()
@@ -124,44 +129,16 @@ func (p *Pipeline) fail(err error) {
 	})
 }
 
-// halted reports whether the scope has failed or been cancelled, as far as
-// the stages have noticed: a plain atomic load, cheap enough per item.
-// Parent cancellation sets it as soon as any stage sees it (every blocked
-// stage wakes on it; a running one sees it at its next chunk).
+// halted reports whether the scope has failed or been cancelled: a plain
+// atomic load, cheap enough per item. A failure sets it before it cancels
+// the context; a cancelled parent sets it through an AfterFunc callback,
+// within microseconds of the cancel.
 func (p *Pipeline) halted() bool { return p.halt.Load() }
 
-// stopped reports whether the scope has been cancelled. It is one atomic
-// load, cheap enough to call once per chunk.
-func (p *Pipeline) stopped() bool { return p.ctx.Err() != nil }
-
-// goStage starts one goroutine of stage s. run's error, or a panic in it,
-// fails the pipeline. The goroutine is counted in p.wg before it starts, so
-// Wait cannot return while it runs.
-func (p *Pipeline) goStage(s *stage, w *worker, run func() error) {
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
-		w.started.Store(nowNs())
-		defer func() {
-			w.resume()
-			w.ended.Store(nowNs())
-			if r := recover(); r != nil {
-				p.fail(&PanicError{Stage: s.name, Value: r, Stack: debug.Stack()})
-			}
-			if s.running.Add(-1) == 0 {
-				for _, e := range s.outs {
-					e.close()
-				}
-				for _, f := range s.onDone {
-					f()
-				}
-			}
-		}()
-		if err := run(); err != nil {
-			p.fail(err)
-		}
-	}()
-}
+// stopping reports whether the scope has failed or its context is done:
+// halted, or cancelled before the AfterFunc has run. Stages check it once
+// per chunk and before they wait.
+func (p *Pipeline) stopping() bool { return p.halt.Load() || p.ctx.Err() != nil }
 
 // addStage registers a stage; it panics if the pipeline is already waited on.
 func (p *Pipeline) addStage(s *stage) {
@@ -188,42 +165,8 @@ func (p *Pipeline) addEdge(from *stage, e edgeInfo) {
 	p.edges = append(p.edges, e)
 }
 
-// StageError is the error a stage's function returned, with the stage's name.
-type StageError struct {
-	Stage string
-	Err   error
-}
-
-func (e *StageError) Error() string { return fmt.Sprintf("sluice: stage %q: %v", e.Stage, e.Err) }
-
-// Unwrap returns the function's error, so errors.Is and errors.As see it.
-func (e *StageError) Unwrap() error { return e.Err }
-
-// PanicError is a panic recovered in a stage, with the stack of the
-// goroutine that panicked.
-type PanicError struct {
-	Stage string
-	Value any
-	Stack []byte
-}
-
-func (e *PanicError) Error() string {
-	return fmt.Sprintf("sluice: stage %q panicked: %v\n%s", e.Stage, e.Value, e.Stack)
-}
-
-// Unwrap returns the panic value if it is an error.
-func (e *PanicError) Unwrap() error {
-	err, _ := e.Value.(error)
-	return err
-}
-
-// wrap attaches the stage name to an error returned by a user function.
-func wrap(s *stage, err error) error {
-	return &StageError{Stage: s.name, Err: err}
-}
-
-// cause is the reason the scope was cancelled: the first stage error, or
-// the parent context's cause.
+// cause is the reason the scope is stopping: the first stage error, or
+// the parent context's cause; nil while it runs.
 func (p *Pipeline) cause() error {
 	if c := context.Cause(p.ctx); c != nil {
 		return c
@@ -234,26 +177,3 @@ func (p *Pipeline) cause() error {
 	return nil
 }
 
-// flusher is a sender of any element type.
-type flusher interface{ flush() bool }
-
-// finish hands a stage's last partial chunks downstream after its input
-// ended normally.
-func (p *Pipeline) finish(outs ...flusher) error {
-	for _, o := range outs {
-		if !o.flush() {
-			return p.cause()
-		}
-	}
-	return nil
-}
-
-func checkWorkers(kind, name string, n int) {
-	if n < 1 {
-		panic(fmt.Sprintf("sluice: %s %q: workers must be ≥ 1, got %d", kind, name, n))
-	}
-}
-
-// onStageDone registers f to run once every goroutine of stage s has
-// exited. It must be called before the stage's goroutines start.
-func (p *Pipeline) onStageDone(s *stage, f func()) { s.onDone = append(s.onDone, f) }

@@ -24,25 +24,8 @@ func Merge[T any](p *Pipeline, name string, ins ...Stream[T]) Stream[T] {
 		ie.follow(oe) // Merge passes chunks on whole: oe's consumer sizes them
 	}
 	for i, w := range s.workers {
-		ie := edges[i]
-		r := newReceiver(ie, 0, w)
-		out := newSender(oe, i, w)
-		p.goStage(s, w, func() error {
-			for {
-				c := r.next(nil)
-				if c == nil {
-					break
-				}
-				r.observe(c)
-				if !out.handoff(c) {
-					return p.cause()
-				}
-			}
-			if p.stopped() {
-				return p.cause()
-			}
-			return nil
-		})
+		out := newPassSender(oe, i, w)
+		loop(p, s, w, newReceiver(edges[i], 0, w), body[T]{pass: out.handoff})
 	}
 	return Stream[T]{oe}
 }
@@ -61,6 +44,9 @@ func Partition[T any, K comparable](p *Pipeline, name string, in Stream[T], n in
 	seed := maphash.MakeSeed()
 	return fanOut(p, "partition", name, in, n, opts, func(items []T, outs []*sender[T]) bool {
 		for _, v := range items {
+			if p.halted() {
+				return false
+			}
 			i := maphash.Comparable(seed, key(v)) % uint64(len(outs))
 			if !outs[i].send(v) {
 				return false
@@ -107,25 +93,17 @@ func fanOut[T any](p *Pipeline, kind, name string, in Stream[T], n int, opts []S
 		outs[i] = newSender(oe, 0, w)
 		flushers[i] = outs[i]
 	}
-	ie.measured()
-	r := newReceiver(ie, 0, w)
-	idle := func() bool { return p.finish(flushers...) == nil }
-	p.goStage(s, w, func() error {
-		for {
-			c := r.next(idle)
-			if c == nil {
-				break
+	ie.measured(0)
+	flush := func() bool { return flushAll(flushers) }
+	loop(p, s, w, newReceiver(ie, 0, w), body[T]{
+		each: func(c *chunk[T]) error {
+			if !route(c.items, outs) {
+				return errStopped
 			}
-			ok := route(c.items, outs)
-			r.release(c)
-			if !ok {
-				return p.cause()
-			}
-		}
-		if p.stopped() {
-			return p.cause()
-		}
-		return p.finish(flushers...)
+			return nil
+		},
+		idle: flush,
+		end:  flush,
 	})
 	return streams
 }

@@ -2,40 +2,21 @@ package sluice
 
 import (
 	"context"
-	"fmt"
 )
 
-// runSink starts the n workers of a sink; each calls body with the items of
-// every chunk it takes from ie. With adapt, the workers time their chunks
-// and tune ie's chunk size (see receiver.tune); otherwise ie carries full
-// chunks.
-func runSink[T any](p *Pipeline, s *stage, ie *edge[T], adapt bool, body func(worker int, items []T) error) {
+// sinkStage starts the n workers of a sink; each calls each with the items
+// of every chunk it takes from ie. With adapt, the workers time their
+// chunks and tune ie's chunk size (see receiver.tune); otherwise ie
+// carries full chunks.
+func sinkStage[T any](p *Pipeline, s *stage, ie *edge[T], adapt bool, each func(items []T) error) {
 	if adapt {
-		ie.measured()
+		ie.measured(0)
 	} else {
 		ie.unmeasured()
 	}
 	for i, w := range s.workers {
-		r := newReceiver(ie, i, w)
-		p.goStage(s, w, func() error {
-			for {
-				c := r.next(nil)
-				if c == nil {
-					break
-				}
-				err := body(i, c.items)
-				r.release(c)
-				if err == errStopped {
-					return p.cause()
-				}
-				if err != nil {
-					return wrap(s, err)
-				}
-			}
-			if p.stopped() {
-				return p.cause()
-			}
-			return nil
+		loop(p, s, w, newReceiver(ie, i, w), body[T]{
+			each: func(c *chunk[T]) error { return each(c.items) },
 		})
 	}
 }
@@ -44,13 +25,11 @@ func runSink[T any](p *Pipeline, s *stage, ie *edge[T], adapt bool, body func(wo
 // no particular order when n > 1. An error from f fails the pipeline.
 func ForEach[T any](p *Pipeline, name string, in Stream[T], n int, f func(ctx context.Context, v T) error) {
 	checkWorkers("ForEach", name, n)
-	if f == nil {
-		panic(fmt.Sprintf("sluice: ForEach %q: nil function", name))
-	}
+	checkFunc("ForEach", name, f == nil)
 	s := newStage(p, "sink", name, n)
 	ie := consume(p, s, in, n)
 	ctx := p.ctx
-	runSink(p, s, ie, true, func(_ int, items []T) error {
+	sinkStage(p, s, ie, true, func(items []T) error {
 		for _, v := range items {
 			if p.halted() {
 				return errStopped
@@ -75,13 +54,11 @@ func ForEach[T any](p *Pipeline, name string, in Stream[T], n int, f func(ctx co
 // it keeps. An error from f fails the pipeline.
 func ForEachChunk[T any](p *Pipeline, name string, in Stream[T], n int, f func(ctx context.Context, items []T) error) {
 	checkWorkers("ForEachChunk", name, n)
-	if f == nil {
-		panic(fmt.Sprintf("sluice: ForEachChunk %q: nil function", name))
-	}
+	checkFunc("ForEachChunk", name, f == nil)
 	s := newStage(p, "sink", name, n)
 	ie := consume(p, s, in, n)
 	ctx := p.ctx
-	runSink(p, s, ie, false, func(_ int, items []T) error {
+	sinkStage(p, s, ie, false, func(items []T) error {
 		if p.halted() {
 			return errStopped
 		}
@@ -105,43 +82,40 @@ func (r *Result[T]) Value() T {
 	return r.v
 }
 
+// resultSink starts a one-goroutine sink that computes a Result with each.
+func resultSink[T, A any](p *Pipeline, kind, name string, in Stream[T], init A, each func(acc *A, items []T) error) *Result[A] {
+	s := newStage(p, kind, name, 1)
+	ie := consume(p, s, in, 1)
+	res := &Result[A]{v: init, done: make(chan struct{})}
+	s.onStageDone(func() { close(res.done) })
+	sinkStage(p, s, ie, true, func(items []T) error { return each(&res.v, items) })
+	return res
+}
+
 // Reduce starts a one-goroutine sink that folds the items of in, in order,
 // into an accumulator that starts at init.
 func Reduce[T, A any](p *Pipeline, name string, in Stream[T], init A, f func(acc A, v T) A) *Result[A] {
-	if f == nil {
-		panic(fmt.Sprintf("sluice: Reduce %q: nil function", name))
-	}
-	s := newStage(p, "reduce", name, 1)
-	ie := consume(p, s, in, 1)
-	res := &Result[A]{v: init, done: make(chan struct{})}
-	p.onStageDone(s, func() { close(res.done) })
-	runSink(p, s, ie, true, func(_ int, items []T) error {
-		acc := res.v
+	checkFunc("Reduce", name, f == nil)
+	return resultSink(p, "reduce", name, in, init, func(res *A, items []T) error {
+		acc := *res
+		defer func() { *res = acc }() // also when f panics
 		for _, v := range items {
 			if p.halted() {
-				res.v = acc
 				return errStopped
 			}
 			acc = f(acc, v)
 		}
-		res.v = acc
 		return nil
 	})
-	return res
 }
 
 // Collect starts a one-goroutine sink that gathers every item of in, in
 // order, into a slice.
 func Collect[T any](p *Pipeline, name string, in Stream[T]) *Result[[]T] {
-	s := newStage(p, "collect", name, 1)
-	ie := consume(p, s, in, 1)
-	res := &Result[[]T]{done: make(chan struct{})}
-	p.onStageDone(s, func() { close(res.done) })
-	runSink(p, s, ie, true, func(_ int, items []T) error {
-		res.v = append(res.v, items...)
+	return resultSink(p, "collect", name, in, nil, func(res *[]T, items []T) error {
+		*res = append(*res, items...)
 		return nil
 	})
-	return res
 }
 
 // ToChan starts a one-goroutine sink that sends every item of in on the
@@ -154,8 +128,8 @@ func ToChan[T any](p *Pipeline, name string, in Stream[T]) <-chan T {
 	ch := make(chan T)
 	done := p.ctx.Done()
 	w := s.workers[0]
-	p.onStageDone(s, func() { close(ch) })
-	runSink(p, s, ie, true, func(_ int, items []T) error {
+	s.onStageDone(func() { close(ch) })
+	sinkStage(p, s, ie, true, func(items []T) error {
 		for _, v := range items {
 			select {
 			case ch <- v:
@@ -166,10 +140,11 @@ func ToChan[T any](p *Pipeline, name string, in Stream[T]) <-chan T {
 			select {
 			case ch <- v:
 			case <-done:
-				w.resume()
-				return errStopped
 			}
 			w.resume()
+			if p.stopping() {
+				return errStopped
+			}
 		}
 		return nil
 	})

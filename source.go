@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"sync/atomic"
 )
 
 // Emitter is how a [From] generator hands items to the pipeline. It is used
-// by the generator's goroutine only, and only until the generator returns.
+// by the generator's goroutine only, and only until the generator returns:
+// Send, Flush or Await called after that panics.
 //
 // Send is written to be inlined into the generator's loop, so that sending
 // an item costs a store and a compare, not a call. Go inlines no function
@@ -16,25 +18,44 @@ import (
 // full it passes the hand-off to the stage's flusher goroutine over a
 // channel and waits for the answer. That costs two channel operations and
 // two goroutine switches per chunk (about a microsecond for up to
-// [DefaultChunk] items) and saves a call per item. On seed 002's squares
-// program it took sluice from 158M to 203M values/s (median of 8 runs each,
-// interleaved).
+// [DefaultChunk] items) and saves a call per item.
 type Emitter[T any] struct {
 	s       sender[T]     // by value: Send reaches the chunk with no extra load
 	full    chan struct{} // Send → flusher: the chunk is full, hand it on
 	flushed chan bool     // flusher → Send: the result of the hand-off
+	halt    *atomic.Bool  // the pipeline's halt flag: Send reports a stop at once
+	ended   bool          // the generator has returned: every method panics
+	misuse  string        // the panic message then
+}
+
+func newEmitter[T any](e *edge[T], s *stage) *Emitter[T] {
+	em := &Emitter[T]{
+		full: make(chan struct{}), flushed: make(chan bool), halt: &e.p.halt.Bool,
+		misuse: fmt.Sprintf("sluice: From %q: Emitter used after its generator returned; an Emitter is valid only inside the generator's call", s.name),
+	}
+	em.s.init(e, 0, s.workers[0])
+	em.s.take(e.get())
+	return em
 }
 
 // Send adds v to the stream. It blocks only when the stream is full (under
 // the default [Block] policy). It returns false once the pipeline has
-// stopped; the generator should then return. v is handed downstream when
-// its chunk fills, at the next Flush, or when the generator returns.
+// stopped (v is then discarded); the generator should then return. v is
+// handed downstream when its chunk fills, at the next Flush, or when the
+// generator returns.
 func (e *Emitter[T]) Send(v T) bool {
+	if e.halt.Load() {
+		return false
+	}
 	s := &e.s
 	s.buf[s.n] = v
 	s.n++
 	if s.n < len(s.buf) {
 		return true
+	}
+	if e.ended {
+		s.n = 0
+		panic(e.misuse)
 	}
 	e.full <- struct{}{} // no call: see the type's documentation
 	return <-e.flushed
@@ -54,7 +75,12 @@ func (e *Emitter[T]) flusher(done chan<- struct{}) {
 // chunk fills. A generator that waits between items — on a network, a timer,
 // a slow read — calls Flush before waiting so that those items are not held
 // back. It returns false once the pipeline has stopped.
-func (e *Emitter[T]) Flush() bool { return e.s.flush() }
+func (e *Emitter[T]) Flush() bool {
+	if e.ended {
+		panic(e.misuse)
+	}
+	return e.s.flush()
+}
 
 // Await tells the pipeline that the generator is about to wait for its own
 // input: it flushes what was sent so far, marks the stage as waiting for
@@ -64,13 +90,52 @@ func (e *Emitter[T]) Flush() bool { return e.s.flush() }
 //
 //	ok := out.Await(func() { msg, err = sub.Next() })
 func (e *Emitter[T]) Await(wait func()) bool {
-	if !e.s.flush() {
+	if !e.Flush() {
 		return false
 	}
 	e.s.w.waitInput()
 	defer e.s.w.resume()
 	wait()
 	return true
+}
+
+// end makes every later use of the Emitter panic. Send's chunk becomes a
+// one-slot scratch buffer, so that its next call reaches the full-chunk
+// path, which checks ended.
+func (e *Emitter[T]) end() {
+	e.ended = true
+	e.s.buf, e.s.n = make([]T, 1), 0
+}
+
+// source runs the one goroutine of source stage s: gen, then the last
+// flush. With flusher, gen uses Emitter.Send, and a flusher goroutine owned
+// by this one hands full chunks on (see Emitter).
+func source[T any](p *Pipeline, s *stage, em *Emitter[T], flusher bool, gen func() error) {
+	p.goStage(s, s.workers[0], func() error {
+		if flusher {
+			done := make(chan struct{})
+			go em.flusher(done)
+			defer func() {
+				close(em.full)
+				<-done
+			}()
+		}
+		defer em.end()
+		if err := gen(); err != nil {
+			return err
+		}
+		if !em.s.flush() {
+			return errStopped
+		}
+		return nil
+	})
+}
+
+// newSource registers a source stage and its output edge.
+func newSource[T any](p *Pipeline, name string, opts []StageOption) (*stage, *edge[T], *Emitter[T]) {
+	s := newStage(p, "source", name, 1)
+	oe := newEdge[T](p, s, 1, stageOptions(opts))
+	return s, oe, newEmitter(oe, s)
 }
 
 // From starts a source stage: one goroutine runs gen, which sends items
@@ -82,32 +147,9 @@ func (e *Emitter[T]) Await(wait func()) bool {
 // crosses to the consumer in a few channel operations (see [Emitter]). The
 // stage runs gen's goroutine plus one that hands full chunks on.
 func From[T any](p *Pipeline, name string, gen func(ctx context.Context, out *Emitter[T]) error, opts ...StageOption) Stream[T] {
-	if gen == nil {
-		panic(fmt.Sprintf("sluice: From %q: nil generator", name))
-	}
-	s := newStage(p, "source", name, 1)
-	oe := newEdge[T](p, s, 1, stageOptions(opts))
-	w := s.workers[0]
-	em := &Emitter[T]{full: make(chan struct{}), flushed: make(chan bool)}
-	out := &em.s
-	out.init(oe, 0, w)
-	p.goStage(s, w, func() error {
-		// The flusher is owned by this goroutine: it ends before this one
-		// does, whether gen returns or panics.
-		flusherDone := make(chan struct{})
-		go em.flusher(flusherDone)
-		defer func() {
-			close(em.full)
-			<-flusherDone
-		}()
-		if err := gen(p.ctx, em); err != nil {
-			if p.stopped() {
-				return p.cause() // the generator saw the cancellation
-			}
-			return wrap(s, err)
-		}
-		return p.finish(out)
-	})
+	checkFunc("From", name, gen == nil)
+	s, oe, em := newSource[T](p, name, opts)
+	source(p, s, em, true, func() error { return gen(p.ctx, em) })
 	return Stream[T]{oe}
 }
 
@@ -115,20 +157,17 @@ func From[T any](p *Pipeline, name string, gen func(ctx context.Context, out *Em
 // closes the stream. The items are copied as they are sent; xs must not be
 // modified until the pipeline is done. One goroutine.
 func FromSlice[T any](p *Pipeline, name string, xs []T, opts ...StageOption) Stream[T] {
-	s := newStage(p, "source", name, 1)
-	oe := newEdge[T](p, s, 1, stageOptions(opts))
-	w := s.workers[0]
-	out := newSender(oe, 0, w)
-	p.goStage(s, w, func() error {
+	s, oe, em := newSource[T](p, name, opts)
+	out := &em.s
+	source(p, s, em, false, func() error {
 		for len(xs) > 0 {
-			k := copy(out.buf[out.n:], xs)
-			out.n += k
+			k := copy(out.space(), xs)
 			xs = xs[k:]
-			if !out.flush() {
-				return p.cause()
+			if !out.commit(k) {
+				return errStopped
 			}
 		}
-		return p.finish(out)
+		return nil
 	})
 	return Stream[T]{oe}
 }
@@ -141,14 +180,17 @@ func FromSeq[T any](p *Pipeline, name string, seq iter.Seq[T], opts ...StageOpti
 	if seq == nil {
 		panic(fmt.Sprintf("sluice: FromSeq %q: nil sequence", name))
 	}
-	return From(p, name, func(ctx context.Context, out *Emitter[T]) error {
+	s, oe, em := newSource[T](p, name, opts)
+	out := &em.s
+	source(p, s, em, false, func() error {
 		for v := range seq {
-			if !out.Send(v) {
-				return ctx.Err()
+			if p.halted() || !out.send(v) {
+				return errStopped
 			}
 		}
 		return nil
-	}, opts...)
+	})
+	return Stream[T]{oe}
 }
 
 // FromChan starts a source stage that sends every value received from ch
@@ -159,36 +201,31 @@ func FromChan[T any](p *Pipeline, name string, ch <-chan T, opts ...StageOption)
 	if ch == nil {
 		panic(fmt.Sprintf("sluice: FromChan %q: nil channel", name))
 	}
-	s := newStage(p, "source", name, 1)
-	oe := newEdge[T](p, s, 1, stageOptions(opts))
-	w := s.workers[0]
-	out := newSender(oe, 0, w)
+	s, oe, em := newSource[T](p, name, opts)
+	out := &em.s
 	done := p.ctx.Done()
-	p.goStage(s, w, func() error {
+	source(p, s, em, false, func() error {
 		for {
 			var v T
 			var ok bool
 			select {
 			case v, ok = <-ch:
 			default:
-				if !out.flush() {
-					return p.cause()
-				}
-				w.waitInput()
-				select {
-				case v, ok = <-ch:
-				case <-done:
-				}
-				w.resume()
-				if p.stopped() {
-					return p.cause()
+				waited := em.Await(func() {
+					select {
+					case v, ok = <-ch:
+					case <-done:
+					}
+				})
+				if !waited || p.stopping() {
+					return errStopped
 				}
 			}
 			if !ok {
-				return p.finish(out)
+				return nil
 			}
 			if !out.send(v) {
-				return p.cause()
+				return errStopped
 			}
 		}
 	})

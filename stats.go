@@ -6,45 +6,6 @@ import (
 	"time"
 )
 
-// stage is what a pipeline knows of one of its stages, for snapshots.
-type stage struct {
-	name    string
-	kind    string
-	workers []*worker
-	ins     []edgeInfo // edges it consumes
-	outs    []edgeInfo // edges it produces, closed when the last worker exits
-	running atomic.Int32
-	onDone  []func() // run after outs are closed
-}
-
-// newStage registers a stage with n worker goroutines. It panics if the
-// name is empty or n < 1 (stage functions check n first, for a clearer
-// message).
-func newStage(p *Pipeline, kind, name string, n int) *stage {
-	if name == "" {
-		panic("sluice: " + kind + ": stage name must not be empty")
-	}
-	s := &stage{name: name, kind: kind, workers: make([]*worker, n)}
-	s.running.Store(int32(n))
-	for i := range s.workers {
-		s.workers[i] = &worker{}
-	}
-	p.addStage(s)
-	return s
-}
-
-// worker holds the timings of one goroutine of a stage. Only that goroutine
-// writes them, and only when it starts or stops waiting — never per item.
-type worker struct {
-	blocked   atomic.Int64 // total ns spent waiting for input or for room
-	waitSince atomic.Int64 // when the current wait began (ns since epoch); 0 while working
-	started   atomic.Int64 // when the goroutine started (ns since epoch); 0 before
-	ended     atomic.Int64 // when it exited; 0 while it runs
-	forRoom   atomic.Bool  // the current wait is for room downstream, not for input
-	_         [31]byte
-	lat       latency // sampled latency of the chunks it finished
-}
-
 // latBuckets is the number of latency buckets: bucket i counts latencies
 // below 2^(10+i) ns (about 1 µs, 2 µs, 4 µs, …, 4.3 s); the last counts the
 // rest.
@@ -105,33 +66,6 @@ func (l *latency) addTo(h *Histogram) {
 		h.Count += c
 	}
 	h.Sum += time.Duration(l.sum.Load())
-}
-
-// lifetime is how long the worker has run, up to now or to its exit.
-func (w *worker) lifetime(now int64) int64 {
-	start := w.started.Load()
-	if start == 0 {
-		return 0
-	}
-	if end := w.ended.Load(); end != 0 {
-		now = end
-	}
-	return now - start
-}
-
-var epoch = time.Now()
-
-func nowNs() int64 { return int64(time.Since(epoch)) + 1 }
-
-// waitInput and waitRoom mark the start of a wait for input or for room
-// downstream; resume marks its end.
-func (w *worker) waitInput() { w.forRoom.Store(false); w.waitSince.Store(nowNs()) }
-func (w *worker) waitRoom()  { w.forRoom.Store(true); w.waitSince.Store(nowNs()) }
-
-func (w *worker) resume() {
-	if since := w.waitSince.Swap(0); since != 0 {
-		w.blocked.Add(nowNs() - since)
-	}
 }
 
 // edgeInfo is the type-independent view of an edge that snapshots read.

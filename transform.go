@@ -5,41 +5,44 @@ import (
 	"fmt"
 )
 
-// errStopped tells runChunks that the pipeline stopped while a chunk was
-// being processed.
-var errStopped = fmt.Errorf("sluice: stopped")
-
-// runChunks starts the n workers of a one-input, one-output stage. Each
-// worker takes chunks from ie and calls body with its items and the
-// worker's own sender into oe; body returns a stage error, errStopped, or
-// nil. Before waiting for input a worker flushes its partial output chunk.
-func runChunks[T, U any](p *Pipeline, s *stage, ie *edge[T], oe *edge[U], body func(items []T, out *sender[U]) error) {
-	ie.measured()
+// mapStage starts the n workers of a stage with one input and one output;
+// each runs each on every input chunk's items with its own sender. Before
+// waiting for input a worker flushes its partial output chunk.
+func mapStage[T, U any](p *Pipeline, s *stage, ie *edge[T], oe *edge[U], each func(items []T, out *sender[U]) error) {
+	ie.measured(0)
 	for i, w := range s.workers {
-		r := newReceiver(ie, i, w)
 		out := newSender(oe, i, w)
-		p.goStage(s, w, func() error {
-			idle := out.flush
-			for {
-				c := r.next(idle)
-				if c == nil {
-					break
-				}
-				err := body(c.items, out)
-				r.release(c)
-				if err == errStopped {
-					return p.cause()
-				}
-				if err != nil {
-					return wrap(s, err)
-				}
-			}
-			if p.stopped() {
-				return p.cause()
-			}
-			return p.finish(out)
+		loop(p, s, w, newReceiver(ie, i, w), body[T]{
+			each: func(c *chunk[T]) error { return each(c.items, out) },
+			idle: out.flush,
+			end:  out.flush,
 		})
 	}
+}
+
+// checkFunc panics if a stage's function is nil.
+func checkFunc(kind, name string, isNil bool) {
+	if isNil {
+		panic(fmt.Sprintf("sluice: %s %q: nil function", kind, name))
+	}
+}
+
+// apply calls f on items into dst (len(dst) ≥ len(items)), checking before
+// each call that the pipeline is not halted. It returns how many results
+// it stored and errStopped or f's error if it stopped early.
+func apply[T, U any](p *Pipeline, ctx context.Context, f func(context.Context, T) (U, error), items []T, dst []U) (int, error) {
+	dst = dst[:len(items)]
+	for i, v := range items {
+		if p.halted() {
+			return i, errStopped
+		}
+		u, err := f(ctx, v)
+		if err != nil {
+			return i, err
+		}
+		dst[i] = u
+	}
+	return len(items), nil
 }
 
 // Map starts n workers that each take items from in, apply f and send the
@@ -53,53 +56,46 @@ func runChunks[T, U any](p *Pipeline, s *stage, ie *edge[T], oe *edge[U], body f
 // workers (see the package documentation).
 func Map[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(ctx context.Context, v T) (U, error), opts ...StageOption) Stream[U] {
 	checkWorkers("Map", name, n)
-	if f == nil {
-		panic(fmt.Sprintf("sluice: Map %q: nil function", name))
-	}
+	checkFunc("Map", name, f == nil)
 	s := newStage(p, "map", name, n)
 	ie := consume(p, s, in, n)
 	oe := newEdge[U](p, s, n, stageOptions(opts))
 	ctx := p.ctx
-	runChunks(p, s, ie, oe, func(items []T, out *sender[U]) error {
-		// Write results straight into the free part of the output chunk:
-		// the per-item work is then one call of f and one store.
+	mapStage(p, s, ie, oe, func(items []T, out *sender[U]) error {
+		// Results go straight into the free part of the output chunk: the
+		// per-item work is then one call of f and one store.
 		for len(items) > 0 {
 			dst := out.space()
 			k := min(len(dst), len(items))
-			for i, v := range items[:k] {
-				if p.halted() {
-					out.commit(i)
-					return errStopped
-				}
-				u, err := f(ctx, v)
-				if err != nil {
-					out.commit(i)
-					return err
-				}
-				dst[i] = u
+			done, err := apply(p, ctx, f, items[:k], dst)
+			if !out.commit(done) || err != nil {
+				return orStopped(err)
 			}
 			items = items[k:]
-			if !out.commit(k) {
-				return errStopped
-			}
 		}
 		return nil
 	})
 	return Stream[U]{oe}
 }
 
+// orStopped returns err, or errStopped if err is nil.
+func orStopped(err error) error {
+	if err == nil {
+		return errStopped
+	}
+	return err
+}
+
 // Filter starts n workers that pass on the items for which keep returns
 // true. Order is kept when n == 1. An error from keep fails the pipeline.
 func Filter[T any](p *Pipeline, name string, in Stream[T], n int, keep func(ctx context.Context, v T) (bool, error), opts ...StageOption) Stream[T] {
 	checkWorkers("Filter", name, n)
-	if keep == nil {
-		panic(fmt.Sprintf("sluice: Filter %q: nil function", name))
-	}
+	checkFunc("Filter", name, keep == nil)
 	s := newStage(p, "filter", name, n)
 	ie := consume(p, s, in, n)
 	oe := newEdge[T](p, s, n, stageOptions(opts))
 	ctx := p.ctx
-	runChunks(p, s, ie, oe, func(items []T, out *sender[T]) error {
+	mapStage(p, s, ie, oe, func(items []T, out *sender[T]) error {
 		for _, v := range items {
 			if p.halted() {
 				return errStopped
@@ -120,17 +116,15 @@ func Filter[T any](p *Pipeline, name string, in Stream[T], n int, keep func(ctx 
 // FlatMap starts n workers that call f for each item; f sends any number of
 // results through emit, which returns false once the pipeline has stopped
 // (f should then return). Order is kept when n == 1. An error from f fails
-// the pipeline.
+// the pipeline. emit must not be called after f returns.
 func FlatMap[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(ctx context.Context, v T, emit func(U) bool) error, opts ...StageOption) Stream[U] {
 	checkWorkers("FlatMap", name, n)
-	if f == nil {
-		panic(fmt.Sprintf("sluice: FlatMap %q: nil function", name))
-	}
+	checkFunc("FlatMap", name, f == nil)
 	s := newStage(p, "flat-map", name, n)
 	ie := consume(p, s, in, n)
 	oe := newEdge[U](p, s, n, stageOptions(opts))
 	ctx := p.ctx
-	runChunks(p, s, ie, oe, func(items []T, out *sender[U]) error {
+	mapStage(p, s, ie, oe, func(items []T, out *sender[U]) error {
 		emit := out.send
 		for _, v := range items {
 			if p.halted() {

@@ -15,7 +15,7 @@ func measuredEdge(t *testing.T, opts ...StageOption) (*edge[int], *receiver[int]
 	e := newEdge[int](p, src, 1, stageOptions(opts))
 	sink := newStage(p, "sink", "sink", 1)
 	consume(p, sink, Stream[int]{e}, 1)
-	e.measured()
+	e.measured(0)
 	t.Cleanup(func() { p.cancel(nil) })
 	return e, newReceiver(e, 0, sink.workers[0])
 }
@@ -36,8 +36,8 @@ func tuneCase(t *testing.T, opts ...StageOption) (*edge[int], func(n int, busy, 
 
 func TestTuneGrowsAtOnceForCheapItems(t *testing.T) {
 	e, report := tuneCase(t)
-	if got := e.limit.Load(); got != firstLimit {
-		t.Fatalf("first limit %d, want %d", got, firstLimit)
+	if got := e.limit.Load(); got != 1 {
+		t.Fatalf("first limit %d, want 1: a handful of slow items must spread from the first", got)
 	}
 	report(DefaultChunk, 1_000, 0) // under a ns an item: a full chunk is far under chunkWork
 	if got := e.limit.Load(); got != DefaultChunk {
@@ -89,6 +89,22 @@ func TestTuneDoesNotCountWaits(t *testing.T) {
 	}
 }
 
+func TestTuneStaysUnderTheCeiling(t *testing.T) {
+	p := New(context.Background())
+	t.Cleanup(func() { p.cancel(nil) })
+	src := newStage(p, "source", "src", 1)
+	e := newEdge[int](p, src, 1, stageConfig{})
+	sink := newStage(p, "sink", "sink", 1)
+	consume(p, sink, Stream[int]{e}, 1)
+	e.measured(100)
+	r := newReceiver(e, 0, sink.workers[0])
+	r.t0 = nowNs() - 1_000
+	r.tune(DefaultChunk)
+	if got := e.limit.Load(); got != 100 {
+		t.Fatalf("limit = %d, want the ceiling of 100", got)
+	}
+}
+
 func TestChunkOptionTurnsTuningOff(t *testing.T) {
 	e, _ := tuneCase(t, Chunk(64))
 	if e.adapt || e.limit.Load() != 64 {
@@ -104,7 +120,7 @@ func TestWaitingForAChunkIsNotPartOfItsWork(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 		e.ch <- &chunk[int]{items: []int{1}}
 	}()
-	c := r.next(nil)
+	c, _ := r.next(nil, nil)
 	if c == nil {
 		t.Fatal("got no chunk")
 	}

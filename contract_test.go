@@ -1,0 +1,366 @@
+package sluice_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/sluicehq/sluice"
+)
+
+// The contract harness: every stage kind × workers {1, 4} × every promise
+// of doc.go. A stage added later gets all of it by adding one row.
+//
+// Each row builds a pipeline around one stage under test. Where the stage
+// takes a user function, that function calls the harness's hook for every
+// item; where it takes none (Batch, Merge, Collect, …), the hook runs in a
+// ForEach right after it, so the row still checks that the stage passes
+// every item on exactly once and stops when the pipeline does.
+
+// hook is what the stage's user function does with each item.
+type hook func(ctx context.Context, v int) error
+
+type stageRow struct {
+	name  string
+	multi bool // takes a worker count; otherwise it runs with 1
+	errs  bool // its function can return an error (otherwise the error case is skipped)
+	// build makes the pipeline: the stage under test fed with xs. It
+	// returns what reached the end of the pipeline, to be called after
+	// Wait, or nil when the hook's calls are the output (sinks).
+	build func(p *sluice.Pipeline, xs []int, n int, h hook) func() []int
+}
+
+// identity is a Map function that hands v on after the hook.
+func viaHook(h hook) func(ctx context.Context, v int) (int, error) {
+	return func(ctx context.Context, v int) (int, error) { return v, h(ctx, v) }
+}
+
+// sinkVia ends a pipeline with a one-worker ForEach that calls the hook.
+func sinkVia(p *sluice.Pipeline, s sluice.Stream[int], h hook) func() []int {
+	sluice.ForEach(p, "hook-sink", s, 1, h)
+	return nil
+}
+
+func collected(r *sluice.Result[[]int]) func() []int { return r.Value }
+
+var stageRows = []stageRow{
+	{name: "Map", multi: true, errs: true, build: func(p *sluice.Pipeline, xs []int, n int, h hook) func() []int {
+		return collected(sluice.Collect(p, "out", sluice.Map(p, "stage", sluice.FromSlice(p, "src", xs), n, viaHook(h))))
+	}},
+	{name: "OrderedMap", multi: true, errs: true, build: func(p *sluice.Pipeline, xs []int, n int, h hook) func() []int {
+		return collected(sluice.Collect(p, "out", sluice.OrderedMap(p, "stage", sluice.FromSlice(p, "src", xs), n, viaHook(h))))
+	}},
+	{name: "Filter", multi: true, errs: true, build: func(p *sluice.Pipeline, xs []int, n int, h hook) func() []int {
+		keep := func(ctx context.Context, v int) (bool, error) { return true, h(ctx, v) }
+		return collected(sluice.Collect(p, "out", sluice.Filter(p, "stage", sluice.FromSlice(p, "src", xs), n, keep)))
+	}},
+	{name: "FlatMap", multi: true, errs: true, build: func(p *sluice.Pipeline, xs []int, n int, h hook) func() []int {
+		f := func(ctx context.Context, v int, emit func(int) bool) error {
+			if err := h(ctx, v); err != nil {
+				return err
+			}
+			emit(v)
+			return nil
+		}
+		return collected(sluice.Collect(p, "out", sluice.FlatMap(p, "stage", sluice.FromSlice(p, "src", xs), n, f)))
+	}},
+	{name: "ForEach", multi: true, errs: true, build: func(p *sluice.Pipeline, xs []int, n int, h hook) func() []int {
+		sluice.ForEach(p, "stage", sluice.FromSlice(p, "src", xs), n, h)
+		return nil
+	}},
+	{name: "ForEachChunk", multi: true, errs: true, build: func(p *sluice.Pipeline, xs []int, n int, h hook) func() []int {
+		// A call's first item always reaches the hook, so a call made after
+		// the stop is counted; within a call, the function itself stops at
+		// a done context, as a well-written one does.
+		sluice.ForEachChunk(p, "stage", sluice.FromSlice(p, "src", xs), n, func(ctx context.Context, items []int) error {
+			for i, v := range items {
+				if i > 0 && ctx.Err() != nil {
+					return ctx.Err()
+				}
+				if err := h(ctx, v); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		return nil
+	}},
+	{name: "Reduce", build: func(p *sluice.Pipeline, xs []int, _ int, h hook) func() []int {
+		ctx := p.Context()
+		r := sluice.Reduce(p, "stage", sluice.FromSlice(p, "src", xs), []int(nil), func(acc []int, v int) []int {
+			_ = h(ctx, v)
+			return append(acc, v)
+		})
+		return r.Value
+	}},
+	{name: "Partition", build: func(p *sluice.Pipeline, xs []int, _ int, h hook) func() []int {
+		ctx := p.Context()
+		parts := sluice.Partition(p, "stage", sluice.FromSlice(p, "src", xs), 3, func(v int) int {
+			_ = h(ctx, v)
+			return v % 7
+		})
+		return collected(sluice.Collect(p, "out", sluice.Merge(p, "merge", parts...)))
+	}},
+	{name: "From", errs: true, build: func(p *sluice.Pipeline, xs []int, _ int, h hook) func() []int {
+		src := sluice.From(p, "stage", func(ctx context.Context, out *sluice.Emitter[int]) error {
+			for _, v := range xs {
+				if err := h(ctx, v); err != nil {
+					return err
+				}
+				if !out.Send(v) {
+					return nil
+				}
+			}
+			return nil
+		})
+		return collected(sluice.Collect(p, "out", src))
+	}},
+	{name: "FromSeq", build: func(p *sluice.Pipeline, xs []int, _ int, h hook) func() []int {
+		ctx := p.Context()
+		seq := func(yield func(int) bool) {
+			for _, v := range xs {
+				_ = h(ctx, v)
+				if !yield(v) {
+					return
+				}
+			}
+		}
+		return collected(sluice.Collect(p, "out", sluice.FromSeq(p, "stage", seq)))
+	}},
+	// Stages without a user function: the hook runs right after them.
+	{name: "FromSlice", errs: true, build: func(p *sluice.Pipeline, xs []int, _ int, h hook) func() []int {
+		return sinkVia(p, sluice.FromSlice(p, "stage", xs), h)
+	}},
+	{name: "FromChan", errs: true, build: func(p *sluice.Pipeline, xs []int, _ int, h hook) func() []int {
+		ch := make(chan int)
+		go func() { // owned by the test: ends when xs is sent or the pipeline stops
+			defer close(ch)
+			for _, v := range xs {
+				select {
+				case ch <- v:
+				case <-p.Context().Done():
+					return
+				}
+			}
+		}()
+		return sinkVia(p, sluice.FromChan(p, "stage", ch), h)
+	}},
+	{name: "Batch", errs: true, build: func(p *sluice.Pipeline, xs []int, _ int, h hook) func() []int {
+		b := sluice.Batch(p, "stage", sluice.FromSlice(p, "src", xs), 100, time.Millisecond)
+		return sinkVia(p, sluice.Unbatch(p, "unbatch", b), h)
+	}},
+	{name: "Unbatch", errs: true, build: func(p *sluice.Pipeline, xs []int, _ int, h hook) func() []int {
+		var batches [][]int
+		for x := range slices.Chunk(xs, 33) {
+			batches = append(batches, x)
+		}
+		return sinkVia(p, sluice.Unbatch(p, "stage", sluice.FromSlice(p, "src", batches)), h)
+	}},
+	{name: "Merge", errs: true, build: func(p *sluice.Pipeline, xs []int, _ int, h hook) func() []int {
+		half := len(xs) / 2
+		m := sluice.Merge(p, "stage", sluice.FromSlice(p, "a", xs[:half]), sluice.FromSlice(p, "b", xs[half:]))
+		return sinkVia(p, m, h)
+	}},
+	{name: "Broadcast", errs: true, build: func(p *sluice.Pipeline, xs []int, _ int, h hook) func() []int {
+		outs := sluice.Broadcast(p, "stage", sluice.FromSlice(p, "src", xs), 2)
+		other := sluice.Collect(p, "other", outs[1])
+		sinkVia(p, outs[0], h)
+		return other.Value
+	}},
+	{name: "Collect", errs: true, build: func(p *sluice.Pipeline, xs []int, _ int, h hook) func() []int {
+		m := sluice.Map(p, "hook-map", sluice.FromSlice(p, "src", xs), 1, viaHook(h))
+		return collected(sluice.Collect(p, "stage", m))
+	}},
+	{name: "ToChan", errs: true, build: func(p *sluice.Pipeline, xs []int, _ int, h hook) func() []int {
+		m := sluice.Map(p, "hook-map", sluice.FromSlice(p, "src", xs), 1, viaHook(h))
+		ch := sluice.ToChan(p, "stage", m)
+		var got []int
+		done := make(chan struct{})
+		go func() { // owned by the test: ends when ch closes
+			defer close(done)
+			for v := range ch {
+				got = append(got, v)
+			}
+		}()
+		return func() []int { <-done; return got }
+	}},
+}
+
+const harnessItems = 3000
+
+// forEachStage runs check for every row and worker count in its own
+// synctest bubble: a goroutine left behind or a Wait that never returns
+// fails the bubble.
+func forEachStage(t *testing.T, check func(t *testing.T, row stageRow, n int)) {
+	for _, row := range stageRows {
+		for _, n := range []int{1, 4} {
+			if n > 1 && !row.multi {
+				continue
+			}
+			t.Run(fmt.Sprintf("%s/workers=%d", row.name, n), func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) { check(t, row, n) })
+			})
+		}
+	}
+}
+
+// recorder is a hook that records every item it sees.
+type recorder struct {
+	mu   sync.Mutex
+	seen []int
+}
+
+func (r *recorder) hook(_ context.Context, v int) error {
+	r.mu.Lock()
+	r.seen = append(r.seen, v)
+	r.mu.Unlock()
+	return nil
+}
+
+func TestContractEveryItemExactlyOnce(t *testing.T) {
+	forEachStage(t, func(t *testing.T, row stageRow, n int) {
+		p := sluice.New(t.Context())
+		var rec recorder
+		out := row.build(p, ints(harnessItems), n, rec.hook)
+		if err := p.Wait(); err != nil {
+			t.Fatalf("Wait: %v", err)
+		}
+		checkExactlyOnce(t, rec.seen, ints(harnessItems))
+		if out != nil {
+			checkExactlyOnce(t, out(), ints(harnessItems))
+		}
+	})
+}
+
+func TestContractFirstErrorWinsAndIsReturned(t *testing.T) {
+	errFirst, errLater := errors.New("first"), errors.New("later")
+	forEachStage(t, func(t *testing.T, row stageRow, n int) {
+		if !row.errs {
+			t.Skip("the stage's function returns no error")
+		}
+		p := sluice.New(t.Context())
+		var failed atomic.Bool
+		out := row.build(p, ints(harnessItems), n, func(_ context.Context, v int) error {
+			if failed.Load() {
+				return errLater
+			}
+			if v == 100 {
+				failed.Store(true)
+				return errFirst
+			}
+			return nil
+		})
+		err := p.Wait()
+		var se *sluice.StageError
+		if !errors.Is(err, errFirst) || !errors.As(err, &se) {
+			t.Fatalf("Wait returned %v, want a *StageError wrapping %v", err, errFirst)
+		}
+		if out != nil {
+			out() // the sink's result is ready even after a failure
+		}
+	})
+}
+
+func TestContractPanicBecomesPanicError(t *testing.T) {
+	forEachStage(t, func(t *testing.T, row stageRow, n int) {
+		p := sluice.New(t.Context())
+		out := row.build(p, ints(harnessItems), n, func(_ context.Context, v int) error {
+			if v == 100 {
+				panic("boom at 100")
+			}
+			return nil
+		})
+		err := p.Wait()
+		var pe *sluice.PanicError
+		if !errors.As(err, &pe) || pe.Value != "boom at 100" || len(pe.Stack) == 0 {
+			t.Fatalf("Wait returned %v, want a *PanicError with the value and a stack", err)
+		}
+		if out != nil {
+			out()
+		}
+	})
+}
+
+func TestContractGoexitFailsThePipeline(t *testing.T) {
+	forEachStage(t, func(t *testing.T, row stageRow, n int) {
+		p := sluice.New(t.Context())
+		out := row.build(p, ints(harnessItems), n, func(_ context.Context, v int) error {
+			if v == 100 {
+				runtime.Goexit() // what t.FailNow does when called in a stage
+			}
+			return nil
+		})
+		err := p.Wait() // a hang here fails the synctest bubble
+		if !errors.Is(err, sluice.ErrGoexit) {
+			t.Fatalf("Wait returned %v, want an error wrapping ErrGoexit", err)
+		}
+		if out != nil {
+			out()
+		}
+	})
+}
+
+func TestContractParentCancelReturnsItsCause(t *testing.T) {
+	cause := errors.New("shutting down")
+	forEachStage(t, func(t *testing.T, row stageRow, n int) {
+		ctx, cancel := context.WithCancelCause(t.Context())
+		defer cancel(nil)
+		p := sluice.New(ctx)
+		out := row.build(p, ints(harnessItems), n, func(ctx context.Context, v int) error {
+			if v == 100 {
+				cancel(cause)
+			}
+			return ctx.Err() // what a function does when its context is done
+		})
+		err := p.Wait()
+		var se *sluice.StageError
+		if err != cause || errors.As(err, &se) {
+			t.Fatalf("Wait returned %v (%T), want the parent's cause %v", err, err, cause)
+		}
+		if out != nil {
+			out()
+		}
+	})
+}
+
+func TestContractNoCallAfterTheCancelIsNoticed(t *testing.T) {
+	forEachStage(t, func(t *testing.T, row stageRow, n int) {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		p := sluice.New(ctx)
+		at, gate := make(chan struct{}), make(chan struct{})
+		var noticed atomic.Bool
+		var late atomic.Int64
+		out := row.build(p, ints(harnessItems), n, func(_ context.Context, v int) error {
+			if noticed.Load() {
+				late.Add(1)
+			}
+			if v == 100 {
+				close(at)
+				<-gate
+			}
+			return nil
+		})
+		<-at
+		cancel()
+		synctest.Wait() // every goroutine of the pipeline has seen the cancel or is parked
+		noticed.Store(true)
+		close(gate)
+		if err := p.Wait(); err != context.Canceled {
+			t.Fatalf("Wait returned %v, want context.Canceled", err)
+		}
+		if got := late.Load(); got != 0 {
+			t.Fatalf("%d calls after the cancel was noticed, want 0", got)
+		}
+		if out != nil {
+			out()
+		}
+	})
+}

@@ -1,0 +1,237 @@
+package sluice
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/sluicehq/sluice/internal/gctype"
+)
+
+// Stream is an edge between two stages: a bounded queue that carries items of
+// type T from the goroutines of the stage that made it to the goroutines of
+// the one stage that consumes it. Items travel in recycled chunks (see the
+// package documentation), so a hop costs a few nanoseconds per item, not a
+// channel operation.
+//
+// A Stream is a handle; copying it copies the handle. Each stream must be
+// consumed by exactly one stage or sink of the same pipeline: a second
+// consumer panics at construction, and [Pipeline.Wait] panics if a stream is
+// never consumed. The zero Stream is not usable.
+type Stream[T any] struct{ e *edge[T] }
+
+// Name returns the name of the stage that produces the stream.
+func (s Stream[T]) Name() string {
+	if s.e == nil {
+		return "<zero Stream>"
+	}
+	return s.e.from.name
+}
+
+// chunk is the unit that crosses goroutines. It belongs to the pool of the
+// edge that made it and goes back there when its last reader is done, even
+// after it was passed on to another edge (as Merge does).
+type chunk[T any] struct {
+	items []T
+	seq   uint64     // arrival order, for the stages that keep input order
+	born  int64      // when it was handed to its edge (nowNs), for sampled chunks; else 0
+	home  *sync.Pool // the pool of the edge that made it
+}
+
+// sampleMask picks the chunks whose latency is measured: one in 8, so that
+// reading the clock costs well under a nanosecond per item.
+const sampleMask = 7
+
+// counter is a per-goroutine tally padded to its own cache line, so that a
+// goroutine updating its own counter never contends with another's.
+type counter struct {
+	n atomic.Int64
+	_ [56]byte
+}
+
+// add is called only by the counter's owning goroutine; a load and a store
+// are enough, and readers see a consistent (if slightly stale) value.
+func (c *counter) add(n int) { c.n.Store(c.n.Load() + int64(n)) }
+
+func newCounters(n int) []*counter {
+	cs := make([]*counter, n)
+	for i := range cs {
+		cs[i] = new(counter)
+	}
+	return cs
+}
+
+// edge is the machinery behind a Stream: a channel of chunks, the pool they
+// are recycled through, the chunk size its consumer asks for, and counters.
+type edge[T any] struct {
+	p    *Pipeline
+	from *stage
+	to   atomic.Pointer[stage]
+
+	ch     chan *chunk[T]
+	size   int  // most items per chunk
+	fixed  bool // size was set by the Chunk option: no adaptive sizing
+	policy Overflow
+	pool   sync.Pool
+
+	// Per-goroutine tallies, registered before any goroutine starts; the
+	// slices are never appended to afterwards.
+	sent  []*counter // items each producer put into ch
+	recvd []*counter // items each consumer took out of ch
+
+	scrub bool // T holds pointers: clear recycled chunks so they keep nothing alive
+
+	// spinning is held by the one consumer that yields waiting for input;
+	// the others park at once, so idle workers do not churn the scheduler.
+	spinning atomic.Bool
+
+	dropped atomic.Int64 // items discarded by the overflow policy (slow path only)
+	evicted atomic.Int64 // of those, items taken back out of ch by DropOldest
+
+	// limit is how many items (≤ size) a sender puts in a chunk before it
+	// hands the chunk on. It starts at one item; a consumer that measures
+	// its work raises it within a few chunks (see receiver.tune), so that
+	// cheap items travel in full chunks and slow ones spread over the
+	// consumer's workers from the first item; a consumer that regroups
+	// items sets it to size. ceil caps what tuning may ask for (OrderedMap
+	// keeps chunks small enough that its window holds one per worker).
+	// Senders read limit once per chunk; adapt says whether the consumer
+	// measures.
+	limit atomic.Int64
+	ceil  int
+	adapt bool
+	// next, when set, is the edge a pass-through stage (Merge) hands these
+	// chunks on to: senders then size chunks by the limit at the end of
+	// that chain, which is set by the stage that works on them (see
+	// follow).
+	next atomic.Pointer[edge[T]]
+}
+
+// chunkWork is how long a consumer should spend on one chunk, in ns, when
+// its edge adapts: long enough that the per-chunk costs (a channel
+// operation, recycling) are a few percent of it, short enough that a
+// stage's workers share slow items fairly and a chunk left at the end of
+// the input does not keep one worker busy while the others idle.
+const chunkWork = 50_000
+
+// Limits on the options, so that a bad value fails with a clear message
+// instead of a runtime allocation error.
+const (
+	maxChunk      = 1 << 20 // items per chunk
+	maxChunkSlots = 1 << 20 // chunks an edge's channel holds
+)
+
+// measured marks e as consumed by a stage whose receivers measure their
+// work per chunk and tune e.limit; ceil, if > 0, caps the size they may
+// ask for. Called at construction, before the consumer's goroutines start.
+func (e *edge[T]) measured(ceil int) {
+	e.adapt = !e.fixed
+	if ceil > 0 && !e.fixed {
+		e.ceil = min(ceil, e.size)
+	}
+}
+
+// unmeasured marks e as consumed by a stage that does not measure (it
+// regroups items, or its cost is per call): full chunks from now on.
+func (e *edge[T]) unmeasured() { e.limit.Store(int64(e.size)) }
+
+// follow makes e's senders size their chunks by next's limit: e's consumer
+// passes e's chunks on to next unchanged, so next's consumer is the one
+// whose work they are.
+func (e *edge[T]) follow(next *edge[T]) { e.next.Store(next) }
+
+// chunkLimit is the number of items a sender puts in its next chunk: the
+// limit of the last edge in e's chain of pass-through stages, at most e's
+// own size. Called once per chunk.
+func (e *edge[T]) chunkLimit() int {
+	x := e
+	for n := x.next.Load(); n != nil; n = x.next.Load() {
+		x = n
+	}
+	return min(e.size, int(x.limit.Load()))
+}
+
+// newEdge makes the output edge of stage from, written by producers
+// goroutines. It panics if the options ask for more than an edge can hold.
+func newEdge[T any](p *Pipeline, from *stage, producers int, cfg stageConfig) *edge[T] {
+	size := cfg.chunk
+	if size == 0 {
+		size = DefaultChunk
+		var zero T
+		if es := int(unsafe.Sizeof(zero)); es > 0 && size*es > 16<<10 {
+			size = max(16, (16<<10)/es)
+		}
+	}
+	chunks := defaultChunks
+	if cfg.buffer > 0 {
+		size = min(size, cfg.buffer)
+		chunks = cfg.buffer/size + min(1, cfg.buffer%size)
+	}
+	if size > maxChunk {
+		panic(fmt.Sprintf("sluice: stage %q: Chunk(%d) is more than the %d items a chunk may hold", from.name, size, maxChunk))
+	}
+	if chunks > maxChunkSlots {
+		panic(fmt.Sprintf("sluice: stage %q: Buffer(%d) in chunks of %d items needs %d chunk slots, more than the %d an edge may have; use larger chunks or a smaller buffer",
+			from.name, cfg.buffer, size, chunks, maxChunkSlots))
+	}
+	e := &edge[T]{
+		p: p, from: from, ch: make(chan *chunk[T], chunks), size: size,
+		policy: cfg.overflow, scrub: gctype.HasPointers[T](),
+		fixed: cfg.chunk != 0, ceil: size,
+	}
+	if e.fixed {
+		e.limit.Store(int64(size))
+	} else {
+		e.limit.Store(1)
+	}
+	e.sent = newCounters(producers)
+	p.addEdge(from, e)
+	return e
+}
+
+// consume marks the stream as consumed by stage s, with consumers
+// goroutines. It panics on programmer error.
+func consume[T any](p *Pipeline, s *stage, in Stream[T], consumers int) *edge[T] {
+	e := in.e
+	if e == nil {
+		panic(fmt.Sprintf("sluice: stage %q: input is a zero Stream", s.name))
+	}
+	if e.p != p {
+		panic(fmt.Sprintf("sluice: stage %q: input stream from stage %q belongs to pipeline %q, not %q",
+			s.name, e.from.name, e.p.name, p.name))
+	}
+	if !e.to.CompareAndSwap(nil, s) {
+		panic(fmt.Sprintf("sluice: stage %q: stream from stage %q is already consumed by stage %q",
+			s.name, e.from.name, e.to.Load().name))
+	}
+	recvd := newCounters(consumers)
+	p.mu.Lock() // Stats may be reading the graph
+	e.recvd = recvd
+	s.ins = append(s.ins, e)
+	p.mu.Unlock()
+	return e
+}
+
+// get returns an empty chunk of this edge, recycled when one is free.
+func (e *edge[T]) get() *chunk[T] {
+	if c, _ := e.pool.Get().(*chunk[T]); c != nil {
+		return c
+	}
+	return &chunk[T]{items: make([]T, 0, e.size), home: &e.pool}
+}
+
+// put recycles a chunk whose items the caller no longer needs, into the
+// pool of the edge that made it. Items that hold pointers are cleared so
+// that a recycled chunk keeps nothing alive.
+func (e *edge[T]) put(c *chunk[T]) {
+	if e.scrub {
+		clear(c.items)
+	}
+	c.items = c.items[:0]
+	c.home.Put(c)
+}
+
+// close is called once, when every goroutine of the producing stage has
+// exited, whatever the reason.
+func (e *edge[T]) close() { close(e.ch) }

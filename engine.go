@@ -1,0 +1,151 @@
+package sluice
+
+import (
+	"runtime/debug"
+	"time"
+)
+
+// The engine. Every stage is its argument checks plus a body; the engine
+// runs the body's goroutines and keeps every promise of the package
+// documentation in one place:
+//
+//   - goStage owns each goroutine: it is counted before it starts, so Wait
+//     cannot return while it runs; a panic becomes a *PanicError, a
+//     runtime.Goexit an error naming the stage (never a silent exit that
+//     would leave the producer blocked); the last goroutine of a stage to
+//     exit closes its output edges; and how the goroutine ended is turned
+//     into the pipeline's error by settle: once the pipeline is stopping,
+//     whatever the body returned, the error is the stop's cause (the first
+//     failure, or the parent context's cause), so a function that answers
+//     a cancelled context with ctx.Err() does not mask it.
+//   - loop is the one input loop: it takes chunks, flushes the stage's
+//     partial output before any wait, wakes for a timer (Batch), stops at
+//     once when the pipeline stops, measures each chunk so that the edge's
+//     chunk size follows the stage's cost per item, and gives every chunk
+//     back to the pool it came from.
+//
+// What a stage body must do:
+//
+//   - Before each call of a user function, check p.halted() (one atomic
+//     load) and return errStopped if it is set: a stop is then noticed
+//     within one item, even in the middle of a chunk.
+//   - Return a user function's error as it is (settle wraps it in a
+//     *StageError), and errStopped when an output's send returns false.
+//   - Send output through its own sender (one per worker and output edge);
+//     never keep an input chunk's items past the call (copy what it
+//     keeps); a stage that hands chunks on whole uses pass instead of
+//     each.
+//   - Do nothing else that blocks without selecting on p.ctx.Done() and
+//     marking the wait on its worker (waitInput/waitRoom, then resume).
+//
+// Adding a stage (a Throttle, a Retry) means writing only such a body.
+
+// body is what a stage with an input does with it; see the engine's
+// comment above for the rules.
+type body[T any] struct {
+	// each handles one input chunk; the loop recycles it afterwards.
+	each func(c *chunk[T]) error
+	// pass, instead of each, takes over whole chunks (Merge): it returns
+	// false when the pipeline stopped, and then still owns c.
+	pass func(c *chunk[T]) bool
+	// idle flushes the stage's partial output before the loop waits for
+	// input; false means the pipeline stopped.
+	idle func() bool
+	// alarm, if set, is asked before each wait for a channel that ends the
+	// wait early (nil: none); ring then runs, and false from it stops.
+	alarm func() <-chan time.Time
+	ring  func() bool
+	// end hands on what is left once the input is drained; false means the
+	// pipeline stopped.
+	end func() bool
+}
+
+// loop starts worker w of stage s reading r with body b.
+func loop[T any](p *Pipeline, s *stage, w *worker, r *receiver[T], b body[T]) {
+	p.goStage(s, w, func() error {
+		for {
+			c, rang := r.next(b.idle, b.alarm)
+			if rang {
+				if !b.ring() {
+					return errStopped
+				}
+				continue
+			}
+			if c == nil {
+				break
+			}
+			if b.pass != nil {
+				r.finished(c)
+				if !b.pass(c) {
+					r.e.put(c)
+					return errStopped
+				}
+				continue
+			}
+			err := b.each(c)
+			r.release(c)
+			if err != nil {
+				return err
+			}
+		}
+		if p.stopping() || (b.end != nil && !b.end()) {
+			return errStopped
+		}
+		return nil
+	})
+}
+
+// goStage starts one goroutine of stage s, running run on worker w's
+// account. The goroutine is counted in p.wg before it starts, so Wait
+// cannot return while it runs.
+func (p *Pipeline) goStage(s *stage, w *worker, run func() error) {
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		w.started.Store(nowNs())
+		returned := false
+		defer func() {
+			w.resume()
+			w.ended.Store(nowNs())
+			if r := recover(); r != nil {
+				p.fail(&PanicError{Stage: s.name, Value: r, Stack: debug.Stack()})
+			} else if !returned {
+				p.fail(&StageError{Stage: s.name, Err: ErrGoexit})
+			}
+			s.exited()
+		}()
+		err := run()
+		returned = true
+		p.settle(s, err)
+	}()
+}
+
+// settle turns how a goroutine of stage s ended into the pipeline's error.
+// Once the pipeline is stopping, the error is the stop's cause whatever
+// run returned: an error returned then is an echo of the cancellation
+// (ctx.Err() from a function, a failed send), not news.
+func (p *Pipeline) settle(s *stage, err error) {
+	if p.stopping() {
+		if c := p.cause(); c != nil {
+			p.fail(c)
+		}
+		return
+	}
+	if err != nil && err != errStopped {
+		p.fail(&StageError{Stage: s.name, Err: err})
+	}
+}
+
+// flushAll hands a stage's partial chunks on; false means the pipeline
+// stopped.
+func flushAll(outs []flusher) bool {
+	for _, o := range outs {
+		if !o.flush() {
+			return false
+		}
+	}
+	return true
+}
+
+// flusher is a sender of any element type.
+type flusher interface{ flush() bool }

@@ -1,0 +1,146 @@
+package sluice
+
+import (
+	"math/bits"
+	"runtime"
+	"sync"
+	"time"
+)
+
+// receiver is one consumer goroutine's end of an edge.
+type receiver[T any] struct {
+	e     *edge[T]
+	recvd *counter
+	w     *worker
+	order *arrivals // numbers chunks as they are taken, for ordered stages; nil otherwise
+
+	// On an adaptive edge: when the current chunk was taken and the
+	// worker's blocked time then (t0 == 0: not measuring), and how many
+	// chunks in a row asked for a smaller limit.
+	t0, b0  int64
+	shrinks int
+}
+
+// arrivals numbers the chunks a stage's workers take from one edge, in the
+// order they leave the edge; the stage's workers share it.
+type arrivals struct {
+	mu   sync.Mutex // makes "receive a chunk, number it" one step
+	next uint64
+}
+
+func newReceiver[T any](e *edge[T], i int, w *worker) *receiver[T] {
+	return &receiver[T]{e: e, recvd: e.recvd[i], w: w}
+}
+
+// release records the chunk's latency, if it was sampled, tunes the edge's
+// chunk size, and recycles the chunk: the stage has finished with it.
+func (r *receiver[T]) release(c *chunk[T]) {
+	r.finished(c)
+	r.e.put(c)
+}
+
+// finished ends the stage's work on c without recycling it (a stage that
+// passes c on whole).
+func (r *receiver[T]) finished(c *chunk[T]) {
+	if r.t0 != 0 {
+		r.tune(len(c.items))
+	}
+	if c.born != 0 {
+		r.w.lat.record(nowNs() - c.born)
+	}
+}
+
+// took counts the chunk just taken and, on an adaptive edge, starts
+// measuring it.
+func (r *receiver[T]) took(c *chunk[T]) {
+	r.recvd.add(len(c.items))
+	if r.e.adapt {
+		r.t0, r.b0 = nowNs(), r.w.blocked.Load()
+	}
+}
+
+// tune sets the edge's chunk limit from how long the worker spent on the
+// n items of the chunk it took last, not counting its waits: a chunk
+// should take about chunkWork. Limits are powers of two (or the edge's
+// ceiling). A larger limit is set at once; a smaller one only after four
+// chunks in a row asked for it, so that one chunk slowed by preemption or
+// a GC assist does not shrink the chunks of a fast stage.
+func (r *receiver[T]) tune(n int) {
+	busy := nowNs() - r.t0 - (r.w.blocked.Load() - r.b0)
+	r.t0 = 0
+	if n == 0 {
+		return
+	}
+	want := int64(chunkWork) * int64(n) / max(busy, 1)
+	want = min(int64(r.e.ceil), 1<<(bits.Len64(uint64(max(want, 1)))-1))
+	cur := r.e.limit.Load()
+	switch {
+	case want > cur:
+		r.e.limit.Store(want)
+		r.shrinks = 0
+	case want < cur:
+		if r.shrinks++; r.shrinks >= 4 {
+			r.e.limit.Store(want)
+			r.shrinks = 0
+		}
+	default:
+		r.shrinks = 0
+	}
+}
+
+// next returns the next chunk, or nil when the edge is closed and drained,
+// the pipeline is stopping, or an alarm fired while it waited (rang).
+// Before it waits, it calls idle (if not nil): stages pass a function that
+// flushes their partial output, which is what keeps latency low when input
+// trickles; idle returns false when the pipeline stopped. Then it asks
+// alarm (if not nil) for a channel that ends the wait early. The caller
+// gives the chunk back with release.
+func (r *receiver[T]) next(idle func() bool, alarm func() <-chan time.Time) (c *chunk[T], rang bool) {
+	if r.order != nil {
+		r.order.mu.Lock()
+		defer r.order.mu.Unlock()
+	}
+	p := r.e.p
+	if p.stopping() {
+		return nil, false
+	}
+	select {
+	case c = <-r.e.ch:
+	default:
+		if idle != nil && !idle() {
+			return nil, false
+		}
+		if r.e.spinning.CompareAndSwap(false, true) {
+			for range spinRounds {
+				if len(r.e.ch) > 0 {
+					break
+				}
+				runtime.Gosched()
+			}
+			r.e.spinning.Store(false)
+		}
+		var wake <-chan time.Time
+		if alarm != nil {
+			wake = alarm()
+		}
+		r.w.waitInput()
+		select {
+		case c = <-r.e.ch: // nil once the edge is closed and drained
+		case <-p.ctx.Done():
+		case <-wake:
+			rang = true
+		}
+		// The wait ends before the chunk's measurement starts: tune
+		// subtracts only the waits within the chunk.
+		r.w.resume()
+	}
+	if c == nil {
+		return nil, rang
+	}
+	if r.order != nil {
+		c.seq = r.order.next
+		r.order.next++
+	}
+	r.took(c)
+	return c, false
+}
