@@ -176,4 +176,3 @@ func (p *Pipeline) cause() error {
 	}
 	return nil
 }
-

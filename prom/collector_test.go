@@ -187,11 +187,11 @@ sluice_pipeline_state{pipeline="stuck",state="done"} 0
 sluice_pipeline_state{pipeline="stuck",state="running"} 1
 # HELP sluice_stage_queue_capacity Items a stage's input queue holds when full.
 # TYPE sluice_stage_queue_capacity gauge
-sluice_stage_queue_capacity{pipeline="stuck",stage="discard"} 128
+sluice_stage_queue_capacity{pipeline="stuck",stage="discard"} 8
 sluice_stage_queue_capacity{pipeline="stuck",stage="held"} 512
 # HELP sluice_stage_input_chunk_size Items a chunk of a stage's input carries now: it adapts to the stage's cost per item.
 # TYPE sluice_stage_input_chunk_size gauge
-sluice_stage_input_chunk_size{pipeline="stuck",stage="discard"} 16
+sluice_stage_input_chunk_size{pipeline="stuck",stage="discard"} 1
 sluice_stage_input_chunk_size{pipeline="stuck",stage="held"} 256
 # HELP sluice_stage_queue_length Items queued on a stage's input, waiting for it.
 # TYPE sluice_stage_queue_length gauge
