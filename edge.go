@@ -164,6 +164,9 @@ func newEdge[T any](p *Pipeline, from *stage, producers int, cfg stageConfig) *e
 		}
 	}
 	chunks := defaultChunks
+	if cfg.slots > 0 {
+		chunks = cfg.slots
+	}
 	if cfg.buffer > 0 {
 		size = min(size, cfg.buffer)
 		chunks = cfg.buffer/size + min(1, cfg.buffer%size)

@@ -2,6 +2,8 @@ package sluice_test
 
 import (
 	"context"
+	"fmt"
+	"math"
 	"testing"
 	"time"
 
@@ -34,6 +36,12 @@ func TestMisusePanicsWithAClearMessage(t *testing.T) {
 		{"buffer", func(p *sluice.Pipeline) {
 			sluice.FromSlice(p, "s", ints(1), sluice.Buffer(-1))
 		}, []string{"Buffer must be ≥ 1, got -1"}},
+		{"huge buffer", func(p *sluice.Pipeline) {
+			sluice.FromSlice(p, "s", ints(1), sluice.Buffer(math.MaxInt))
+		}, []string{"sluice", `stage "s"`, fmt.Sprintf("Buffer(%d)", math.MaxInt)}},
+		{"huge chunk", func(p *sluice.Pipeline) {
+			sluice.FromSlice(p, "s", ints(1), sluice.Chunk(math.MaxInt))
+		}, []string{"sluice", `stage "s"`, fmt.Sprintf("Chunk(%d)", math.MaxInt)}},
 		{"consumed twice", func(p *sluice.Pipeline) {
 			s := sluice.FromSlice(p, "s", ints(1))
 			sluice.Map(p, "first", s, 1, id)
@@ -88,4 +96,39 @@ func TestAddingAStageAfterWaitPanics(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustPanic(t, func() { sluice.FromSlice(p, "late", ints(1)) }, `stage "late"`, "after Wait")
+}
+
+// An Emitter kept past its generator's return must not swallow items: every
+// method panics, naming the stage.
+func TestEmitterUsedAfterItsGeneratorReturnedPanics(t *testing.T) {
+	for _, use := range []struct {
+		name string
+		f    func(*sluice.Emitter[int])
+	}{
+		{"Send", func(e *sluice.Emitter[int]) { e.Send(1) }},
+		{"Send twice", func(e *sluice.Emitter[int]) {
+			func() { defer func() { recover() }(); e.Send(1) }()
+			e.Send(2)
+		}},
+		{"Flush", func(e *sluice.Emitter[int]) { e.Flush() }},
+		{"Await", func(e *sluice.Emitter[int]) { e.Await(func() {}) }},
+	} {
+		t.Run(use.name, func(t *testing.T) {
+			p := sluice.New(context.Background())
+			var kept *sluice.Emitter[int]
+			src := sluice.From(p, "gen", func(_ context.Context, out *sluice.Emitter[int]) error {
+				kept = out
+				out.Send(7)
+				return nil
+			})
+			got := sluice.Collect(p, "c", src)
+			if err := p.Wait(); err != nil {
+				t.Fatal(err)
+			}
+			mustPanic(t, func() { use.f(kept) }, "sluice", `From "gen"`, "after its generator returned")
+			if v := got.Value(); len(v) != 1 || v[0] != 7 {
+				t.Fatalf("got %v, want [7]", v)
+			}
+		})
+	}
 }

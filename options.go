@@ -23,6 +23,7 @@ type stageConfig struct {
 	buffer    int      // items the output edge holds, beyond chunks being filled or processed; 0: defaultChunks chunks
 	chunk     int      // items per chunk; 0: chosen from the element size
 	overflow  Overflow // what a send does when the output edge is full
+	slots     int      // chunks the output edge holds when buffer is not set; 0: defaultChunks
 	window    int      // OrderedMap's reorder window, in items
 	setWindow bool
 }

@@ -8,7 +8,8 @@ import (
 // Merge starts a stage that sends on the items of every input stream, in
 // no particular order across inputs; the order of each input is kept. The
 // output closes when every input is drained. One goroutine per input;
-// chunks are passed through, not copied.
+// chunks are passed through, not copied, and the output edge holds two
+// chunks (the backlog stays in the input edges).
 func Merge[T any](p *Pipeline, name string, ins ...Stream[T]) Stream[T] {
 	if len(ins) == 0 {
 		panic(fmt.Sprintf("sluice: Merge %q: no input streams", name))
@@ -19,7 +20,9 @@ func Merge[T any](p *Pipeline, name string, ins ...Stream[T]) Stream[T] {
 	for i, in := range ins {
 		edges[i] = consume(p, s, in, 1)
 	}
-	oe := newEdge[T](p, s, n, stageOptions(nil))
+	// The backlog waits in the input edges, where it is counted per
+	// input; the output only hands chunks over, so two slots do.
+	oe := newEdge[T](p, s, n, stageConfig{slots: 2})
 	for _, ie := range edges {
 		ie.follow(oe) // Merge passes chunks on whole: oe's consumer sizes them
 	}
