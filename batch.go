@@ -8,8 +8,11 @@ import (
 // Batch starts a one-goroutine stage that groups the items of in, in order,
 // into slices of at most size items. A batch leaves when it is full, when
 // maxWait has passed since its first item arrived, or when in is drained;
-// an empty batch never leaves. maxWait == 0 means no time limit. Each batch
-// is a new slice that the receiver owns.
+// an empty batch never leaves. maxWait == 0 means no time limit;
+// size == math.MaxInt means no size limit (batches by time alone). Each
+// batch is a new slice that the receiver owns; it grows as items arrive
+// (starting at the previous batch's length), so a large size costs no
+// memory up front.
 //
 // Batches are handed on one at a time (the output edge's chunk size is 1
 // unless [Chunk] says otherwise), so a batch is never held back behind the

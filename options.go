@@ -52,7 +52,8 @@ const defaultChunks = 8
 // queue of chunks; a buffer smaller than the chunk size makes chunks that
 // small, so Buffer(1) moves items one at a time, as an unbuffered-like
 // channel would. While chunks are smaller than full (see the package
-// documentation) the edge holds fewer items. Panics if n < 1.
+// documentation) the edge holds fewer items. Panics if n < 1; the stage
+// panics if the buffer needs more than 2^20 chunk slots.
 func Buffer(n int) StageOption {
 	if n < 1 {
 		panic(fmt.Sprintf("sluice: Buffer must be ≥ 1, got %d", n))
@@ -64,7 +65,7 @@ func Buffer(n int) StageOption {
 // output edge, and turns off the adaptive sizing described in the package
 // documentation: every chunk is filled to n items unless its producer would
 // otherwise wait. Larger chunks cost less per item and add latency only
-// under load. Panics if n < 1.
+// under load. Panics if n < 1; the stage panics if n > 2^20.
 func Chunk(n int) StageOption {
 	if n < 1 {
 		panic(fmt.Sprintf("sluice: Chunk must be ≥ 1, got %d", n))
@@ -109,9 +110,10 @@ func OnFull(o Overflow) StageOption {
 	return stageOptionFunc(func(c *stageConfig) { c.overflow = o })
 }
 
-// Window bounds how many items [OrderedMap] may hold while it waits for an
-// earlier item to finish, rounded up to whole chunks of its input (default:
-// 4 chunks per worker). Panics if n < 1.
+// Window bounds how many items [OrderedMap] holds between taking them and
+// handing their results on, waiting for earlier items to finish (default:
+// four full chunks per worker). One chunk may pass the bound: the chunk
+// that is next to leave always goes on. Panics if n < 1.
 func Window(n int) StageOption {
 	if n < 1 {
 		panic(fmt.Sprintf("sluice: Window must be ≥ 1, got %d", n))

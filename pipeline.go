@@ -75,8 +75,9 @@ func (p *Pipeline) Context() context.Context { return p.ctx }
 // Wait blocks until every stage has finished, then returns the first error
 // (nil when every source was exhausted and every sink consumed its input).
 // A panic in a stage is returned as a [*PanicError]; an error from a stage's
-// function as a [*StageError] wrapping it; cancellation of the parent
-// context as its cause.
+// function as a [*StageError] wrapping it; a runtime.Goexit in one as a
+// [*StageError] wrapping [ErrGoexit]; cancellation of the parent context,
+// before every goroutine has exited, as the parent's cause.
 //
 // Wait must be called exactly once the pipeline is built; calling it again
 // returns the same result. Adding a stage after Wait was called panics. A
