@@ -25,27 +25,27 @@
 // forever).
 //
 // # Cancellation and errors
-
-The first error returned by a stage's function, or the first panic in one,
-cancels the scope's context (passed to every function that can block).
-Every stage then stops: sources stop generating, blocked sends and
-receives return, and items still queued are abandoned. Wait returns that
-first error — a [*StageError] naming the stage, or a [*PanicError] with the
-panic value and stack — or, if the parent context was cancelled before
-every goroutine had exited, the parent's cause. Later errors are dropped,
-and so is an error a function returns after the stop (such as ctx.Err()
-from a function that saw the cancellation): it is an echo of the stop,
-not news. A stage function that calls runtime.Goexit (t.FailNow or t.Fatal
-in a test) fails the pipeline with an error wrapping [ErrGoexit].
-
-A stop is noticed at once: a failure raises the scope's halt flag before
-it cancels the context, and a cancelled parent raises it from a
-context.AfterFunc callback, microseconds after the cancel. Every stage
-checks the flag before each call of a user function, so once the flag is
-up no user function is called again — even in the middle of a chunk —
-and [Emitter.Send] returns false; calls already running finish.
-
-# Ordering
+//
+// The first error returned by a stage's function, or the first panic in one,
+// cancels the scope's context (passed to every function that can block).
+// Every stage then stops: sources stop generating, blocked sends and
+// receives return, and items still queued are abandoned. Wait returns that
+// first error — a [*StageError] naming the stage, or a [*PanicError] with the
+// panic value and stack — or, if the parent context was cancelled before
+// every goroutine had exited, the parent's cause. Later errors are dropped,
+// and so is an error a function returns after the stop (such as ctx.Err()
+// from a function that saw the cancellation): it is an echo of the stop,
+// not news. A stage function that calls runtime.Goexit (t.FailNow or t.Fatal
+// in a test) fails the pipeline with an error wrapping [ErrGoexit].
+//
+// A stop is noticed at once: a failure raises the scope's halt flag before
+// it cancels the context, and a cancelled parent raises it from a
+// context.AfterFunc callback, microseconds after the cancel. Every stage
+// checks the flag before each call of a user function, so once the flag is
+// up no user function is called again — even in the middle of a chunk —
+// and [Emitter.Send] returns false; calls already running finish.
+//
+// # Ordering
 //
 // A stage with one worker keeps the order of its input. [Map], [Filter],
 // [FlatMap] and [ForEach] with n > 1 workers do not; [OrderedMap] does, with
@@ -64,24 +64,24 @@ and [Emitter.Send] returns false; calls already running finish.
 // size and maximum wait; [ForEachChunk] hands a sink each chunk as it comes.
 //
 // A chunk is also the grain of parallelism: a worker takes a whole chunk.
-So the size of the chunks on an edge adapts to the stage that consumes
-it: each worker measures the time it spends on a chunk (not counting its
-waits) and sets the size for the chunks its producer fills next, so that
-one chunk is about 50 µs of work — up to [DefaultChunk] items when items
-are cheap (per-chunk costs vanish), one item when each takes 50 µs or
-more (slow items spread over every worker). An edge starts at one item
-per chunk, so that a handful of slow items is spread over every worker
-from the first; the first chunk measured sets a larger size at once, so
-a flood of cheap items reaches full chunks within a few chunks. A
-smaller size is taken after four slow chunks in a row, so one chunk
-slowed by preemption does not shrink a fast stage's chunks. [Chunk] fixes
-the size instead. The inputs of [ForEachChunk] (whose cost is per call)
-and [Batch] (which regroups items) carry full chunks; [Merge] passes
-chunks on whole, so its inputs are sized by the stage after it; the
-input of [OrderedMap] stays small enough that its [Window] holds two
-chunks per worker.
-
-# Backpressure and overflow
+// So the size of the chunks on an edge adapts to the stage that consumes
+// it: each worker measures the time it spends on a chunk (not counting its
+// waits) and sets the size for the chunks its producer fills next, so that
+// one chunk is about 50 µs of work — up to [DefaultChunk] items when items
+// are cheap (per-chunk costs vanish), one item when each takes 50 µs or
+// more (slow items spread over every worker). An edge starts at one item
+// per chunk, so that a handful of slow items is spread over every worker
+// from the first; the first chunk measured sets a larger size at once, so
+// a flood of cheap items reaches full chunks within a few chunks. A
+// smaller size is taken after four slow chunks in a row, so one chunk
+// slowed by preemption does not shrink a fast stage's chunks. [Chunk] fixes
+// the size instead. The inputs of [ForEachChunk] (whose cost is per call)
+// and [Batch] (which regroups items) carry full chunks; [Merge] passes
+// chunks on whole, so its inputs are sized by the stage after it; the
+// input of [OrderedMap] stays small enough that its [Window] holds two
+// chunks per worker.
+//
+// # Backpressure and overflow
 //
 // Edges are bounded ([Buffer]; by default 8 chunks). By default a
 // stage whose output is full waits ([Block]), so a slow stage slows its
