@@ -30,6 +30,7 @@ func Batch[T any](p *Pipeline, name string, in Stream[T], size int, maxWait time
 	// By default the output holds about 2048 items' worth of batches,
 	// handed on one at a time.
 	cfg := stageOptions(append([]StageOption{Chunk(1), Buffer(max(1, 2048/size))}, opts...))
+	noErrorPolicy("Batch", name, cfg)
 	s := newStage(p, "batch", name, 1)
 	ie := consume(p, s, in, 1)
 	ie.unmeasured()
@@ -107,10 +108,12 @@ func (b *batcher[T]) alarm() <-chan time.Time {
 // Unbatch starts a one-goroutine stage that sends on every item of every
 // slice of in, in order.
 func Unbatch[T any](p *Pipeline, name string, in Stream[[]T], opts ...StageOption) Stream[T] {
+	cfg := stageOptions(opts)
+	noErrorPolicy("Unbatch", name, cfg)
 	s := newStage(p, "unbatch", name, 1)
 	ie := consume(p, s, in, 1)
-	oe := newEdge[T](p, s, 1, stageOptions(opts))
-	mapStage(p, s, ie, oe, func(items [][]T, out *sender[T]) error {
+	oe := newEdge[T](p, s, 1, cfg)
+	mapStage(p, s, ie, oe, nil, func(items [][]T, out *sender[T], _ *onError[[]T]) error {
 		for _, b := range items {
 			for _, v := range b {
 				if !out.send(v) {

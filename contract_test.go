@@ -31,10 +31,14 @@ type stageRow struct {
 	name  string
 	multi bool // takes a worker count; otherwise it runs with 1
 	errs  bool // its function can return an error (otherwise the error case is skipped)
+	// policies: the stage settles each item on its own under the error
+	// options (SkipErrors, DeadLetter, Retry, Timeout), which build passes
+	// to it; other rows ignore opts.
+	policies bool
 	// build makes the pipeline: the stage under test fed with xs. It
 	// returns what reached the end of the pipeline, to be called after
 	// Wait, or nil when the hook's calls are the output (sinks).
-	build func(p *sluice.Pipeline, xs []int, n int, h hook) func() []int
+	build func(p *sluice.Pipeline, xs []int, n int, h hook, opts ...sluice.StageOption) func() []int
 }
 
 // identity is a Map function that hands v on after the hook.
@@ -51,17 +55,17 @@ func sinkVia(p *sluice.Pipeline, s sluice.Stream[int], h hook) func() []int {
 func collected(r *sluice.Result[[]int]) func() []int { return r.Value }
 
 var stageRows = []stageRow{
-	{name: "Map", multi: true, errs: true, build: func(p *sluice.Pipeline, xs []int, n int, h hook) func() []int {
-		return collected(sluice.Collect(p, "out", sluice.Map(p, "stage", sluice.FromSlice(p, "src", xs), n, viaHook(h))))
+	{name: "Map", multi: true, errs: true, policies: true, build: func(p *sluice.Pipeline, xs []int, n int, h hook, opts ...sluice.StageOption) func() []int {
+		return collected(sluice.Collect(p, "out", sluice.Map(p, "stage", sluice.FromSlice(p, "src", xs), n, viaHook(h), opts...)))
 	}},
-	{name: "OrderedMap", multi: true, errs: true, build: func(p *sluice.Pipeline, xs []int, n int, h hook) func() []int {
-		return collected(sluice.Collect(p, "out", sluice.OrderedMap(p, "stage", sluice.FromSlice(p, "src", xs), n, viaHook(h))))
+	{name: "OrderedMap", multi: true, errs: true, policies: true, build: func(p *sluice.Pipeline, xs []int, n int, h hook, opts ...sluice.StageOption) func() []int {
+		return collected(sluice.Collect(p, "out", sluice.OrderedMap(p, "stage", sluice.FromSlice(p, "src", xs), n, viaHook(h), opts...)))
 	}},
-	{name: "Filter", multi: true, errs: true, build: func(p *sluice.Pipeline, xs []int, n int, h hook) func() []int {
+	{name: "Filter", multi: true, errs: true, policies: true, build: func(p *sluice.Pipeline, xs []int, n int, h hook, opts ...sluice.StageOption) func() []int {
 		keep := func(ctx context.Context, v int) (bool, error) { return true, h(ctx, v) }
-		return collected(sluice.Collect(p, "out", sluice.Filter(p, "stage", sluice.FromSlice(p, "src", xs), n, keep)))
+		return collected(sluice.Collect(p, "out", sluice.Filter(p, "stage", sluice.FromSlice(p, "src", xs), n, keep, opts...)))
 	}},
-	{name: "FlatMap", multi: true, errs: true, build: func(p *sluice.Pipeline, xs []int, n int, h hook) func() []int {
+	{name: "FlatMap", multi: true, errs: true, policies: true, build: func(p *sluice.Pipeline, xs []int, n int, h hook, opts ...sluice.StageOption) func() []int {
 		f := func(ctx context.Context, v int, emit func(int) bool) error {
 			if err := h(ctx, v); err != nil {
 				return err
@@ -69,13 +73,14 @@ var stageRows = []stageRow{
 			emit(v)
 			return nil
 		}
-		return collected(sluice.Collect(p, "out", sluice.FlatMap(p, "stage", sluice.FromSlice(p, "src", xs), n, f)))
+		return collected(sluice.Collect(p, "out", sluice.FlatMap(p, "stage", sluice.FromSlice(p, "src", xs), n, f, opts...)))
 	}},
-	{name: "ForEach", multi: true, errs: true, build: func(p *sluice.Pipeline, xs []int, n int, h hook) func() []int {
-		sluice.ForEach(p, "stage", sluice.FromSlice(p, "src", xs), n, h)
+	{name: "ForEach", multi: true, errs: true, policies: true, build: func(p *sluice.Pipeline, xs []int, n int, h hook, opts ...sluice.StageOption) func() []int {
+		sluice.ForEach(p, "stage", sluice.FromSlice(p, "src", xs), n, h, opts...)
 		return nil
 	}},
-	{name: "ForEachChunk", multi: true, errs: true, build: func(p *sluice.Pipeline, xs []int, n int, h hook) func() []int {
+	{name: "ForEachChunk", multi: true, errs: true, build: func(p *sluice.Pipeline, xs []int, n int, h hook, opts ...sluice.StageOption) func() []int {
+		_ = opts // ForEachChunk settles whole chunks: policy_test.go tests it on its own
 		// A call's first item always reaches the hook, so a call made after
 		// the stop is counted; within a call, the function itself stops at
 		// a done context, as a well-written one does.
@@ -92,7 +97,7 @@ var stageRows = []stageRow{
 		})
 		return nil
 	}},
-	{name: "Reduce", build: func(p *sluice.Pipeline, xs []int, _ int, h hook) func() []int {
+	{name: "Reduce", build: func(p *sluice.Pipeline, xs []int, _ int, h hook, opts ...sluice.StageOption) func() []int {
 		ctx := p.Context()
 		r := sluice.Reduce(p, "stage", sluice.FromSlice(p, "src", xs), []int(nil), func(acc []int, v int) []int {
 			_ = h(ctx, v)
@@ -100,7 +105,7 @@ var stageRows = []stageRow{
 		})
 		return r.Value
 	}},
-	{name: "Partition", build: func(p *sluice.Pipeline, xs []int, _ int, h hook) func() []int {
+	{name: "Partition", build: func(p *sluice.Pipeline, xs []int, _ int, h hook, opts ...sluice.StageOption) func() []int {
 		ctx := p.Context()
 		parts := sluice.Partition(p, "stage", sluice.FromSlice(p, "src", xs), 3, func(v int) int {
 			_ = h(ctx, v)
@@ -108,7 +113,7 @@ var stageRows = []stageRow{
 		})
 		return collected(sluice.Collect(p, "out", sluice.Merge(p, "merge", parts...)))
 	}},
-	{name: "From", errs: true, build: func(p *sluice.Pipeline, xs []int, _ int, h hook) func() []int {
+	{name: "From", errs: true, build: func(p *sluice.Pipeline, xs []int, _ int, h hook, opts ...sluice.StageOption) func() []int {
 		src := sluice.From(p, "stage", func(ctx context.Context, out *sluice.Emitter[int]) error {
 			for _, v := range xs {
 				if err := h(ctx, v); err != nil {
@@ -122,7 +127,7 @@ var stageRows = []stageRow{
 		})
 		return collected(sluice.Collect(p, "out", src))
 	}},
-	{name: "FromSeq", build: func(p *sluice.Pipeline, xs []int, _ int, h hook) func() []int {
+	{name: "FromSeq", build: func(p *sluice.Pipeline, xs []int, _ int, h hook, opts ...sluice.StageOption) func() []int {
 		ctx := p.Context()
 		seq := func(yield func(int) bool) {
 			for _, v := range xs {
@@ -135,10 +140,10 @@ var stageRows = []stageRow{
 		return collected(sluice.Collect(p, "out", sluice.FromSeq(p, "stage", seq)))
 	}},
 	// Stages without a user function: the hook runs right after them.
-	{name: "FromSlice", errs: true, build: func(p *sluice.Pipeline, xs []int, _ int, h hook) func() []int {
+	{name: "FromSlice", errs: true, build: func(p *sluice.Pipeline, xs []int, _ int, h hook, opts ...sluice.StageOption) func() []int {
 		return sinkVia(p, sluice.FromSlice(p, "stage", xs), h)
 	}},
-	{name: "FromChan", errs: true, build: func(p *sluice.Pipeline, xs []int, _ int, h hook) func() []int {
+	{name: "FromChan", errs: true, build: func(p *sluice.Pipeline, xs []int, _ int, h hook, opts ...sluice.StageOption) func() []int {
 		ch := make(chan int)
 		go func() { // owned by the test: ends when xs is sent or the pipeline stops
 			defer close(ch)
@@ -152,33 +157,33 @@ var stageRows = []stageRow{
 		}()
 		return sinkVia(p, sluice.FromChan(p, "stage", ch), h)
 	}},
-	{name: "Batch", errs: true, build: func(p *sluice.Pipeline, xs []int, _ int, h hook) func() []int {
+	{name: "Batch", errs: true, build: func(p *sluice.Pipeline, xs []int, _ int, h hook, opts ...sluice.StageOption) func() []int {
 		b := sluice.Batch(p, "stage", sluice.FromSlice(p, "src", xs), 100, time.Millisecond)
 		return sinkVia(p, sluice.Unbatch(p, "unbatch", b), h)
 	}},
-	{name: "Unbatch", errs: true, build: func(p *sluice.Pipeline, xs []int, _ int, h hook) func() []int {
+	{name: "Unbatch", errs: true, build: func(p *sluice.Pipeline, xs []int, _ int, h hook, opts ...sluice.StageOption) func() []int {
 		var batches [][]int
 		for x := range slices.Chunk(xs, 33) {
 			batches = append(batches, x)
 		}
 		return sinkVia(p, sluice.Unbatch(p, "stage", sluice.FromSlice(p, "src", batches)), h)
 	}},
-	{name: "Merge", errs: true, build: func(p *sluice.Pipeline, xs []int, _ int, h hook) func() []int {
+	{name: "Merge", errs: true, build: func(p *sluice.Pipeline, xs []int, _ int, h hook, opts ...sluice.StageOption) func() []int {
 		half := len(xs) / 2
 		m := sluice.Merge(p, "stage", sluice.FromSlice(p, "a", xs[:half]), sluice.FromSlice(p, "b", xs[half:]))
 		return sinkVia(p, m, h)
 	}},
-	{name: "Broadcast", errs: true, build: func(p *sluice.Pipeline, xs []int, _ int, h hook) func() []int {
+	{name: "Broadcast", errs: true, build: func(p *sluice.Pipeline, xs []int, _ int, h hook, opts ...sluice.StageOption) func() []int {
 		outs := sluice.Broadcast(p, "stage", sluice.FromSlice(p, "src", xs), 2)
 		other := sluice.Collect(p, "other", outs[1])
 		sinkVia(p, outs[0], h)
 		return other.Value
 	}},
-	{name: "Collect", errs: true, build: func(p *sluice.Pipeline, xs []int, _ int, h hook) func() []int {
+	{name: "Collect", errs: true, build: func(p *sluice.Pipeline, xs []int, _ int, h hook, opts ...sluice.StageOption) func() []int {
 		m := sluice.Map(p, "hook-map", sluice.FromSlice(p, "src", xs), 1, viaHook(h))
 		return collected(sluice.Collect(p, "stage", m))
 	}},
-	{name: "ToChan", errs: true, build: func(p *sluice.Pipeline, xs []int, _ int, h hook) func() []int {
+	{name: "ToChan", errs: true, build: func(p *sluice.Pipeline, xs []int, _ int, h hook, opts ...sluice.StageOption) func() []int {
 		m := sluice.Map(p, "hook-map", sluice.FromSlice(p, "src", xs), 1, viaHook(h))
 		ch := sluice.ToChan(p, "stage", m)
 		var got []int
@@ -246,13 +251,13 @@ func TestContractFirstErrorWinsAndIsReturned(t *testing.T) {
 			t.Skip("the stage's function returns no error")
 		}
 		p := sluice.New(t.Context())
-		var failed atomic.Bool
-		out := row.build(p, ints(harnessItems), n, func(_ context.Context, v int) error {
-			if failed.Load() {
+		// Errors that come after the first one has stopped the pipeline
+		// must not replace it.
+		out := row.build(p, ints(harnessItems), n, func(ctx context.Context, v int) error {
+			if ctx.Err() != nil {
 				return errLater
 			}
 			if v == 100 {
-				failed.Store(true)
 				return errFirst
 			}
 			return nil

@@ -80,7 +80,8 @@ type edge[T any] struct {
 	sent  []*counter // items each producer put into ch
 	recvd []*counter // items each consumer took out of ch
 
-	scrub bool // T holds pointers: clear recycled chunks so they keep nothing alive
+	scrub       bool // T holds pointers: clear recycled chunks so they keep nothing alive
+	deadLetters bool // a stage's dead-letter stream (DeadLetter): not counted in its Out
 
 	// spinning is held by the one consumer that yields waiting for input;
 	// the others park at once, so idle workers do not churn the scheduler.

@@ -26,6 +26,7 @@ type stageConfig struct {
 	slots     int      // chunks the output edge holds when buffer is not set; 0: defaultChunks
 	window    int      // OrderedMap's reorder window, in items
 	setWindow bool
+	errs      errorConfig // per-item error policy (failure.go)
 }
 
 type stageOptionFunc func(*stageConfig)

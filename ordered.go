@@ -27,14 +27,18 @@ func OrderedMap[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(
 		window = cfg.window
 	}
 	ie.measured(max(1, window/(2*n)))
-	ro := &reorder[U]{window: window, slots: make(map[uint64]*chunk[U]), room: make(chan struct{})}
+	pol := newPolicy[T](p, s, n, cfg.errs)
+	f = timed(f, cfg.errs.timeout)
+	ro := &reorder[U]{window: window, slots: make(map[uint64]deposit[U]), room: make(chan struct{})}
 	order := new(arrivals)
 	ctx := p.ctx
 	for i, w := range s.workers {
 		r := newReceiver(ie, i, w)
 		r.order = order
 		out := newPassSender(oe, i, w)
-		loop(p, s, w, r, body[T]{each: func(c *chunk[T]) error {
+		h := pol.worker(i, w)
+		flush := withFlush(nil, h)
+		loop(p, s, w, r, body[T]{idle: flush, end: flush, each: func(c *chunk[T]) error {
 			if !ro.admit(p, w, c.seq, len(c.items)) {
 				return errStopped
 			}
@@ -46,12 +50,13 @@ func OrderedMap[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(
 			}
 			dst := oc.items[:len(c.items)]
 			clear(dst) // take its cache lines here at once (see sender.take)
-			if _, err := apply(p, ctx, f, c.items, dst); err != nil {
+			k, err := apply(p, ctx, f, c.items, dst, h)
+			if err != nil {
 				oe.put(oc)
 				return err
 			}
-			oc.items, oc.seq = dst, c.seq
-			if !ro.deposit(oc, out) {
+			oc.items, oc.seq = dst[:k], c.seq
+			if !ro.deposit(oc, len(c.items), out) {
 				return errStopped
 			}
 			return nil
@@ -64,13 +69,20 @@ func OrderedMap[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(
 // bounds the items between arrival and leaving.
 type reorder[U any] struct {
 	mu       sync.Mutex
-	window   int                  // most items admitted and not yet left (one chunk may pass it)
-	inflight int                  // items admitted and not yet left
-	waiting  int                  // workers waiting in admit
-	room     chan struct{}        // closed (and replaced) when inflight falls while some wait
-	slots    map[uint64]*chunk[U] // deposited chunks not yet left, by seq
-	nextOut  uint64               // seq of the next chunk to leave
-	emitting bool                 // one worker at a time sends, so sends happen in seq order
+	window   int                   // most items admitted and not yet left (one chunk may pass it)
+	inflight int                   // items admitted and not yet left
+	waiting  int                   // workers waiting in admit
+	room     chan struct{}         // closed (and replaced) when inflight falls while some wait
+	slots    map[uint64]deposit[U] // deposited chunks not yet left, by seq
+	nextOut  uint64                // seq of the next chunk to leave
+	emitting bool                  // one worker at a time sends, so sends happen in seq order
+}
+
+// deposit is a chunk of results waiting for its turn to leave, with the
+// items admitted for it (more than it holds when some failed).
+type deposit[U any] struct {
+	c        *chunk[U]
+	admitted int
 }
 
 // admit waits until the n items of input chunk seq fit in the window, or
@@ -100,12 +112,13 @@ func (ro *reorder[U]) admit(p *Pipeline, w *worker, seq uint64, n int) bool {
 	return true
 }
 
-// deposit hands over the output chunk c. If c is the next to leave, the
-// caller sends it, and every chunk queued behind it, through out. It
-// returns false when the pipeline stopped.
-func (ro *reorder[U]) deposit(c *chunk[U], out *sender[U]) bool {
+// deposit hands over the output chunk c, whose input had admitted items.
+// If c is the next to leave, the caller sends it, and every chunk queued
+// behind it, through out; an empty chunk (every item failed) is recycled
+// instead. It returns false when the pipeline stopped.
+func (ro *reorder[U]) deposit(c *chunk[U], admitted int, out *sender[U]) bool {
 	ro.mu.Lock()
-	ro.slots[c.seq] = c
+	ro.slots[c.seq] = deposit[U]{c, admitted}
 	if ro.emitting {
 		ro.mu.Unlock()
 		return true
@@ -118,11 +131,15 @@ func (ro *reorder[U]) deposit(c *chunk[U], out *sender[U]) bool {
 		}
 		delete(ro.slots, ro.nextOut)
 		ro.mu.Unlock()
-		n := len(next.items)
-		sent := out.handoff(next)
+		n, sent := next.admitted, true
+		if len(next.c.items) > 0 {
+			sent = out.handoff(next.c)
+		} else {
+			out.e.put(next.c)
+		}
 		ro.mu.Lock()
 		if !sent {
-			out.e.put(next)
+			out.e.put(next.c)
 			ro.emitting = false
 			ro.mu.Unlock()
 			return false

@@ -83,9 +83,10 @@ func Broadcast[T any](p *Pipeline, name string, in Stream[T], n int, opts ...Sta
 // each input chunk's items to them and returns false when the pipeline
 // stopped.
 func fanOut[T any](p *Pipeline, kind, name string, in Stream[T], n int, opts []StageOption, route func(items []T, outs []*sender[T]) bool) []Stream[T] {
+	cfg := stageOptions(opts)
+	noErrorPolicy(kind, name, cfg)
 	s := newStage(p, kind, name, 1)
 	ie := consume(p, s, in, 1)
-	cfg := stageOptions(opts)
 	w := s.workers[0]
 	streams := make([]Stream[T], n)
 	outs := make([]*sender[T], n)

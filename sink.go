@@ -5,37 +5,47 @@ import (
 )
 
 // sinkStage starts the n workers of a sink; each calls each with the items
-// of every chunk it takes from ie. With adapt, the workers time their
-// chunks and tune ie's chunk size (see receiver.tune); otherwise ie
-// carries full chunks.
-func sinkStage[T any](p *Pipeline, s *stage, ie *edge[T], adapt bool, each func(items []T) error) {
+// of every chunk it takes from ie and its end of the stage's error policy.
+// With adapt, the workers time their chunks and tune ie's chunk size (see
+// receiver.tune); otherwise ie carries full chunks.
+func sinkStage[T any](p *Pipeline, s *stage, ie *edge[T], adapt bool, pol *policy[T], each func(items []T, h *onError[T]) error) {
 	if adapt {
 		ie.measured(0)
 	} else {
 		ie.unmeasured()
 	}
 	for i, w := range s.workers {
+		h := pol.worker(i, w)
+		flush := withFlush(nil, h)
 		loop(p, s, w, newReceiver(ie, i, w), body[T]{
-			each: func(c *chunk[T]) error { return each(c.items) },
+			each: func(c *chunk[T]) error { return each(c.items, h) },
+			idle: flush,
+			end:  flush,
 		})
 	}
 }
 
 // ForEach starts a sink of n workers that call f for every item of in, in
-// no particular order when n > 1. An error from f fails the pipeline.
-func ForEach[T any](p *Pipeline, name string, in Stream[T], n int, f func(ctx context.Context, v T) error) {
+// no particular order when n > 1. An error from f fails the pipeline
+// unless an error option ([SkipErrors], [DeadLetter], [Retry]) settles it.
+func ForEach[T any](p *Pipeline, name string, in Stream[T], n int, f func(ctx context.Context, v T) error, opts ...StageOption) {
 	checkWorkers("ForEach", name, n)
 	checkFunc("ForEach", name, f == nil)
+	cfg := stageOptions(opts)
 	s := newStage(p, "sink", name, n)
 	ie := consume(p, s, in, n)
+	pol := newPolicy[T](p, s, n, cfg.errs)
+	f = timedErr(f, cfg.errs.timeout)
 	ctx := p.ctx
-	sinkStage(p, s, ie, true, func(items []T) error {
+	sinkStage(p, s, ie, true, pol, func(items []T, h *onError[T]) error {
 		for _, v := range items {
 			if p.halted() {
 				return errStopped
 			}
 			if err := f(ctx, v); err != nil {
-				return err
+				if _, err = retryErr(h, ctx, f, v, err); err != nil {
+					return err
+				}
 			}
 		}
 		return nil
@@ -51,18 +61,26 @@ func ForEach[T any](p *Pipeline, name string, in Stream[T], n int, f func(ctx co
 // (a call's cost is mostly per batch, and smaller chunks would only mean
 // more calls): they are full-size, [DefaultChunk] unless the producer's
 // [Chunk] says otherwise. items is valid only during the call; f must copy what
-// it keeps. An error from f fails the pipeline.
-func ForEachChunk[T any](p *Pipeline, name string, in Stream[T], n int, f func(ctx context.Context, items []T) error) {
+// it keeps. An error from f fails the pipeline; with an error option, the
+// whole call is retried, and then every item of the chunk is skipped or
+// dead-lettered.
+func ForEachChunk[T any](p *Pipeline, name string, in Stream[T], n int, f func(ctx context.Context, items []T) error, opts ...StageOption) {
 	checkWorkers("ForEachChunk", name, n)
 	checkFunc("ForEachChunk", name, f == nil)
+	cfg := stageOptions(opts)
 	s := newStage(p, "sink", name, n)
 	ie := consume(p, s, in, n)
+	pol := newPolicy[T](p, s, n, cfg.errs)
+	f = timedErr(f, cfg.errs.timeout)
 	ctx := p.ctx
-	sinkStage(p, s, ie, false, func(items []T) error {
+	sinkStage(p, s, ie, false, pol, func(items []T, h *onError[T]) error {
 		if p.halted() {
 			return errStopped
 		}
-		return f(ctx, items)
+		if err := f(ctx, items); err != nil {
+			return h.failedChunk(ctx, items, err, f)
+		}
+		return nil
 	})
 }
 
@@ -88,7 +106,7 @@ func resultSink[T, A any](p *Pipeline, kind, name string, in Stream[T], init A, 
 	ie := consume(p, s, in, 1)
 	res := &Result[A]{v: init, done: make(chan struct{})}
 	s.onStageDone(func() { close(res.done) })
-	sinkStage(p, s, ie, true, func(items []T) error { return each(&res.v, items) })
+	sinkStage(p, s, ie, true, nil, func(items []T, _ *onError[T]) error { return each(&res.v, items) })
 	return res
 }
 
@@ -129,7 +147,7 @@ func ToChan[T any](p *Pipeline, name string, in Stream[T]) <-chan T {
 	done := p.ctx.Done()
 	w := s.workers[0]
 	s.onStageDone(func() { close(ch) })
-	sinkStage(p, s, ie, true, func(items []T) error {
+	sinkStage(p, s, ie, true, nil, func(items []T, _ *onError[T]) error {
 		for _, v := range items {
 			select {
 			case ch <- v:

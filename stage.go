@@ -66,7 +66,9 @@ type worker struct {
 	started   atomic.Int64 // when the goroutine started (nowNs); 0 before
 	ended     atomic.Int64 // when it exited; 0 while it runs
 	forRoom   atomic.Bool  // the current wait is for room downstream, not for input
-	_         [31]byte
+	failed    atomic.Int64 // items settled as failed: skipped or dead-lettered
+	retries   atomic.Int64 // calls repeated by Retry
+	_         [15]byte
 	lat       latency // sampled latency of the chunks it finished
 }
 

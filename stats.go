@@ -71,6 +71,7 @@ func (l *latency) addTo(h *Histogram) {
 // edgeInfo is the type-independent view of an edge that snapshots read.
 type edgeInfo interface {
 	name() string
+	deadLetter() bool
 	producer() *stage
 	consumer() *stage
 	stats() EdgeStats
@@ -78,6 +79,7 @@ type edgeInfo interface {
 }
 
 func (e *edge[T]) name() string     { return e.from.name }
+func (e *edge[T]) deadLetter() bool { return e.deadLetters }
 func (e *edge[T]) producer() *stage { return e.from }
 func (e *edge[T]) consumer() *stage { return e.to.Load() }
 func (e *edge[T]) stats() EdgeStats {
@@ -146,8 +148,12 @@ type StageStats struct {
 	// bottleneck, its consumer is.
 	WaitingForRoom int
 	In             int64 // items taken from its input edges
-	Out            int64 // items handed to its output edges
+	Out            int64 // items handed to its output edges (dead letters not counted)
 	Dropped        int64 // items its output edges discarded
+	// Failed is the items whose function failed and that were settled by
+	// the stage's error policy: skipped ([SkipErrors]) or dead-lettered
+	// ([DeadLetter]). Retries is the calls repeated by [Retry].
+	Failed, Retries int64
 	// Busy is the goroutine time spent working — running the stage's
 	// function and moving items — summed over its workers.
 	Busy time.Duration
@@ -221,6 +227,8 @@ func (p *Pipeline) Stats() Snapshot {
 				blocked += max(0, nowN-since)
 			}
 			life += w.lifetime(nowN)
+			st.Failed += w.failed.Load()
+			st.Retries += w.retries.Load()
 			w.lat.addTo(&st.Latency)
 			if w.ended.Load() == 0 {
 				st.Running++
@@ -237,6 +245,9 @@ func (p *Pipeline) Stats() Snapshot {
 		}
 		for _, e := range s.outs {
 			es := edgeStats[e]
+			if e.deadLetter() {
+				continue
+			}
 			st.Out += es.Sent
 			st.Dropped += es.Dropped
 		}

@@ -6,16 +6,19 @@ import (
 )
 
 // mapStage starts the n workers of a stage with one input and one output;
-// each runs each on every input chunk's items with its own sender. Before
-// waiting for input a worker flushes its partial output chunk.
-func mapStage[T, U any](p *Pipeline, s *stage, ie *edge[T], oe *edge[U], each func(items []T, out *sender[U]) error) {
+// each runs each on every input chunk's items with its own sender and its
+// end of the stage's error policy. Before waiting for input a worker
+// flushes its partial output chunk (and dead letters).
+func mapStage[T, U any](p *Pipeline, s *stage, ie *edge[T], oe *edge[U], pol *policy[T], each func(items []T, out *sender[U], h *onError[T]) error) {
 	ie.measured(0)
 	for i, w := range s.workers {
 		out := newSender(oe, i, w)
+		h := pol.worker(i, w)
+		flush := withFlush(out.flush, h)
 		loop(p, s, w, newReceiver(ie, i, w), body[T]{
-			each: func(c *chunk[T]) error { return each(c.items, out) },
-			idle: out.flush,
-			end:  out.flush,
+			each: func(c *chunk[T]) error { return each(c.items, out, h) },
+			idle: flush,
+			end:  flush,
 		})
 	}
 }
@@ -28,21 +31,30 @@ func checkFunc(kind, name string, isNil bool) {
 }
 
 // apply calls f on items into dst (len(dst) ≥ len(items)), checking before
-// each call that the pipeline is not halted. It returns how many results
-// it stored and errStopped or f's error if it stopped early.
-func apply[T, U any](p *Pipeline, ctx context.Context, f func(context.Context, T) (U, error), items []T, dst []U) (int, error) {
+// each call that the pipeline is not halted; a failed item is settled by
+// h and leaves no result. It returns how many results it stored and
+// errStopped or f's error if it stopped early.
+func apply[T, U any](p *Pipeline, ctx context.Context, f func(context.Context, T) (U, error), items []T, dst []U, h *onError[T]) (int, error) {
 	dst = dst[:len(items)]
-	for i, v := range items {
+	k := 0
+	for _, v := range items {
 		if p.halted() {
-			return i, errStopped
+			return k, errStopped
 		}
 		u, err := f(ctx, v)
 		if err != nil {
-			return i, err
+			var ok bool
+			if u, ok, err = retryCall(h, ctx, f, v, err); err != nil {
+				return k, err
+			}
+			if !ok {
+				continue
+			}
 		}
-		dst[i] = u
+		dst[k] = u
+		k++
 	}
-	return len(items), nil
+	return k, nil
 }
 
 // Map starts n workers that each take items from in, apply f and send the
@@ -57,17 +69,20 @@ func apply[T, U any](p *Pipeline, ctx context.Context, f func(context.Context, T
 func Map[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(ctx context.Context, v T) (U, error), opts ...StageOption) Stream[U] {
 	checkWorkers("Map", name, n)
 	checkFunc("Map", name, f == nil)
+	cfg := stageOptions(opts)
 	s := newStage(p, "map", name, n)
 	ie := consume(p, s, in, n)
-	oe := newEdge[U](p, s, n, stageOptions(opts))
+	oe := newEdge[U](p, s, n, cfg)
+	pol := newPolicy[T](p, s, n, cfg.errs)
+	f = timed(f, cfg.errs.timeout)
 	ctx := p.ctx
-	mapStage(p, s, ie, oe, func(items []T, out *sender[U]) error {
+	mapStage(p, s, ie, oe, pol, func(items []T, out *sender[U], h *onError[T]) error {
 		// Results go straight into the free part of the output chunk: the
 		// per-item work is then one call of f and one store.
 		for len(items) > 0 {
 			dst := out.space()
 			k := min(len(dst), len(items))
-			done, err := apply(p, ctx, f, items[:k], dst)
+			done, err := apply(p, ctx, f, items[:k], dst, h)
 			if !out.commit(done) || err != nil {
 				return orStopped(err)
 			}
@@ -91,18 +106,25 @@ func orStopped(err error) error {
 func Filter[T any](p *Pipeline, name string, in Stream[T], n int, keep func(ctx context.Context, v T) (bool, error), opts ...StageOption) Stream[T] {
 	checkWorkers("Filter", name, n)
 	checkFunc("Filter", name, keep == nil)
+	cfg := stageOptions(opts)
 	s := newStage(p, "filter", name, n)
 	ie := consume(p, s, in, n)
-	oe := newEdge[T](p, s, n, stageOptions(opts))
+	oe := newEdge[T](p, s, n, cfg)
+	pol := newPolicy[T](p, s, n, cfg.errs)
+	keep = timed(keep, cfg.errs.timeout)
 	ctx := p.ctx
-	mapStage(p, s, ie, oe, func(items []T, out *sender[T]) error {
+	mapStage(p, s, ie, oe, pol, func(items []T, out *sender[T], h *onError[T]) error {
 		for _, v := range items {
 			if p.halted() {
 				return errStopped
 			}
 			ok, err := keep(ctx, v)
 			if err != nil {
-				return err
+				var retried bool
+				if ok, retried, err = retryCall(h, ctx, keep, v, err); err != nil {
+					return err
+				}
+				ok = ok && retried // a settled item is not kept
 			}
 			if ok && !out.send(v) {
 				return errStopped
@@ -120,18 +142,31 @@ func Filter[T any](p *Pipeline, name string, in Stream[T], n int, keep func(ctx 
 func FlatMap[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(ctx context.Context, v T, emit func(U) bool) error, opts ...StageOption) Stream[U] {
 	checkWorkers("FlatMap", name, n)
 	checkFunc("FlatMap", name, f == nil)
+	cfg := stageOptions(opts)
 	s := newStage(p, "flat-map", name, n)
 	ie := consume(p, s, in, n)
-	oe := newEdge[U](p, s, n, stageOptions(opts))
+	oe := newEdge[U](p, s, n, cfg)
+	pol := newPolicy[T](p, s, n, cfg.errs)
+	if d := cfg.errs.timeout; d > 0 {
+		inner := f
+		f = func(ctx context.Context, v T, emit func(U) bool) error {
+			c, cancel := context.WithTimeout(ctx, d)
+			defer cancel()
+			return inner(c, v, emit)
+		}
+	}
 	ctx := p.ctx
-	mapStage(p, s, ie, oe, func(items []T, out *sender[U]) error {
+	mapStage(p, s, ie, oe, pol, func(items []T, out *sender[U], h *onError[T]) error {
 		emit := out.send
 		for _, v := range items {
 			if p.halted() {
 				return errStopped
 			}
 			if err := f(ctx, v, emit); err != nil {
-				return err
+				again := func(ctx context.Context, v T) error { return f(ctx, v, emit) }
+				if _, err = retryErr(h, ctx, again, v, err); err != nil {
+					return err
+				}
 			}
 		}
 		return nil

@@ -1,0 +1,316 @@
+package sluice_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/sluicehq/sluice"
+)
+
+// The per-item error policies, run through the contract harness: every
+// stage kind with a function that returns an error × workers {1, 4}.
+
+var errBad = errors.New("bad item")
+
+// isBad picks the items the policy tests fail.
+func isBad(v int) bool { return v%10 == 3 }
+
+// forEachPolicyStage runs check for every harness row whose stage settles
+// items under the error options.
+func forEachPolicyStage(t *testing.T, check func(t *testing.T, row stageRow, n int)) {
+	forEachStage(t, func(t *testing.T, row stageRow, n int) {
+		if !row.policies {
+			t.Skip("the stage has no per-item function")
+		}
+		check(t, row, n)
+	})
+}
+
+// goodAndBad splits 0..n-1 into the items isBad keeps and the rest.
+func goodAndBad(n int) (good, bad []int) {
+	for v := range n {
+		if isBad(v) {
+			bad = append(bad, v)
+		} else {
+			good = append(good, v)
+		}
+	}
+	return good, bad
+}
+
+// stageStats returns the snapshot of the stage named "stage".
+func stageStats(t *testing.T, p *sluice.Pipeline) sluice.StageStats {
+	t.Helper()
+	for _, s := range p.Stats().Stages {
+		if s.Name == "stage" {
+			return s
+		}
+	}
+	t.Fatal("no stage named stage")
+	return sluice.StageStats{}
+}
+
+// runPolicy builds row with h and opts, waits, and checks that exactly the
+// good items came out (and reached the hook successfully).
+func runPolicy(t *testing.T, p *sluice.Pipeline, row stageRow, n int, h hook, opts ...sluice.StageOption) {
+	t.Helper()
+	var rec recorder
+	out := row.build(p, ints(harnessItems), n, func(ctx context.Context, v int) error {
+		if err := h(ctx, v); err != nil {
+			return err
+		}
+		return rec.hook(ctx, v)
+	}, opts...)
+	if err := p.Wait(); err != nil {
+		t.Fatalf("Wait: %v", err)
+	}
+	good, _ := goodAndBad(harnessItems)
+	checkExactlyOnce(t, rec.seen, good)
+	if out != nil {
+		checkExactlyOnce(t, out(), good)
+	}
+}
+
+func failBad(_ context.Context, v int) error {
+	if isBad(v) {
+		return errBad
+	}
+	return nil
+}
+
+func TestSkipErrorsDropsAndCountsFailedItems(t *testing.T) {
+	forEachPolicyStage(t, func(t *testing.T, row stageRow, n int) {
+		p := sluice.New(t.Context())
+		runPolicy(t, p, row, n, failBad, sluice.SkipErrors())
+		_, bad := goodAndBad(harnessItems)
+		if st := stageStats(t, p); st.Failed != int64(len(bad)) || st.Retries != 0 {
+			t.Fatalf("Failed %d, Retries %d; want %d and 0", st.Failed, st.Retries, len(bad))
+		}
+	})
+}
+
+func TestDeadLetterRoutesEveryFailedItemOnce(t *testing.T) {
+	forEachPolicyStage(t, func(t *testing.T, row stageRow, n int) {
+		p := sluice.New(t.Context())
+		var dead sluice.Stream[sluice.Failed[int]]
+		var letters *sluice.Result[[]sluice.Failed[int]]
+		var once sync.Once
+		// The stage fills dead when it is built, inside row.build; the
+		// first call of the hook comes after that.
+		opt := sluice.DeadLetter(&dead)
+		build := row.build
+		row.build = func(p *sluice.Pipeline, xs []int, n int, h hook, opts ...sluice.StageOption) func() []int {
+			out := build(p, xs, n, h, opts...)
+			once.Do(func() { letters = sluice.Collect(p, "dead", dead) })
+			return out
+		}
+		runPolicy(t, p, row, n, failBad, opt)
+		_, bad := goodAndBad(harnessItems)
+		var got []int
+		for _, f := range letters.Value() {
+			if !errors.Is(f.Err, errBad) || f.Stage != "stage" || f.Attempts != 1 {
+				t.Fatalf("dead letter %+v: want errBad from stage %q after 1 attempt", f, "stage")
+			}
+			got = append(got, f.Item)
+		}
+		checkExactlyOnce(t, got, bad)
+		if st := stageStats(t, p); st.Failed != int64(len(bad)) {
+			t.Fatalf("Failed %d, want %d", st.Failed, len(bad))
+		}
+	})
+}
+
+// attempts counts calls per item and fails the bad ones until their
+// attempt number exceeds failures.
+type attempts struct {
+	mu    sync.Mutex
+	calls map[int]int
+}
+
+func (a *attempts) hook(failures int, err error) hook {
+	a.calls = make(map[int]int)
+	return func(_ context.Context, v int) error {
+		a.mu.Lock()
+		a.calls[v]++
+		k := a.calls[v]
+		a.mu.Unlock()
+		if isBad(v) && k <= failures {
+			return err
+		}
+		return nil
+	}
+}
+
+func TestRetryRecoversItemsThatFailAFewTimes(t *testing.T) {
+	forEachPolicyStage(t, func(t *testing.T, row stageRow, n int) {
+		p := sluice.New(t.Context())
+		var a attempts
+		h := a.hook(2, errBad)
+		var rec recorder
+		start := time.Now()
+		out := row.build(p, ints(harnessItems), n, func(ctx context.Context, v int) error {
+			if err := h(ctx, v); err != nil {
+				return err
+			}
+			return rec.hook(ctx, v)
+		}, sluice.Retry(3, time.Millisecond, 10*time.Millisecond))
+		if err := p.Wait(); err != nil {
+			t.Fatalf("Wait: %v", err)
+		}
+		checkExactlyOnce(t, rec.seen, ints(harnessItems))
+		if out != nil {
+			checkExactlyOnce(t, out(), ints(harnessItems))
+		}
+		_, bad := goodAndBad(harnessItems)
+		if st := stageStats(t, p); st.Retries != int64(2*len(bad)) || st.Failed != 0 {
+			t.Fatalf("Retries %d, Failed %d; want %d and 0", st.Retries, st.Failed, 2*len(bad))
+		}
+		// Two waits of under 1 ms and 2 ms per bad item, spread over the
+		// workers: far under a second of fake time.
+		if took := time.Since(start); took <= 0 || took > time.Duration(len(bad))*3*time.Millisecond {
+			t.Fatalf("took %v of fake time", took)
+		}
+	})
+}
+
+func TestRetryGivesUpAfterItsAttemptsAndStopsAtPermanentErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+		want int // attempts in the dead letter
+	}{
+		{"transient", errBad, 3},
+		{"permanent", sluice.Permanent(errBad), 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			forEachPolicyStage(t, func(t *testing.T, row stageRow, n int) {
+				p := sluice.New(t.Context())
+				var a attempts
+				var dead sluice.Stream[sluice.Failed[int]]
+				var letters *sluice.Result[[]sluice.Failed[int]]
+				build := row.build
+				row.build = func(p *sluice.Pipeline, xs []int, n int, h hook, opts ...sluice.StageOption) func() []int {
+					out := build(p, xs, n, h, opts...)
+					letters = sluice.Collect(p, "dead", dead)
+					return out
+				}
+				runPolicy(t, p, row, n, a.hook(1000, tc.err), sluice.Retry(3, 0, time.Millisecond), sluice.DeadLetter(&dead))
+				for _, f := range letters.Value() {
+					if f.Attempts != tc.want || !errors.Is(f.Err, errBad) || a.calls[f.Item] != tc.want {
+						t.Fatalf("dead letter %+v after %d calls, want %d attempts", f, a.calls[f.Item], tc.want)
+					}
+				}
+				if _, bad := goodAndBad(harnessItems); len(letters.Value()) != len(bad) {
+					t.Fatalf("%d dead letters, want %d", len(letters.Value()), len(bad))
+				}
+			})
+		})
+	}
+}
+
+func TestTimeoutFailsSlowCalls(t *testing.T) {
+	forEachPolicyStage(t, func(t *testing.T, row stageRow, n int) {
+		p := sluice.New(t.Context())
+		start := time.Now()
+		runPolicy(t, p, row, n, func(ctx context.Context, v int) error {
+			if !isBad(v) {
+				return nil
+			}
+			<-ctx.Done() // a call that hangs until its deadline
+			return ctx.Err()
+		}, sluice.Timeout(50*time.Millisecond), sluice.SkipErrors())
+		_, bad := goodAndBad(harnessItems)
+		if st := stageStats(t, p); st.Failed != int64(len(bad)) {
+			t.Fatalf("Failed %d, want %d", st.Failed, len(bad))
+		}
+		if took, most := time.Since(start), time.Duration(len(bad))*50*time.Millisecond; took > most {
+			t.Fatalf("took %v, want at most %v", took, most)
+		}
+	})
+}
+
+// A retry's wait ends at once when the pipeline stops.
+func TestRetryWaitEndsWhenThePipelineStops(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		p := sluice.New(ctx)
+		start := time.Now()
+		sluice.ForEach(p, "stage", sluice.FromSlice(p, "src", ints(1)), 1, func(context.Context, int) error {
+			time.AfterFunc(time.Second, cancel)
+			return errBad
+		}, sluice.Retry(5, time.Hour, time.Hour))
+		if err := p.Wait(); err != context.Canceled {
+			t.Fatalf("Wait returned %v, want context.Canceled", err)
+		}
+		if took := time.Since(start); took != time.Second {
+			t.Fatalf("took %v, want 1s: the backoff must end at the cancel", took)
+		}
+	})
+}
+
+// ForEachChunk settles a failed call's whole chunk: the call is retried,
+// then every item of the chunk is dead-lettered.
+func TestForEachChunkDeadLettersTheWholeChunk(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := sluice.New(t.Context())
+		var dead sluice.Stream[sluice.Failed[int]]
+		var mu sync.Mutex
+		var stored []int
+		sluice.ForEachChunk(p, "stage", sluice.FromSlice(p, "src", ints(1000), sluice.Chunk(10)), 2, func(_ context.Context, items []int) error {
+			if slices.ContainsFunc(items, isBad) && items[0]%20 == 0 {
+				return errBad
+			}
+			mu.Lock()
+			stored = append(stored, items...)
+			mu.Unlock()
+			return nil
+		}, sluice.Retry(2, 0, time.Millisecond), sluice.DeadLetter(&dead))
+		letters := sluice.Collect(p, "dead", dead)
+		if err := p.Wait(); err != nil {
+			t.Fatal(err)
+		}
+		var lettered []int
+		for _, f := range letters.Value() {
+			if f.Attempts != 2 {
+				t.Fatalf("dead letter %+v, want 2 attempts", f)
+			}
+			lettered = append(lettered, f.Item)
+		}
+		checkExactlyOnce(t, append(stored, lettered...), ints(1000))
+		if len(lettered) != 500 {
+			t.Fatalf("%d items dead-lettered, want the 500 of the failing chunks", len(lettered))
+		}
+	})
+}
+
+func TestErrorOptionsMisuse(t *testing.T) {
+	var wrong sluice.Stream[sluice.Failed[string]]
+	cases := []struct {
+		name  string
+		build func(p *sluice.Pipeline)
+		parts []string
+	}{
+		{"dead letter of another type", func(p *sluice.Pipeline) {
+			sluice.Map(p, "m", sluice.FromSlice(p, "s", ints(1)), 1, double, sluice.DeadLetter(&wrong))
+		}, []string{"sluice", `stage "m"`, "Failed[string]", "int"}},
+		{"policy on a stage without a function", func(p *sluice.Pipeline) {
+			sluice.Batch(p, "b", sluice.FromSlice(p, "s", ints(1)), 2, 0, sluice.SkipErrors())
+		}, []string{"sluice", `Batch "b"`, "apply only to stages with a function"}},
+		{"retry attempts", func(*sluice.Pipeline) { sluice.Retry(0, 0, 0) }, []string{"sluice: Retry", "got 0"}},
+		{"retry delays", func(*sluice.Pipeline) { sluice.Retry(2, time.Second, time.Millisecond) }, []string{"sluice: Retry", "base 1s"}},
+		{"timeout", func(*sluice.Pipeline) { sluice.Timeout(0) }, []string{"sluice: Timeout", "got 0s"}},
+		{"nil dead letter", func(*sluice.Pipeline) { sluice.DeadLetter[int](nil) }, []string{"sluice: DeadLetter", "nil"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := sluice.New(context.Background())
+			mustPanic(t, func() { tc.build(p) }, tc.parts...)
+			cancelAndDrain(p)
+		})
+	}
+}
