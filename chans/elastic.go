@@ -2,6 +2,7 @@ package chans
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -102,7 +103,10 @@ func defaultCapacity[T any]() int {
 // Out).
 func NewElastic[T any](opts ...ElasticOption) *Elastic[T] {
 	cfg := elasticConfig{capacity: defaultCapacity[T]()}
-	for _, o := range opts {
+	for i, o := range opts {
+		if o == nil {
+			panic(fmt.Sprintf("chans: nil ElasticOption at index %d passed to NewElastic", i))
+		}
 		o.apply(&cfg)
 	}
 	return &Elastic[T]{
@@ -290,6 +294,9 @@ func (e *Elastic[T]) wakePump() {
 // queue is empty. It returns ErrClosed once the input has ended and the
 // queue is empty, or after Close, and ctx.Err() if ctx is done first.
 func (e *Elastic[T]) Pop(ctx context.Context) (T, error) {
+	if ctx == nil {
+		panic("chans: nil context passed to Elastic.Pop")
+	}
 	var one [1]T
 	_, err := e.PopMany(ctx, one[:])
 	return one[0], err
@@ -303,6 +310,9 @@ func (e *Elastic[T]) Pop(ctx context.Context) (T, error) {
 // an error, n is 0. Cost: a few mutex round trips and one copy for the
 // whole batch, which makes it the cheapest way out of an Elastic.
 func (e *Elastic[T]) PopMany(ctx context.Context, dst []T) (int, error) {
+	if ctx == nil {
+		panic("chans: nil context passed to Elastic.PopMany")
+	}
 	if len(dst) == 0 {
 		return 0, nil
 	}
