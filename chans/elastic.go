@@ -34,9 +34,11 @@ func chanBuffer[T any](limit int) int {
 	return n
 }
 
-// Elastic is a FIFO queue with no fixed bound, usable as a channel (In, Out)
-// or through methods (Push, Pop, PopMany). Make one with NewElastic; the zero
-// value is not usable. All methods are safe for concurrent use.
+// Elastic is a FIFO queue with no fixed bound, usable through methods (Push,
+// Pop, PopMany) or as a channel (In, Out). Make one with NewElastic; the zero
+// value is not usable. All methods are safe for concurrent use. For a plain
+// unbounded channel, ElasticChan is faster: its goroutine shares no lock
+// with a method API.
 //
 // There is one queue and one input. Values enter by Push, which queues at
 // once, or by a send on In, which queues once Elastic's goroutine has
@@ -147,14 +149,24 @@ func (e *Elastic[T]) Out() <-chan T {
 
 // Len returns how many values are in Elastic: queued, or in In's or Out's
 // buffer, or held by its goroutine between the two. It is a snapshot for
-// metrics: while the goroutine is moving values it can be off by the one it
-// has in hand. With In and Out unused it is exact.
+// metrics that never overstates: while the goroutine moves values it can
+// miss those in transit, and while it waits to hand a value to a full Out it
+// does not count that one. With In and Out unused it is exact.
 func (e *Elastic[T]) Len() int {
+	// Values flow In → queue → Out, so the parts are read downstream
+	// first: a value that moves while Len reads is missed at worst, never
+	// counted twice. (Reading the queue first counted every value the
+	// goroutine moved to Out meanwhile a second time.)
+	started := e.started.Load()
+	n := 0
+	if started {
+		n = len(e.out)
+	}
 	e.mu.Lock()
-	n := e.q.len() + e.held
+	n += e.q.len() + e.held
 	e.mu.Unlock()
-	if e.started.Load() {
-		n += len(e.in) + len(e.out)
+	if started {
+		n += len(e.in)
 	}
 	return n
 }
