@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"strings"
 	"testing"
 	"time"
@@ -263,29 +262,5 @@ func TestBadFlagsExitTwo(t *testing.T) {
 		if code := Main(args, &out, &errOut); code != 2 || errOut.Len() == 0 {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and a message", args, code, errOut.String())
 		}
-	}
-}
-
-func TestLatencyQuantilesAreWithinABucket(t *testing.T) {
-	var h latencyHist
-	for v := int64(1); v <= 100_000; v++ {
-		h.add(v * 1000) // 1 µs … 100 ms, uniform
-	}
-	for _, q := range []float64{0.5, 0.99} {
-		got, want := h.quantile(q), q*100_000*1000
-		if math.Abs(got-want)/want > 0.02 {
-			t.Errorf("q%.2f = %.0f, want %.0f ± 2%%", q, got, want)
-		}
-	}
-	prev := -1
-	for v := uint64(0); v < 1<<62; v += v/8 + 1 {
-		b := latencyBucket(v)
-		if b < prev || b >= latencyBuckets {
-			t.Fatalf("value %d: bucket %d after %d (of %d)", v, b, prev, latencyBuckets)
-		}
-		if mid := latencyValue(b); math.Abs(mid-float64(v)) > float64(v)/64+1 {
-			t.Fatalf("value %d: bucket %d's middle %.0f is too far", v, b, mid)
-		}
-		prev = b
 	}
 }

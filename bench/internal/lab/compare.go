@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/bench/internal/seed002"
+	"github.com/sluicehq/sluice/internal/hist"
 )
 
 // figures are what seed 002 reported for a whole run, from /usr/bin/time.
@@ -65,7 +66,7 @@ func runProgram(path string, n, w, list, buffer int, timeout time.Duration) (fig
 type stat struct{ med, lo, hi float64 }
 
 func statOf(xs []float64) stat {
-	return stat{med: medianOf(xs), lo: slices.Min(xs), hi: slices.Max(xs)}
+	return stat{med: hist.Median(xs), lo: slices.Min(xs), hi: slices.Max(xs)}
 }
 
 func (s stat) String(format string) string {

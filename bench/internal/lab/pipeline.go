@@ -3,13 +3,13 @@ package lab
 import (
 	"context"
 	"fmt"
-	"math/bits"
 	"math/rand/v2"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/sluicehq/sluice"
+	"github.com/sluicehq/sluice/internal/hist"
 )
 
 // Seed 004's market-event pipeline, in process: decode (a pool of 4) →
@@ -164,11 +164,11 @@ type pipeSink struct {
 	count int
 	sum   int64
 	dup   int
-	lat   *latencyHist
+	lat   *hist.Counts
 }
 
 func newPipeSink(n int) *pipeSink {
-	return &pipeSink{seen: make([]uint64, (n+63)/64), lat: new(latencyHist)}
+	return &pipeSink{seen: make([]uint64, (n+63)/64), lat: new(hist.Counts)}
 }
 
 func (s *pipeSink) take(batch []enrichedEvent) {
@@ -182,7 +182,7 @@ func (s *pipeSink) take(batch []enrichedEvent) {
 		s.seen[word] |= bit
 		s.count++
 		s.sum += x.checksum()
-		s.lat.add(now - x.at)
+		s.lat.Add(uint64(max(now-x.at, 0)))
 	}
 }
 
@@ -196,8 +196,8 @@ func (s *pipeSink) check(w *pipeWorld, m Metrics) error {
 	case s.sum != w.want:
 		return fmt.Errorf("checksum %d, want %d (wrong enrichment)", s.sum, w.want)
 	}
-	m["p50_ms"] = s.lat.quantile(0.50) / 1e6
-	m["p99_ms"] = s.lat.quantile(0.99) / 1e6
+	m["p50_ms"] = s.lat.Quantile(0.50) / 1e6
+	m["p99_ms"] = s.lat.Quantile(0.99) / 1e6
 	return nil
 }
 
@@ -419,58 +419,4 @@ func pipelineExperiment() *Experiment {
 			return cases
 		},
 	}
-}
-
-// latencyHist is a log-linear histogram of nanoseconds: 64 buckets per
-// power of two, so a quantile is within ~1.6 % of the true value.
-type latencyHist struct {
-	counts [latencyBuckets]uint64
-	n      uint64
-}
-
-const (
-	latencySub     = 6 // log2 of the buckets per power of two
-	latencyBuckets = (64 - latencySub) << latencySub
-)
-
-// latencyBucket: values below 2^(latencySub+1) have a bucket each; above,
-// bucket (l-latencySub)·2^latencySub + the latencySub bits after the top
-// one, where l is the value's bit length.
-func latencyBucket(v uint64) int {
-	if v < 2<<latencySub {
-		return int(v)
-	}
-	l := bits.Len64(v)
-	top := v >> (l - latencySub - 1) // 2^latencySub … 2^(latencySub+1)-1
-	return (l-latencySub)<<latencySub + int(top) - 1<<latencySub
-}
-
-// latencyValue is the middle of bucket b.
-func latencyValue(b int) float64 {
-	if b < 2<<latencySub {
-		return float64(b)
-	}
-	l := b>>latencySub + latencySub
-	top := uint64(b&(1<<latencySub-1) + 1<<latencySub)
-	shift := l - latencySub - 1
-	return float64(top<<shift) + float64(uint64(1)<<shift)/2
-}
-
-func (h *latencyHist) add(ns int64) {
-	h.counts[latencyBucket(uint64(max(ns, 0)))]++
-	h.n++
-}
-
-func (h *latencyHist) quantile(q float64) float64 {
-	if h.n == 0 {
-		return 0
-	}
-	rank := uint64(q*float64(h.n-1)) + 1
-	var seen uint64
-	for b, c := range h.counts {
-		if seen += c; seen >= rank {
-			return latencyValue(b)
-		}
-	}
-	return latencyValue(len(h.counts) - 1)
 }

@@ -3,7 +3,7 @@ package lab
 import (
 	"errors"
 	"fmt"
-	"math"
+	"github.com/sluicehq/sluice/internal/hist"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -254,7 +254,7 @@ func finishRow(r *Row, samples []Sample, err error) {
 		bytes += float64(s.Bytes)
 		measured = measured && s.Measured
 	}
-	r.NsPerItem, r.NsMin, r.NsMax = medianOf(ns), slices.Min(ns), slices.Max(ns)
+	r.NsPerItem, r.NsMin, r.NsMax = hist.Median(ns), slices.Min(ns), slices.Max(ns)
 	if r.NsPerItem > 0 {
 		r.ItemsPerSec = 1e9 / r.NsPerItem
 	}
@@ -277,7 +277,7 @@ func finishRow(r *Row, samples []Sample, err error) {
 					vs = append(vs, v)
 				}
 			}
-			r.Metrics[k] = medianOf(vs)
+			r.Metrics[k] = hist.Median(vs)
 		}
 	}
 }
@@ -298,20 +298,6 @@ func setSpeedups(rows []Row) {
 			rows[i].Speedup = &s
 		}
 	}
-}
-
-// medianOf returns the median of vs (the mean of the middle two for an
-// even count), or NaN for none.
-func medianOf(vs []float64) float64 {
-	if len(vs) == 0 {
-		return math.NaN()
-	}
-	s := slices.Clone(vs)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 // errTimeout is returned by guarded when f has not returned in time.
