@@ -1,32 +1,22 @@
 package sluice
 
 import (
-	"math/bits"
-	"sync/atomic"
+	"math"
+	"slices"
 	"time"
+
+	"github.com/sluicehq/sluice/internal/hist"
 )
 
-// latBuckets is the number of latency buckets: bucket i counts latencies
-// below 2^(10+i) ns (about 1 µs, 2 µs, 4 µs, …, 4.3 s); the last counts the
-// rest.
-const latBuckets = 24
+// latency is a histogram written by one goroutine and read by snapshots:
+// internal/hist's log-linear buckets (16 per power of two of nanoseconds).
+type latency struct{ hist.Recorder }
 
-// latency is a histogram written by one goroutine and read by snapshots.
-type latency struct {
-	counts [latBuckets]atomic.Uint64
-	sum    atomic.Int64 // ns
-}
-
-func (l *latency) record(ns int64) {
-	ns = max(ns, 0)
-	b := min(bits.Len64(uint64(ns)>>10), latBuckets-1)
-	l.counts[b].Add(1)
-	l.sum.Add(ns)
-}
+func (l *latency) record(ns int64) { l.Record(uint64(max(ns, 0))) }
 
 // Histogram is a distribution of durations: Counts[i] durations fell at or
 // below Bounds[i] and above Bounds[i-1]; the last count has no upper bound
-// (its Bound is 0).
+// (its Bound is 0). A pipeline's histograms have 16 buckets per power of two.
 type Histogram struct {
 	Bounds []time.Duration
 	Counts []uint64
@@ -34,38 +24,43 @@ type Histogram struct {
 	Sum    time.Duration
 }
 
-// Quantile estimates the q-quantile (0 < q ≤ 1) as the upper bound of the
-// bucket it falls in; 0 if the histogram is empty, and the largest finite
-// bound if it falls in the last bucket.
+// Quantile estimates the q-quantile (0 < q ≤ 1), interpolated inside the
+// bucket it falls in: within 1/16 of the true value for a pipeline's
+// histograms. It returns 0 if the histogram is empty, and the lower bound
+// of the last bucket if it falls there.
 func (h Histogram) Quantile(q float64) time.Duration {
-	if h.Count == 0 {
-		return 0
-	}
-	rank := uint64(q*float64(h.Count) + 0.5)
-	var seen uint64
-	for i, c := range h.Counts {
-		seen += c
-		if seen >= max(rank, 1) && h.Bounds[i] != 0 {
-			return h.Bounds[i]
+	return time.Duration(hist.Quantile(h.Counts, q, func(i int) (lo, hi float64) {
+		if i > 0 {
+			lo = float64(h.Bounds[i-1] + 1)
 		}
-	}
-	return h.Bounds[len(h.Bounds)-2]
+		if i >= len(h.Bounds) || h.Bounds[i] == 0 {
+			return lo, math.Inf(1)
+		}
+		return lo, float64(h.Bounds[i])
+	}))
 }
 
+// latBounds are the Bounds of every pipeline Histogram: each bucket's
+// largest value, and 0 for the last.
+var latBounds = func() []time.Duration {
+	b := make([]time.Duration, hist.Buckets)
+	for i := range hist.Buckets - 1 {
+		b[i] = time.Duration(hist.Upper(i) - 1)
+	}
+	return b
+}()
+
 func (l *latency) addTo(h *Histogram) {
+	var c hist.Counts
+	l.AddTo(&c)
 	if h.Bounds == nil {
-		h.Bounds = make([]time.Duration, latBuckets)
-		for i := range latBuckets - 1 {
-			h.Bounds[i] = time.Duration(1) << (10 + i)
-		}
-		h.Counts = make([]uint64, latBuckets)
+		h.Bounds, h.Counts = slices.Clone(latBounds), make([]uint64, hist.Buckets)
 	}
-	for i := range l.counts {
-		c := l.counts[i].Load()
-		h.Counts[i] += c
-		h.Count += c
+	for i, n := range c.N {
+		h.Counts[i] += n
 	}
-	h.Sum += time.Duration(l.sum.Load())
+	h.Count += c.Count
+	h.Sum += time.Duration(c.Sum)
 }
 
 // edgeInfo is the type-independent view of an edge that snapshots read.

@@ -1,5 +1,7 @@
-// Package chans has tools for plain Go channels: Merge (fan-in), Elastic (a
-// queue with no fixed bound, usable as a channel or through methods), and
+// Package chans has tools for plain Go channels: Merge (fan-in), ElasticChan
+// (an unbounded channel: In and Out joined by a relay goroutine), Elastic (a
+// queue with no fixed bound used through methods, optionally limited, also
+// usable as a channel), and
 // two overflow channels whose sends never block (DropNewestChan,
 // DropOldestQueue) with drop counters and queue depths for metrics.
 //

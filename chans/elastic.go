@@ -2,6 +2,7 @@ package chans
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -33,9 +34,11 @@ func chanBuffer[T any](limit int) int {
 	return n
 }
 
-// Elastic is a FIFO queue with no fixed bound, usable as a channel (In, Out)
-// or through methods (Push, Pop, PopMany). Make one with NewElastic; the zero
-// value is not usable. All methods are safe for concurrent use.
+// Elastic is a FIFO queue with no fixed bound, usable through methods (Push,
+// Pop, PopMany) or as a channel (In, Out). Make one with NewElastic; the zero
+// value is not usable. All methods are safe for concurrent use. For a plain
+// unbounded channel, ElasticChan is faster: its goroutine shares no lock
+// with a method API.
 //
 // There is one queue and one input. Values enter by Push, which queues at
 // once, or by a send on In, which queues once Elastic's goroutine has
@@ -102,7 +105,10 @@ func defaultCapacity[T any]() int {
 // Out).
 func NewElastic[T any](opts ...ElasticOption) *Elastic[T] {
 	cfg := elasticConfig{capacity: defaultCapacity[T]()}
-	for _, o := range opts {
+	for i, o := range opts {
+		if o == nil {
+			panic(fmt.Sprintf("chans: nil ElasticOption at index %d passed to NewElastic", i))
+		}
 		o.apply(&cfg)
 	}
 	return &Elastic[T]{
@@ -143,14 +149,24 @@ func (e *Elastic[T]) Out() <-chan T {
 
 // Len returns how many values are in Elastic: queued, or in In's or Out's
 // buffer, or held by its goroutine between the two. It is a snapshot for
-// metrics: while the goroutine is moving values it can be off by the one it
-// has in hand. With In and Out unused it is exact.
+// metrics that never overstates: while the goroutine moves values it can
+// miss those in transit, and while it waits to hand a value to a full Out it
+// does not count that one. With In and Out unused it is exact.
 func (e *Elastic[T]) Len() int {
+	// Values flow In → queue → Out, so the parts are read downstream
+	// first: a value that moves while Len reads is missed at worst, never
+	// counted twice. (Reading the queue first counted every value the
+	// goroutine moved to Out meanwhile a second time.)
+	started := e.started.Load()
+	n := 0
+	if started {
+		n = len(e.out)
+	}
 	e.mu.Lock()
-	n := e.q.len() + e.held
+	n += e.q.len() + e.held
 	e.mu.Unlock()
-	if e.started.Load() {
-		n += len(e.in) + len(e.out)
+	if started {
+		n += len(e.in)
 	}
 	return n
 }
@@ -290,6 +306,9 @@ func (e *Elastic[T]) wakePump() {
 // queue is empty. It returns ErrClosed once the input has ended and the
 // queue is empty, or after Close, and ctx.Err() if ctx is done first.
 func (e *Elastic[T]) Pop(ctx context.Context) (T, error) {
+	if ctx == nil {
+		panic("chans: nil context passed to Elastic.Pop")
+	}
 	var one [1]T
 	_, err := e.PopMany(ctx, one[:])
 	return one[0], err
@@ -303,6 +322,9 @@ func (e *Elastic[T]) Pop(ctx context.Context) (T, error) {
 // an error, n is 0. Cost: a few mutex round trips and one copy for the
 // whole batch, which makes it the cheapest way out of an Elastic.
 func (e *Elastic[T]) PopMany(ctx context.Context, dst []T) (int, error) {
+	if ctx == nil {
+		panic("chans: nil context passed to Elastic.PopMany")
+	}
 	if len(dst) == 0 {
 		return 0, nil
 	}

@@ -76,9 +76,25 @@ func seedEnds() (chanPair, func()) {
 	}
 }
 
+// seed4096Ends is the seed's loop unchanged but for ends of 4096 slots,
+// ElasticChan's for ints.
+func seed4096Ends() (chanPair, func()) {
+	c := seeds.NewElasticChanBuffered[int](seeds.ElasticShrinkQuarter, 4096)
+	return chanPair{c.S, c.R}, func() {
+		close(c.S)
+		for range c.R {
+		}
+	}
+}
+
 func elasticEnds() (chanPair, func()) {
 	e := chans.NewElastic[int]()
 	return chanPair{e.In(), e.Out()}, e.Close
+}
+
+func elasticChanEnds() (chanPair, func()) {
+	c := chans.NewElasticChan[int]()
+	return chanPair{c.In(), c.Out()}, c.Close
 }
 
 // benchElasticMethods pushes n values one at a time (pushBatch 1) or
@@ -150,7 +166,8 @@ func BenchmarkElastic(b *testing.B) {
 					b.Run("Chan1024", func(b *testing.B) { benchChanPair(b, n, seq, chanEnds(1024)) })
 				}
 				b.Run("SeedElastic", func(b *testing.B) { benchChanPair(b, n, seq, seedEnds) })
-				b.Run("ElasticChan", func(b *testing.B) { benchChanPair(b, n, seq, elasticEnds) })
+				b.Run("ElasticChan", func(b *testing.B) { benchChanPair(b, n, seq, elasticChanEnds) })
+				b.Run("ElasticInOut", func(b *testing.B) { benchChanPair(b, n, seq, elasticEnds) })
 				b.Run("ElasticPopMany", func(b *testing.B) { benchElasticMethods(b, n, 256, 1, seq) })
 				b.Run("ElasticPushManyPopMany", func(b *testing.B) { benchElasticMethods(b, n, 256, 256, seq) })
 			})
@@ -167,7 +184,11 @@ func elasticRun(kind string, n int, sequential bool) (nsPerItem float64, ok bool
 		mk = chanEnds(1024)
 	case "SeedElastic":
 		mk = seedEnds
+	case "SeedElastic4096":
+		mk = seed4096Ends
 	case "ElasticChan":
+		mk = elasticChanEnds
+	case "ElasticInOut":
 		mk = elasticEnds
 	case "ElasticPopMany":
 		return elasticMethodsRun(n, 1, sequential)
@@ -232,12 +253,15 @@ func elasticMethodsRun(n, pushBatch int, sequential bool) (float64, bool) {
 // through a fresh queue of every kind, in both shapes) so that a change in
 // the machine's load hits them all alike. It reports median ns/item per kind
 // and shape, and the ratios: x-seed (SeedElastic over ElasticChan, per
-// shape), chan-x (ElasticChan over Chan1024, concurrent), popmany-x
+// shape), chan-x (ElasticChan over Chan1024, concurrent), inout-x-seed
+// (SeedElastic over Elastic's In and Out, concurrent), seed4096-x-seed
+// (SeedElastic over the seed's loop with 4096-slot ends, per shape),
+// popmany-x
 // (Chan1024 concurrent over Push + PopMany, per shape) and pushmany-x
 // (the same with PushMany batches of 256, concurrent).
 func BenchmarkElasticVersus(b *testing.B) {
 	const n = 1 << 16
-	kinds := []string{"Chan1024", "SeedElastic", "ElasticChan", "ElasticPopMany", "ElasticPushManyPopMany"}
+	kinds := []string{"Chan1024", "SeedElastic", "SeedElastic4096", "ElasticChan", "ElasticInOut", "ElasticPopMany", "ElasticPushManyPopMany"}
 	samples := map[string][]float64{}
 	for b.Loop() {
 		for _, seq := range []bool{false, true} {
@@ -263,6 +287,9 @@ func BenchmarkElasticVersus(b *testing.B) {
 		b.ReportMetric(med[k], k+"-ns/item")
 	}
 	b.ReportMetric(med["SeedElastic-con"]/med["ElasticChan-con"], "x-seed-con")
+	b.ReportMetric(med["SeedElastic-con"]/med["ElasticInOut-con"], "inout-x-seed-con")
+	b.ReportMetric(med["SeedElastic-con"]/med["SeedElastic4096-con"], "seed4096-x-seed-con")
+	b.ReportMetric(med["SeedElastic-seq"]/med["SeedElastic4096-seq"], "seed4096-x-seed-seq")
 	b.ReportMetric(med["SeedElastic-seq"]/med["ElasticChan-seq"], "x-seed-seq")
 	b.ReportMetric(med["ElasticChan-con"]/med["Chan1024-con"], "chan-x")
 	b.ReportMetric(med["Chan1024-con"]/med["ElasticPopMany-con"], "popmany-x-con")

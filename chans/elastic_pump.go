@@ -51,7 +51,9 @@ func (e *Elastic[T]) pump() {
 	for {
 		e.lockPump()
 		if sent {
-			s.have, e.held = false, 0
+			s.have = false
+		} else if s.have {
+			e.held = 1
 		}
 		if received {
 			e.receivedLocked(&s, v, ok)
@@ -69,6 +71,9 @@ func (e *Elastic[T]) pump() {
 		var out chan<- T
 		if s.have {
 			out = e.out
+			// Once parked, the held value can land in Out at any moment:
+			// Len must not count it in both places.
+			e.held = 0
 		}
 		e.unlockPump()
 

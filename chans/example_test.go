@@ -257,3 +257,74 @@ func ExampleDropOldestQueue_TryRecv() {
 	// 7 true 0
 	// false
 }
+
+func ExampleNewElasticChan() {
+	c := chans.NewElasticChan[string]()
+	defer c.Close()
+	for _, w := range []string{"never", "blocks", "the", "sender"} {
+		c.In() <- w // no receiver yet: the relay queues what Out has no room for
+	}
+	close(c.In())
+	for w := range c.Out() {
+		fmt.Print(w, " ")
+	}
+	fmt.Println()
+	// Output: never blocks the sender
+}
+
+func ExampleElasticChan_In() {
+	c := chans.NewElasticChan[int]()
+	defer c.Close()
+	go func() {
+		defer close(c.In()) // ends the input: Out closes once drained
+		for i := range 100_000 {
+			c.In() <- i
+		}
+	}()
+	n := 0
+	for range c.Out() {
+		n++
+	}
+	fmt.Println(n)
+	// Output: 100000
+}
+
+func ExampleElasticChan_Out() {
+	c := chans.NewElasticChan[int]()
+	defer c.Close()
+	c.In() <- 1
+	c.In() <- 2
+	fmt.Println(<-c.Out(), <-c.Out())
+	// Output: 1 2
+}
+
+func ExampleElasticChan_Len() {
+	c := chans.NewElasticChan[int]()
+	defer c.Close()
+	for i := range 3 {
+		c.In() <- i
+	}
+	fmt.Println(c.Len() <= 3) // a snapshot: values in transit may be missed
+	for range 3 {
+		<-c.Out()
+	}
+	fmt.Println(c.Len())
+	// Output:
+	// true
+	// 0
+}
+
+func ExampleElasticChan_Close() {
+	ctx, cancel := context.WithCancel(context.Background())
+	c := chans.NewElasticChan[int]()
+	stop := context.AfterFunc(ctx, c.Close) // tie the relay to ctx
+	defer stop()
+	c.In() <- 1
+	cancel()
+	<-ctx.Done()
+	c.Close() // waits for the relay; Out is then closed
+	for range c.Out() {
+	}
+	fmt.Println("stopped")
+	// Output: stopped
+}

@@ -76,6 +76,9 @@ func Merge[T any](ins ...<-chan T) <-chan T {
 // per merging goroutine). The caller must still drain or abandon the
 // output; it closes without needing a reader.
 func MergeContext[T any](ctx context.Context, ins ...<-chan T) <-chan T {
+	if ctx == nil {
+		panic("chans: nil context passed to MergeContext")
+	}
 	return merge(ctx.Done(), ins)
 }
 

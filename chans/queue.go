@@ -148,3 +148,7 @@ func (q *queue[T]) reset() {
 	b := &block[T]{v: make([]T, q.size)}
 	q.head, q.tail, q.hi, q.ti, q.n, q.spare = b, b, 0, 0, 0, nil
 }
+
+// peek returns the oldest value without removing it; the queue must not be
+// empty.
+func (q *queue[T]) peek() T { return q.head.v[q.hi] }

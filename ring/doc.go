@@ -59,12 +59,16 @@
 // TryPush returns ErrFull and TryPop returns ErrEmpty when they would have to
 // wait; the batch forms return a count (possibly zero) instead. The blocking
 // forms return ErrClosed or the context's error. Constructing a queue with a
-// capacity that is not a power of two ≥ 2 is a programmer error and panics.
+// capacity that is not a power of two ≥ 2, or too large for one allocation,
+// and passing a nil context to a blocking form are programmer errors and
+// panic with a message naming the package and the value.
 package ring
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"unsafe"
 )
 
 var (
@@ -91,13 +95,32 @@ const padSize = 128
 
 type pad [padSize]byte
 
-// checkCapacity panics unless c is a power of two ≥ 2 and returns it as a
-// mask for indexing.
-func checkCapacity(kind string, c int) uint64 {
+// maxRingBytes bounds a ring's allocation: the most a Go heap object can
+// be on 64-bit platforms (runtime.maxAlloc, 2⁴⁸ bytes), and well beyond
+// any memory a queue should take.
+const maxRingBytes = 1 << 48
+
+// checkCapacity panics unless c is a power of two ≥ 2 whose slots (a T
+// each, plus extra bytes of bookkeeping) fit in one allocation, and returns
+// c as a mask for indexing.
+func checkCapacity[T any](kind string, c int, extra uintptr) uint64 {
 	if c < 2 || c&(c-1) != 0 {
 		panic(fmt.Sprintf("ring: %s capacity must be a power of two ≥ 2, got %d", kind, c))
 	}
+	var zero T
+	if per := uint64(unsafe.Sizeof(zero) + extra); per > 0 && uint64(c) > maxRingBytes/per {
+		panic(fmt.Sprintf("ring: %s capacity %d is too large: %d bytes per slot exceed what one allocation can hold", kind, c, per))
+	}
 	return uint64(c - 1)
+}
+
+// checkContext panics if ctx is nil: a programmer error, which would
+// otherwise surface as a nil dereference only once the queue is full or
+// empty.
+func checkContext(ctx context.Context, method string) {
+	if ctx == nil {
+		panic("ring: nil context passed to " + method)
+	}
 }
 
 // copyIn copies xs into buf starting at position p, wrapping at the end of

@@ -3,6 +3,7 @@ package ring
 import (
 	"context"
 	"sync/atomic"
+	"unsafe"
 )
 
 // MPMC is a bounded FIFO queue for any number of producers and consumers.
@@ -54,7 +55,7 @@ type slot[T any] struct {
 // NewMPMC returns an empty MPMC queue that holds up to capacity items. It
 // panics if capacity is not a power of two ≥ 2. It allocates the ring once.
 func NewMPMC[T any](capacity int) *MPMC[T] {
-	mask := checkCapacity("MPMC", capacity)
+	mask := checkCapacity[T]("MPMC", capacity, unsafe.Sizeof(atomic.Uint64{}))
 	q := &MPMC[T]{slots: make([]slot[T], capacity), mask: mask}
 	for i := range q.slots {
 		q.slots[i].seq.Store(uint64(i))
@@ -220,6 +221,7 @@ func (q *MPMC[T]) TryPopMany(dst []T) (int, error) {
 // ctx's error if ctx is done first (v is then not appended). If there is
 // room, Push appends v even when ctx is already done.
 func (q *MPMC[T]) Push(ctx context.Context, v T) error {
+	checkContext(ctx, "MPMC.Push")
 	for {
 		err := q.TryPush(v)
 		if err != ErrFull {
@@ -240,6 +242,7 @@ func (q *MPMC[T]) Push(ctx context.Context, v T) error {
 // or becomes closed, or with ctx's error if ctx is done while it waits; the
 // items it counted are in the queue either way.
 func (q *MPMC[T]) PushMany(ctx context.Context, xs []T) (int, error) {
+	checkContext(ctx, "MPMC.PushMany")
 	done := 0
 	for {
 		n, err := q.TryPushMany(xs[done:])
@@ -263,6 +266,7 @@ func (q *MPMC[T]) PushMany(ctx context.Context, xs []T) (int, error) {
 // ctx is done while it waits. If an item is ready, Pop returns it even when
 // ctx is already done.
 func (q *MPMC[T]) Pop(ctx context.Context) (T, error) {
+	checkContext(ctx, "MPMC.Pop")
 	for {
 		v, err := q.TryPop()
 		if err != ErrEmpty {
@@ -283,6 +287,7 @@ func (q *MPMC[T]) Pop(ctx context.Context) (T, error) {
 // closed and empty, or 0 and ctx's error if ctx is done while it waits. With
 // an empty dst it returns at once.
 func (q *MPMC[T]) PopMany(ctx context.Context, dst []T) (int, error) {
+	checkContext(ctx, "MPMC.PopMany")
 	for {
 		n, err := q.TryPopMany(dst)
 		if n > 0 || err != nil || len(dst) == 0 {

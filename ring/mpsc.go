@@ -3,6 +3,7 @@ package ring
 import (
 	"context"
 	"sync/atomic"
+	"unsafe"
 )
 
 // MPSC is a bounded FIFO queue for any number of producers and one consumer.
@@ -68,7 +69,7 @@ type run struct {
 // panics if capacity is not a power of two ≥ 2. It allocates the ring
 // (capacity items, plus a 16-byte run header per slot) once.
 func NewMPSC[T any](capacity int) *MPSC[T] {
-	mask := checkCapacity("MPSC", capacity)
+	mask := checkCapacity[T]("MPSC", capacity, unsafe.Sizeof(run{}))
 	q := &MPSC[T]{buf: make([]T, capacity), runs: make([]run, capacity), mask: mask}
 	q.notEmpty.spins, q.notFull.spins = mpscSpinChecks, mpscSpinChecks
 	return q
@@ -242,6 +243,7 @@ func (q *MPSC[T]) TryPopMany(dst []T) (int, error) {
 // ctx's error if ctx is done first (v is then not appended). If there is
 // room, Push appends v even when ctx is already done.
 func (q *MPSC[T]) Push(ctx context.Context, v T) error {
+	checkContext(ctx, "MPSC.Push")
 	for {
 		err := q.TryPush(v)
 		if err != ErrFull {
@@ -262,6 +264,7 @@ func (q *MPSC[T]) Push(ctx context.Context, v T) error {
 // or becomes closed, or with ctx's error if ctx is done while it waits; the
 // items it counted are in the queue either way.
 func (q *MPSC[T]) PushMany(ctx context.Context, xs []T) (int, error) {
+	checkContext(ctx, "MPSC.PushMany")
 	done := 0
 	for {
 		n, err := q.TryPushMany(xs[done:])
@@ -285,6 +288,7 @@ func (q *MPSC[T]) PushMany(ctx context.Context, xs []T) (int, error) {
 // ctx is done while it waits. If an item is ready, Pop returns it even when
 // ctx is already done.
 func (q *MPSC[T]) Pop(ctx context.Context) (T, error) {
+	checkContext(ctx, "MPSC.Pop")
 	for {
 		v, err := q.TryPop()
 		if err != ErrEmpty {
@@ -305,6 +309,7 @@ func (q *MPSC[T]) Pop(ctx context.Context) (T, error) {
 // closed and empty, or 0 and ctx's error if ctx is done while it waits. With
 // an empty dst it returns at once.
 func (q *MPSC[T]) PopMany(ctx context.Context, dst []T) (int, error) {
+	checkContext(ctx, "MPSC.PopMany")
 	for {
 		n, err := q.TryPopMany(dst)
 		if n > 0 || err != nil || len(dst) == 0 {

@@ -53,7 +53,7 @@ type SPSC[T any] struct {
 // NewSPSC returns an empty SPSC queue that holds up to capacity items. It
 // panics if capacity is not a power of two ≥ 2. It allocates the ring once.
 func NewSPSC[T any](capacity int) *SPSC[T] {
-	mask := checkCapacity("SPSC", capacity)
+	mask := checkCapacity[T]("SPSC", capacity, 0)
 	return &SPSC[T]{buf: make([]T, capacity), mask: mask}
 }
 
@@ -187,6 +187,7 @@ func (q *SPSC[T]) TryPopMany(dst []T) (int, error) {
 // ctx's error if ctx is done first (v is then not appended). If there is
 // room, Push appends v even when ctx is already done.
 func (q *SPSC[T]) Push(ctx context.Context, v T) error {
+	checkContext(ctx, "SPSC.Push")
 	for {
 		err := q.TryPush(v)
 		if err != ErrFull {
@@ -206,6 +207,7 @@ func (q *SPSC[T]) Push(ctx context.Context, v T) error {
 // queue is or becomes closed, or with ctx's error if ctx is done while it
 // waits; the items it counted are in the queue either way.
 func (q *SPSC[T]) PushMany(ctx context.Context, xs []T) (int, error) {
+	checkContext(ctx, "SPSC.PushMany")
 	done := 0
 	for {
 		n, err := q.TryPushMany(xs[done:])
@@ -229,6 +231,7 @@ func (q *SPSC[T]) PushMany(ctx context.Context, xs []T) (int, error) {
 // error if ctx is done while it waits. If an item is ready, Pop returns it
 // even when ctx is already done.
 func (q *SPSC[T]) Pop(ctx context.Context) (T, error) {
+	checkContext(ctx, "SPSC.Pop")
 	for {
 		v, err := q.TryPop()
 		if err != ErrEmpty {
@@ -249,6 +252,7 @@ func (q *SPSC[T]) Pop(ctx context.Context) (T, error) {
 // queue is closed and empty, or 0 and ctx's error if ctx is done while it
 // waits. With an empty dst it returns at once.
 func (q *SPSC[T]) PopMany(ctx context.Context, dst []T) (int, error) {
+	checkContext(ctx, "SPSC.PopMany")
 	for {
 		n, err := q.TryPopMany(dst)
 		if n > 0 || err != nil || len(dst) == 0 {

@@ -13,11 +13,6 @@ import (
 	"github.com/sluicehq/sluice/dash"
 )
 
-// dashHelp is the --dash flag's help, shared by the commands that have it.
-const dashHelp = "serve the live pipeline page at `ADDR` (e.g. :8080) while the sluice implementation " +
-	"runs, and print its URL on stderr. In compare mode each sluice child serves it in turn at ADDR (so " +
-	"a fixed port), and an open page follows from run to run. Raise -n to watch longer"
-
 // liveDash is the page served for the length of one run.
 type liveDash struct {
 	board  *dash.Board
@@ -71,41 +66,4 @@ func pageURL(a net.Addr) string {
 		host = "localhost"
 	}
 	return "http://" + net.JoinHostPort(host, port) + "/"
-}
-
-// dashFor starts the page for one run of the sluice implementation when
-// addr is set. onStart adds the run's pipeline to it; done, deferred by the
-// caller, ends it. ok is false, with the error printed, if it could not
-// start.
-func dashFor(addr string, stderr io.Writer) (onStart func(*sluice.Pipeline), done func(), ok bool) {
-	if addr == "" {
-		return nil, func() {}, true
-	}
-	d, err := startDash(addr, stderr)
-	if err != nil {
-		fmt.Fprintln(stderr, "sluice:", err)
-		return nil, nil, false
-	}
-	return d.show, func() {
-		if err := d.stop(); err != nil {
-			fmt.Fprintln(stderr, "sluice: --dash:", err)
-		}
-	}, true
-}
-
-// compareDash checks --dash for compare mode, where each sluice child
-// serves the page in turn at the same address, and returns the line that
-// tells where.
-func compareDash(addr string) (string, error) {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return "", fmt.Errorf("--dash: %w", err)
-	}
-	if port == "0" || port == "" {
-		return "", fmt.Errorf("--dash: in compare mode every sluice run serves the page in turn, so it needs a fixed port, got %q", addr)
-	}
-	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
-		host = "localhost"
-	}
-	return fmt.Sprintf("dash: each sluice run serves the live pipeline page at http://%s/ while it runs", net.JoinHostPort(host, port)), nil
 }

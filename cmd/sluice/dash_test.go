@@ -8,10 +8,10 @@ import (
 	"net"
 	"net/http"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/sluicehq/sluice"
 	"github.com/sluicehq/sluice/dash"
 )
 
@@ -41,11 +41,20 @@ func TestDashServesTheRunAndSendsOpenPagesTheFinalState(t *testing.T) {
 	}
 	defer resp.Body.Close()
 
-	nums := numbers(1024)
-	got, err := squaresSluice(context.Background(), 100_000, 3, nums, d.show)
-	if err != nil || got != expectedSum(nums, 100_000) {
+	p := sluice.New(context.Background(), sluice.Named("squares"))
+	src := sluice.FromSeq(p, "generate", func(yield func(int) bool) {
+		for i := range 100_000 {
+			if !yield(i % 100) {
+				return
+			}
+		}
+	})
+	sq := sluice.Map(p, "square", src, 3, func(_ context.Context, v int) (int, error) { return v * v, nil })
+	sum := sluice.Reduce(p, "sum", sq, 0, func(acc, v int) int { return acc + v })
+	d.show(p)
+	if err := p.Wait(); err != nil || sum.Value() != 1000*328350 {
 		d.stop()
-		t.Fatalf("got sum %d, err %v; want %d", got, err, expectedSum(nums, 100_000))
+		t.Fatalf("got sum %d, err %v; want %d", sum.Value(), err, 1000*328350)
 	}
 	if err := d.stop(); err != nil {
 		t.Fatalf("stopping: %v", err)
@@ -68,19 +77,6 @@ func TestDashServesTheRunAndSendsOpenPagesTheFinalState(t *testing.T) {
 	}
 }
 
-func TestSquaresWithDashStillPrintsTheSumAndTheURL(t *testing.T) {
-	code, out, errOut := runCLI(t, "squares", "-impl", "sluice", "-n", "50000", "-dash", "127.0.0.1:0")
-	if code != 0 {
-		t.Fatalf("exit %d, stderr %q", code, errOut)
-	}
-	if want := "Final Sum: " + strconv.Itoa(expectedSum(numbers(1024), 50000)); !strings.Contains(out, want) {
-		t.Fatalf("got %q, want %q", out, want)
-	}
-	if !pageURLLine.MatchString(errOut) {
-		t.Fatalf("got stderr %q, want the page's URL", errOut)
-	}
-}
-
 func TestDashFlagIsRejectedWhereItCannotWork(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -92,9 +88,7 @@ func TestDashFlagIsRejectedWhereItCannotWork(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"squares", "-impl", "naive", "-dash", "127.0.0.1:0"}, 2, "naive"},
-		{[]string{"squares", "-n", "10", "-dash", "127.0.0.1:0"}, 2, "fixed port"},
-		{[]string{"squares", "-impl", "sluice", "-n", "10", "-dash", ln.Addr().String()}, 1, "address already in use"},
+		{[]string{"demo", "-dash", ln.Addr().String()}, 1, "address already in use"},
 	} {
 		code, _, errOut := runCLI(t, c.args...)
 		if code != c.code || !strings.Contains(errOut, c.want) {
@@ -116,25 +110,5 @@ func TestPageURLNamesAHostABrowserCanOpen(t *testing.T) {
 		if got := pageURL(a); got != want {
 			t.Fatalf("%s: got %s, want %s", addr, got, want)
 		}
-	}
-	if line, err := compareDash(":8080"); err != nil || !strings.Contains(line, "http://localhost:8080/") {
-		t.Fatalf("got %q, %v; want the localhost URL", line, err)
-	}
-}
-
-func TestCompareModeWithDashRunsBothAndSaysWhereThePageIs(t *testing.T) {
-	t.Setenv("SLUICE_CLI_CHILD", "1")
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String() // free again once closed: each sluice child listens on it in turn
-	ln.Close()
-	code, out, errOut := runCLI(t, "squares", "-n", "100000", "-count", "2", "-dash", addr)
-	if code != 0 {
-		t.Fatalf("exit %d, stderr %q", code, errOut)
-	}
-	if want := "dash: each sluice run serves the live pipeline page at http://" + addr + "/"; !strings.Contains(out, want) {
-		t.Fatalf("got %q, want %q", out, want)
 	}
 }

@@ -3,14 +3,9 @@ module github.com/sluicehq/sluice/cmd/sluice
 go 1.26.0
 
 require (
-	github.com/destel/rill v0.8.0
-	github.com/eapache/channels v1.1.0
 	github.com/nats-io/nats.go v1.55.0
-	github.com/samber/lo v1.53.0
 	github.com/sluicehq/sluice v0.0.0
 	github.com/sluicehq/sluice/connect/nats v0.0.0
-	github.com/smallnest/chanx v1.2.0
-	github.com/sourcegraph/conc v0.3.0
 	go.uber.org/goleak v1.3.0
 )
 
@@ -28,12 +23,7 @@ require (
 	golang.org/x/time v0.16.0 // indirect
 )
 
-require (
-	github.com/eapache/queue v1.1.0 // indirect
-	go.uber.org/atomic v1.7.0 // indirect
-	go.uber.org/multierr v1.9.0 // indirect
-	golang.org/x/text v0.43.0 // indirect
-)
+require github.com/stretchr/testify v1.8.1 // indirect
 
 replace github.com/sluicehq/sluice => ../..
 

@@ -1,7 +1,10 @@
-// Command sluice runs sluice's experiments: the seed programs side by side
-// with sluice, measured the way the seeds measured them.
+// Command sluice runs sluice's demonstration: seed 004's market-event
+// pipeline on NATS JetStream, with the live pipeline page (--dash). The
+// benchmark lab, which compares sluice with the seeds' programs and peer
+// libraries, is a module of its own (bench/ in the repository), so
+// installing this command builds none of it.
 //
-//	sluice squares [-n N] [-w W] [--impl naive|sluice] [--count K]
+//	sluice demo [--dash ADDR] [--nats URL] …
 //
 // Run `sluice help` for the list of commands.
 package main
@@ -19,9 +22,7 @@ type command struct {
 
 func commands() []command {
 	return []command{
-		{"squares", "seed 002: generator → w workers squaring → summing fan-in, plain channels vs sluice", runSquares},
 		{"demo", "seed 004: market events through NATS JetStream — decode, validate, normalise, batch, enrich, publish — at-least-once", runDemo},
-		{"bench", "every seed experiment side by side with sluice, peer libraries and Rust: tables, JSON, Markdown, HTML", runBench},
 	}
 }
 

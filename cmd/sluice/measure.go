@@ -5,12 +5,10 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/sluicehq/sluice/cmd/sluice/internal/bench"
 )
 
 // figures are what seed 002 reported for a whole run, from /usr/bin/time.
@@ -60,45 +58,23 @@ func (m measure) stop(n int) figures {
 	}
 }
 
-// peakRSS is this process's own peak resident set, from /proc where it can
-// be read; else fallback (rusage, which for a child started with vfork also
-// counts its parent's memory).
+// peakRSS is this process's own peak resident set, the VmHWM line of
+// /proc/self/status where it can be read; else fallback (rusage, which for
+// a process started with vfork also counts its parent's memory).
 func peakRSS(fallback int64) int64 {
-	if rss, ok := bench.PeakRSS(bench.OwnPeakRSS()); ok {
-		return rss
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return fallback
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err == nil {
+				return kb * 1024
+			}
+		}
 	}
 	return fallback
-}
-
-// fromProcess takes figures for a finished child process; its MaxRSS is
-// rusage's, an upper bound (see peakRSS) that callers replace when the
-// child printed its own.
-func fromProcess(n int, wall time.Duration, ps *os.ProcessState) figures {
-	f := figures{N: n, Wall: wall, User: ps.UserTime(), Sys: ps.SystemTime()}
-	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
-		f.MaxRSS = ru.Maxrss * 1024
-	}
-	return f
-}
-
-// median returns the figures whose wall time is the median of runs, with
-// each other figure replaced by its own median.
-func median(runs []figures) figures {
-	pick := func(key func(figures) int64) int64 {
-		vs := make([]int64, len(runs))
-		for i, r := range runs {
-			vs[i] = key(r)
-		}
-		slices.Sort(vs)
-		return vs[len(vs)/2]
-	}
-	return figures{
-		N:      runs[0].N,
-		Wall:   time.Duration(pick(func(f figures) int64 { return int64(f.Wall) })),
-		User:   time.Duration(pick(func(f figures) int64 { return int64(f.User) })),
-		Sys:    time.Duration(pick(func(f figures) int64 { return int64(f.Sys) })),
-		MaxRSS: pick(func(f figures) int64 { return f.MaxRSS }),
-	}
 }
 
 // conditions describes the machine and toolchain, for every report.

@@ -46,8 +46,15 @@ type ElasticChan[T any] struct {
 // NewElasticChan makes an elastic channel and starts its goroutine. Seed
 // 001's NewElasticT1.
 func NewElasticChan[T any](mode ElasticShrinkMode) ElasticChan[T] {
-	in := make(chan T, ElasticSendBuffer)
-	out := make(chan T, ElasticReceiveBuffer)
+	return NewElasticChanBuffered[T](mode, ElasticSendBuffer)
+}
+
+// NewElasticChanBuffered is NewElasticChan with both ends buffered buffer
+// values instead of the seed's 128: the seed's loop unchanged, for the
+// comparison with ends the size of chans.ElasticChan's.
+func NewElasticChanBuffered[T any](mode ElasticShrinkMode, buffer int) ElasticChan[T] {
+	in := make(chan T, buffer)
+	out := make(chan T, buffer)
 	go elasticRun1(mode, out, in)
 	return ElasticChan[T]{S: in, R: out}
 }

@@ -1,0 +1,19 @@
+// Command lab is sluice's benchmark lab: every experiment of the seeds run
+// side by side with sluice, with the seeds' own variants, peer libraries
+// (rill, conc, lo, chanx, eapache/channels) and Rust reference programs,
+// every answer checked.
+//
+//	go run ./bench/cmd/lab [--quick | --check] [--format text|json|markdown] [--html FILE] [NAME…]
+//
+// Run it from the repository root or from bench/ (seed 002's programs are
+// built with go build from there). `go run ./bench/cmd/lab -h` lists the
+// experiments and flags.
+package main
+
+import (
+	"os"
+
+	"github.com/sluicehq/sluice/bench/internal/lab"
+)
+
+func main() { os.Exit(lab.Main(os.Args[1:], os.Stdout, os.Stderr)) }

@@ -1,0 +1,22 @@
+module github.com/sluicehq/sluice/bench
+
+go 1.26.0
+
+require (
+	github.com/destel/rill v0.8.0
+	github.com/eapache/channels v1.1.0
+	github.com/samber/lo v1.53.0
+	github.com/sluicehq/sluice v0.0.0
+	github.com/smallnest/chanx v1.2.0
+	github.com/sourcegraph/conc v0.3.0
+	go.uber.org/goleak v1.3.0
+)
+
+require (
+	github.com/eapache/queue v1.1.0 // indirect
+	go.uber.org/atomic v1.7.0 // indirect
+	go.uber.org/multierr v1.9.0 // indirect
+	golang.org/x/text v0.22.0 // indirect
+)
+
+replace github.com/sluicehq/sluice => ..

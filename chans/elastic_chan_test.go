@@ -1,0 +1,126 @@
+package chans_test
+
+import (
+	"testing"
+
+	"github.com/sluicehq/sluice/chans"
+	"github.com/sluicehq/sluice/internal/panictest"
+)
+
+func TestElasticChanNeverBlocksTheSenderAndKeepsOrder(t *testing.T) {
+	c := chans.NewElasticChan[int](chans.WithCapacity(16))
+	defer c.Close()
+	const n = 100_000 // far beyond both ends' buffers: the queue holds the rest
+	for i := range n {
+		c.In() <- i
+	}
+	close(c.In())
+	next := 0
+	for v := range c.Out() {
+		if v != next {
+			t.Fatalf("received %d, want %d", v, next)
+		}
+		next++
+	}
+	if next != n {
+		t.Fatalf("received %d values, want %d", next, n)
+	}
+}
+
+func TestElasticChanConcurrentProducerAndConsumerKeepOrder(t *testing.T) {
+	c := chans.NewElasticChan[int]()
+	defer c.Close()
+	const n = 200_000
+	go func() {
+		for i := range n {
+			c.In() <- i
+		}
+		close(c.In())
+	}()
+	next := 0
+	for v := range c.Out() {
+		if v != next {
+			t.Fatalf("received %d, want %d", v, next)
+		}
+		next++
+	}
+	if next != n {
+		t.Fatalf("received %d values, want %d", next, n)
+	}
+}
+
+// While a consumer drains, Len may miss values in transit but never counts
+// more than the ElasticChan holds: at most what was sent and not yet
+// received. (It overstated by up to the size of Out's buffer when it read
+// the queue before Out.)
+func TestElasticChanLenNeverOverstatesWhileDraining(t *testing.T) {
+	c := chans.NewElasticChan[int]()
+	defer c.Close()
+	const n = 50_000
+	for i := range n {
+		c.In() <- i
+	}
+	for received := 0; received < n; received++ {
+		if got, most := c.Len(), n-received; got > most {
+			t.Fatalf("after %d received: Len = %d, want ≤ %d", received, got, most)
+		}
+		<-c.Out()
+	}
+	if got := c.Len(); got != 0 {
+		t.Fatalf("drained: Len = %d, want 0", got)
+	}
+}
+
+func TestElasticLenNeverOverstatesWhileDraining(t *testing.T) {
+	e := chans.NewElastic[int]()
+	defer e.Close()
+	const n = 50_000
+	for i := range n {
+		e.In() <- i
+	}
+	out := e.Out()
+	for received := 0; received < n; received++ {
+		if got, most := e.Len(), n-received; got > most {
+			t.Fatalf("after %d received: Len = %d, want ≤ %d", received, got, most)
+		}
+		<-out
+	}
+	if got := e.Len(); got != 0 {
+		t.Fatalf("drained: Len = %d, want 0", got)
+	}
+}
+
+func TestElasticChanCloseStopsTheRelayAndClosesOut(t *testing.T) {
+	c := chans.NewElasticChan[int]()
+	for i := range 10_000 {
+		c.In() <- i
+	}
+	c.Close()
+	c.Close() // harmless
+	n := 0
+	for range c.Out() {
+		n++
+	}
+	if n > 10_000 {
+		t.Fatalf("received %d values after Close, want at most the 10000 sent", n)
+	}
+	// goleak (TestMain) checks that the relay has returned.
+}
+
+func TestElasticChanCloseAfterTheInputEndedIsHarmless(t *testing.T) {
+	c := chans.NewElasticChan[string]()
+	c.In() <- "a"
+	close(c.In())
+	if v := <-c.Out(); v != "a" {
+		t.Fatalf("received %q, want a", v)
+	}
+	if _, ok := <-c.Out(); ok {
+		t.Fatal("Out still open after the input ended and drained")
+	}
+	c.Close()
+}
+
+func TestElasticChanOptionsPanicNamingChans(t *testing.T) {
+	panictest.Expect(t, "chans: ", func() { chans.NewElasticChan[int](chans.WithLimit(8, chans.Block)) }, "WithLimit(8, Block)")
+	panictest.Expect(t, "chans: ", func() { chans.NewElasticChan[int](nil) }, "nil ElasticOption", "index 0")
+}
