@@ -35,6 +35,9 @@ type stageRow struct {
 	// options (SkipErrors, DeadLetter, Retry, Timeout), which build passes
 	// to it; other rows ignore opts.
 	policies bool
+	// source: the hook runs in the source before it takes the item, so an
+	// item whose hook drains the pipeline is not taken.
+	source bool
 	// build makes the pipeline: the stage under test fed with xs. It
 	// returns what reached the end of the pipeline, to be called after
 	// Wait, or nil when the hook's calls are the output (sinks).
@@ -113,7 +116,7 @@ var stageRows = []stageRow{
 		})
 		return collected(sluice.Collect(p, "out", sluice.Merge(p, "merge", parts...)))
 	}},
-	{name: "From", errs: true, build: func(p *sluice.Pipeline, xs []int, _ int, h hook, opts ...sluice.StageOption) func() []int {
+	{name: "From", errs: true, source: true, build: func(p *sluice.Pipeline, xs []int, _ int, h hook, opts ...sluice.StageOption) func() []int {
 		src := sluice.From(p, "stage", func(ctx context.Context, out *sluice.Emitter[int]) error {
 			for _, v := range xs {
 				if err := h(ctx, v); err != nil {
@@ -127,7 +130,7 @@ var stageRows = []stageRow{
 		})
 		return collected(sluice.Collect(p, "out", src))
 	}},
-	{name: "FromSeq", build: func(p *sluice.Pipeline, xs []int, _ int, h hook, opts ...sluice.StageOption) func() []int {
+	{name: "FromSeq", source: true, build: func(p *sluice.Pipeline, xs []int, _ int, h hook, opts ...sluice.StageOption) func() []int {
 		ctx := p.Context()
 		seq := func(yield func(int) bool) {
 			for _, v := range xs {

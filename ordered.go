@@ -30,7 +30,7 @@ func OrderedMap[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(
 	pol := newPolicy[T](p, s, n, cfg.errs)
 	f = timed(f, cfg.errs.timeout)
 	ro := &reorder[U]{window: window, slots: make(map[uint64]deposit[U]), room: make(chan struct{})}
-	order := new(arrivals)
+	order := newArrivals()
 	ctx := p.ctx
 	for i, w := range s.workers {
 		r := newReceiver(ie, i, w)

@@ -31,7 +31,17 @@ type Pipeline struct {
 		_ [63]byte
 	}
 
-	stopHalt func() bool // stops the AfterFunc that raises halt on cancellation
+	// intake is closed, and noIntake set, when sources must stop taking
+	// input: on Drain, or on a stop. Sources read noIntake per item.
+	noIntake struct {
+		_ [64]byte
+		atomic.Bool
+		_ [63]byte
+	}
+	intake     chan struct{}
+	intakeOnce sync.Once
+
+	afterStops []func() bool // AfterFuncs to stop at Wait (halt on cancel, DrainOn); guarded by mu
 
 	wg      sync.WaitGroup
 	errOnce sync.Once
@@ -58,10 +68,14 @@ func New(ctx context.Context, opts ...Option) *Pipeline {
 		o.apply(&cfg)
 	}
 	c, cancel := context.WithCancelCause(ctx)
-	p := &Pipeline{ctx: c, cancel: cancel, name: cfg.name, start: time.Now(), waited: make(chan struct{})}
+	p := &Pipeline{ctx: c, cancel: cancel, name: cfg.name, start: time.Now(),
+		waited: make(chan struct{}), intake: make(chan struct{})}
 	// A cancelled parent raises halt at once, so that a stage busy with a
 	// chunk notices it before its next item, not at its next wait.
-	p.stopHalt = context.AfterFunc(c, func() { p.halt.Store(true) })
+	p.afterStops = append(p.afterStops, context.AfterFunc(c, func() {
+		p.halt.Store(true)
+		p.closeIntake()
+	}))
 	return p
 }
 
@@ -104,7 +118,11 @@ func (p *Pipeline) Wait() error {
 		p.cancel(errDangling)
 	}
 	p.wg.Wait()
-	p.stopHalt()
+	p.mu.Lock()
+	for _, stop := range p.afterStops {
+		stop()
+	}
+	p.mu.Unlock()
 	p.cancel(nil)
 	p.waitErr = p.err
 	p.finished = time.Now()
@@ -126,8 +144,48 @@ func (p *Pipeline) fail(err error) {
 		// context is done must find halt already set, or its stage would
 		// go on to the next item.
 		p.halt.Store(true)
+		p.closeIntake()
 		p.cancel(err)
 	})
+}
+
+// closeIntake tells every source to stop taking input.
+func (p *Pipeline) closeIntake() {
+	p.intakeOnce.Do(func() {
+		p.noIntake.Store(true)
+		close(p.intake)
+	})
+}
+
+// intakeClosed reports whether sources must stop taking input (Drain, or a
+// stop): one atomic load, read per item by sources.
+func (p *Pipeline) intakeClosed() bool { return p.noIntake.Load() }
+
+// Drain stops the pipeline's sources from taking new input and lets
+// everything already inside finish: [Emitter.Send] returns false and
+// [Emitter.Done] is closed, so a [From] generator returns; [FromSlice],
+// [FromSeq] and [FromChan] stop reading; what the sources had taken goes
+// through every stage, sinks consume it, and Wait returns nil (or the
+// first error). Nothing already taken is lost, duplicated or reordered
+// where order is promised. Drain returns at once; Wait waits for the
+// drain. Cancelling the context during a drain aborts it as any
+// cancellation does. Safe to call from any goroutine, any number of times,
+// before or after Wait.
+func (p *Pipeline) Drain() { p.closeIntake() }
+
+// DrainOn drains the pipeline (see [Pipeline.Drain]) when ctx is done —
+// for example a context from signal.NotifyContext, so that SIGTERM lets
+// the pipeline finish what it holds. It must be called before Wait.
+func (p *Pipeline) DrainOn(ctx context.Context) {
+	if ctx == nil {
+		panic(fmt.Sprintf("sluice: pipeline %q: DrainOn called with a nil context", p.name))
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.sealed {
+		panic(fmt.Sprintf("sluice: pipeline %q: DrainOn called after Wait", p.name))
+	}
+	p.afterStops = append(p.afterStops, context.AfterFunc(ctx, p.Drain))
 }
 
 // halted reports whether the scope has failed or been cancelled: a plain

@@ -3,7 +3,6 @@ package sluice
 import (
 	"math/bits"
 	"runtime"
-	"sync"
 	"time"
 )
 
@@ -22,10 +21,19 @@ type receiver[T any] struct {
 }
 
 // arrivals numbers the chunks a stage's workers take from one edge, in the
-// order they leave the edge; the stage's workers share it.
+// order they leave the edge; the stage's workers share it. The turn is a
+// one-token channel rather than a mutex, so that a worker waiting for it
+// can also wait for a stop, and counts as blocked (as testing/synctest
+// needs).
 type arrivals struct {
-	mu   sync.Mutex // makes "receive a chunk, number it" one step
-	next uint64
+	turn chan struct{} // holds the token while no worker is receiving
+	next uint64        // guarded by the token
+}
+
+func newArrivals() *arrivals {
+	a := &arrivals{turn: make(chan struct{}, 1)}
+	a.turn <- struct{}{}
+	return a
 }
 
 func newReceiver[T any](e *edge[T], i int, w *worker) *receiver[T] {
@@ -96,11 +104,22 @@ func (r *receiver[T]) tune(n int) {
 // alarm (if not nil) for a channel that ends the wait early. The caller
 // gives the chunk back with release.
 func (r *receiver[T]) next(idle func() bool, alarm func() <-chan time.Time) (c *chunk[T], rang bool) {
-	if r.order != nil {
-		r.order.mu.Lock()
-		defer r.order.mu.Unlock()
-	}
 	p := r.e.p
+	if r.order != nil {
+		select {
+		case <-r.order.turn:
+		default:
+			r.w.waitInput()
+			select {
+			case <-r.order.turn:
+			case <-p.ctx.Done():
+				r.w.resume()
+				return nil, false
+			}
+			r.w.resume()
+		}
+		defer func() { r.order.turn <- struct{}{} }()
+	}
 	if p.stopping() {
 		return nil, false
 	}

@@ -2,6 +2,9 @@ package sluice
 
 import (
 	"context"
+	"fmt"
+	"iter"
+	"sync/atomic"
 )
 
 // sinkStage starts the n workers of a sink; each calls each with the items
@@ -167,4 +170,67 @@ func ToChan[T any](p *Pipeline, name string, in Stream[T]) <-chan T {
 		return nil
 	})
 	return ch
+}
+
+// ToSeq starts a one-goroutine sink whose items the caller reads with a
+// range loop over the returned sequence, from any goroutine, in input
+// order:
+//
+//	for v := range sluice.ToSeq(p, "out", s) { … }
+//	err := p.Wait() // the pipeline's error, after the loop
+//
+// The sequence may be iterated once; a second iteration panics. The loop
+// ends when in is drained or the pipeline stops (check Wait's error). If
+// the loop stops early (break), the stage discards the rest of its input
+// so that the pipeline can finish; cancel the pipeline's context or call
+// [Pipeline.Drain] to stop the work instead. Until the loop starts, the
+// stage waits for it, as [ToChan] does.
+func ToSeq[T any](p *Pipeline, name string, in Stream[T]) iter.Seq[T] {
+	s := newStage(p, "to-seq", name, 1)
+	ie := consume(p, s, in, 1)
+	ch := make(chan T)
+	left := make(chan struct{}) // closed when the loop stops early
+	done := p.ctx.Done()
+	w := s.workers[0]
+	s.onStageDone(func() { close(ch) })
+	sinkStage(p, s, ie, true, nil, func(items []T, _ *onError[T]) error {
+		for _, v := range items {
+			select {
+			case ch <- v:
+				continue
+			case <-left:
+				return nil
+			default:
+			}
+			w.waitRoom()
+			select {
+			case ch <- v:
+			case <-left:
+			case <-done:
+			}
+			w.resume()
+			if p.stopping() {
+				return errStopped
+			}
+		}
+		return nil
+	})
+	var used atomic.Bool
+	return func(yield func(T) bool) {
+		if used.Swap(true) {
+			panic(fmt.Sprintf("sluice: ToSeq %q: the sequence may be iterated only once", name))
+		}
+		defer func() {
+			select {
+			case <-left:
+			default:
+				close(left)
+			}
+		}()
+		for v := range ch {
+			if !yield(v) {
+				return
+			}
+		}
+	}
 }

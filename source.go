@@ -23,14 +23,16 @@ type Emitter[T any] struct {
 	s       sender[T]     // by value: Send reaches the chunk with no extra load
 	full    chan struct{} // Send → flusher: the chunk is full, hand it on
 	flushed chan bool     // flusher → Send: the result of the hand-off
-	halt    *atomic.Bool  // the pipeline's halt flag: Send reports a stop at once
-	ended   bool          // the generator has returned: every method panics
-	misuse  string        // the panic message then
+	stop    *atomic.Bool  // the pipeline's noIntake flag: Send reports a drain or stop at once
+	done    <-chan struct{}
+	ended   bool   // the generator has returned: every method panics
+	misuse  string // the panic message then
 }
 
 func newEmitter[T any](e *edge[T], s *stage) *Emitter[T] {
 	em := &Emitter[T]{
-		full: make(chan struct{}), flushed: make(chan bool), halt: &e.p.halt.Bool,
+		full: make(chan struct{}), flushed: make(chan bool),
+		stop: &e.p.noIntake.Bool, done: e.p.intake,
 		misuse: fmt.Sprintf("sluice: From %q: Emitter used after its generator returned; an Emitter is valid only inside the generator's call", s.name),
 	}
 	em.s.init(e, 0, s.workers[0])
@@ -39,12 +41,12 @@ func newEmitter[T any](e *edge[T], s *stage) *Emitter[T] {
 }
 
 // Send adds v to the stream. It blocks only when the stream is full (under
-// the default [Block] policy). It returns false once the pipeline has
-// stopped (v is then discarded); the generator should then return. v is
-// handed downstream when its chunk fills, at the next Flush, or when the
-// generator returns.
+// the default [Block] policy). It returns false once the pipeline is
+// draining or has stopped (v is then not taken); the generator should then
+// return. v is handed downstream when its chunk fills, at the next Flush,
+// or when the generator returns.
 func (e *Emitter[T]) Send(v T) bool {
-	if e.halt.Load() {
+	if e.stop.Load() {
 		return false
 	}
 	s := &e.s
@@ -85,12 +87,13 @@ func (e *Emitter[T]) Flush() bool {
 // Await tells the pipeline that the generator is about to wait for its own
 // input: it flushes what was sent so far, marks the stage as waiting for
 // input in [Pipeline.Stats] while wait runs, and returns false if the
-// pipeline has stopped (wait is then not called). Use it around a blocking
-// read, so that the stage shows as idle rather than busy:
+// pipeline is draining or has stopped (wait is then not called). Use it
+// around a blocking read, so that the stage shows as idle rather than
+// busy; the read should also end when [Emitter.Done] is closed:
 //
 //	ok := out.Await(func() { msg, err = sub.Next() })
 func (e *Emitter[T]) Await(wait func()) bool {
-	if !e.Flush() {
+	if !e.Flush() || e.stop.Load() {
 		return false
 	}
 	e.s.w.waitInput()
@@ -98,6 +101,11 @@ func (e *Emitter[T]) Await(wait func()) bool {
 	wait()
 	return true
 }
+
+// Done returns a channel that is closed when the generator should stop
+// taking input: the pipeline is draining ([Pipeline.Drain]) or has
+// stopped. A generator that blocks on its own input selects on it.
+func (e *Emitter[T]) Done() <-chan struct{} { return e.done }
 
 // end makes every later use of the Emitter panic. Send's chunk becomes a
 // one-slot scratch buffer, so that its next call reaches the full-chunk
@@ -121,7 +129,10 @@ func source[T any](p *Pipeline, s *stage, em *Emitter[T], flusher bool, gen func
 			}()
 		}
 		defer em.end()
-		if err := gen(); err != nil {
+		// errStopped from gen means a send or a check saw the pipeline
+		// draining or stopping; what was sent still goes on (a drain) or
+		// is abandoned by the flush (a stop).
+		if err := gen(); err != nil && err != errStopped {
 			return err
 		}
 		if !em.s.flush() {
@@ -162,7 +173,7 @@ func FromSlice[T any](p *Pipeline, name string, xs []T, opts ...StageOption) Str
 	s, oe, em := newSource[T](p, name, opts)
 	out := &em.s
 	source(p, s, em, false, func() error {
-		for len(xs) > 0 {
+		for len(xs) > 0 && !p.intakeClosed() {
 			k := copy(out.space(), xs)
 			xs = xs[k:]
 			if !out.commit(k) {
@@ -186,7 +197,7 @@ func FromSeq[T any](p *Pipeline, name string, seq iter.Seq[T], opts ...StageOpti
 	out := &em.s
 	source(p, s, em, false, func() error {
 		for v := range seq {
-			if p.halted() || !out.send(v) {
+			if p.intakeClosed() || !out.send(v) {
 				return errStopped
 			}
 		}
@@ -205,9 +216,8 @@ func FromChan[T any](p *Pipeline, name string, ch <-chan T, opts ...StageOption)
 	}
 	s, oe, em := newSource[T](p, name, opts)
 	out := &em.s
-	done := p.ctx.Done()
 	source(p, s, em, false, func() error {
-		for {
+		for !p.intakeClosed() {
 			var v T
 			var ok bool
 			select {
@@ -216,11 +226,11 @@ func FromChan[T any](p *Pipeline, name string, ch <-chan T, opts ...StageOption)
 				waited := em.Await(func() {
 					select {
 					case v, ok = <-ch:
-					case <-done:
+					case <-em.done:
 					}
 				})
-				if !waited || p.stopping() {
-					return errStopped
+				if !waited || !ok && p.intakeClosed() {
+					return nil // drained or stopped: source's end tells which
 				}
 			}
 			if !ok {
@@ -230,6 +240,31 @@ func FromChan[T any](p *Pipeline, name string, ch <-chan T, opts ...StageOption)
 				return errStopped
 			}
 		}
+		return nil
+	})
+	return Stream[T]{oe}
+}
+
+// FromSeq2 starts a source stage that sends the values of seq until it
+// ends or yields a non-nil error, which fails the pipeline (a
+// [*StageError]); the value beside an error is not sent. It stops
+// iterating when the pipeline drains or stops. One goroutine.
+func FromSeq2[T any](p *Pipeline, name string, seq iter.Seq2[T, error], opts ...StageOption) Stream[T] {
+	if seq == nil {
+		panic(fmt.Sprintf("sluice: FromSeq2 %q: nil sequence", name))
+	}
+	s, oe, em := newSource[T](p, name, opts)
+	out := &em.s
+	source(p, s, em, false, func() error {
+		for v, err := range seq {
+			if err != nil {
+				return err
+			}
+			if p.intakeClosed() || !out.send(v) {
+				break
+			}
+		}
+		return nil
 	})
 	return Stream[T]{oe}
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/sluicehq/sluice"
@@ -431,7 +432,15 @@ func TestForEachChunkKeepsFullChunksForSlowCalls(t *testing.T) {
 
 // Chunk sizes follow the consumer's cost per item, and Stats shows them:
 // one item for slow items, hundreds or more for cheap ones.
+//
+// It runs in a synctest bubble, where time passes only while goroutines
+// sleep: the cheap stage's work takes no time at all, the slow stage's is
+// exactly its sleeps, and a busy machine cannot blur the two.
 func TestChunkSizeFollowsTheCostOfItems(t *testing.T) {
+	synctest.Test(t, testChunkSizeFollowsTheCostOfItems)
+}
+
+func testChunkSizeFollowsTheCostOfItems(t *testing.T) {
 	p := sluice.New(context.Background())
 	slow := sluice.Map(p, "slow", sluice.FromSlice(p, "few", ints(200)), 1, func(_ context.Context, v int) (int, error) {
 		time.Sleep(200 * time.Microsecond) // 4× the ~50 µs a chunk should take
@@ -450,7 +459,7 @@ func TestChunkSizeFollowsTheCostOfItems(t *testing.T) {
 	if sizes["slow"] != 1 {
 		t.Errorf("slow stage's input chunks: %d items, want 1", sizes["slow"])
 	}
-	if sizes["cheap"] < 256 || sizes["cheap"] > sluice.DefaultChunk {
-		t.Errorf("cheap stage's input chunks: %d items, want 256..%d", sizes["cheap"], sluice.DefaultChunk)
+	if sizes["cheap"] != sluice.DefaultChunk {
+		t.Errorf("cheap stage's input chunks: %d items, want %d", sizes["cheap"], sluice.DefaultChunk)
 	}
 }
