@@ -45,6 +45,30 @@
 // up no user function is called again — even in the middle of a chunk —
 // and [Emitter.Send] returns false; calls already running finish.
 //
+// # Failed items, retries and timeouts
+//
+// By default an error from a stage's function fails the pipeline. Stages
+// whose function returns an error ([Map], [OrderedMap], [Filter],
+// [FlatMap], [ForEach], [ForEachChunk]) take options that settle a failed
+// item on its own instead: [SkipErrors] drops and counts it, [DeadLetter]
+// routes it, as a [Failed] item carrying the error, the stage and the
+// attempts, to a stream the user consumes like any other (and must
+// consume: no failure is dropped silently). [Retry] calls the function
+// again, with exponential backoff and full jitter, unless the error is
+// marked [Permanent]; [Timeout] gives each call a deadline. Failed items
+// and retries are counted per stage (StageStats.Failed, Retries). The
+// happy path costs nothing extra: the policy runs only when a call fails.
+//
+// # Draining
+//
+// [Pipeline.Drain] (or [Pipeline.DrainOn] a context, such as one that
+// signal.NotifyContext cancels on SIGTERM) stops the sources from taking
+// new input and lets what they took finish: every stage processes it,
+// sinks consume it, and Wait returns nil. Nothing taken is lost,
+// duplicated or, where order is promised, reordered. A [From] generator
+// sees Send return false and [Emitter.Done] closed. Cancelling the context
+// during a drain aborts as usual.
+//
 // # Ordering
 //
 // A stage with one worker keeps the order of its input. [Map], [Filter],
@@ -90,8 +114,8 @@
 //
 // # Observability
 //
-// Each stage keeps per-goroutine counters — items in and out, drops, time
-// busy and blocked — and each edge its queue depth and capacity, updated per
+// Each stage keeps per-goroutine counters — items in and out, drops,
+// failed items and retries, time busy and blocked — and each edge its queue depth and capacity, updated per
 // chunk rather than per item so that counting never becomes a shared hot
 // spot. [Pipeline.Stats] reads them all at any time.
 package sluice

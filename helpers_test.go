@@ -2,6 +2,7 @@ package sluice_test
 
 import (
 	"context"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -52,3 +53,6 @@ func mustPanic(t *testing.T, f func(), parts ...string) {
 		}
 	}
 }
+
+// exitGoroutine ends the calling goroutine, as t.FailNow does.
+func exitGoroutine() { runtime.Goexit() }

@@ -247,7 +247,8 @@ func FromChan[T any](p *Pipeline, name string, ch <-chan T, opts ...StageOption)
 
 // FromSeq2 starts a source stage that sends the values of seq until it
 // ends or yields a non-nil error, which fails the pipeline (a
-// [*StageError]); the value beside an error is not sent. It stops
+// [*StageError]): as at any failure, items still on their way are
+// abandoned. The value beside an error is not sent. It stops
 // iterating when the pipeline drains or stops. One goroutine.
 func FromSeq2[T any](p *Pipeline, name string, seq iter.Seq2[T, error], opts ...StageOption) Stream[T] {
 	if seq == nil {
