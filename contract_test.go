@@ -119,6 +119,11 @@ var stageRows = []stageRow{
 	{name: "From", errs: true, source: true, build: func(p *sluice.Pipeline, xs []int, _ int, h hook, opts ...sluice.StageOption) func() []int {
 		src := sluice.From(p, "stage", func(ctx context.Context, out *sluice.Emitter[int]) error {
 			for _, v := range xs {
+				// Send notices a stop per chunk; a generator that must
+				// stop at once checks its context, as this one does.
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
 				if err := h(ctx, v); err != nil {
 					return err
 				}

@@ -42,8 +42,10 @@
 // it cancels the context, and a cancelled parent raises it from a
 // context.AfterFunc callback, microseconds after the cancel. Every stage
 // checks the flag before each call of a user function, so once the flag is
-// up no user function is called again — even in the middle of a chunk —
-// and [Emitter.Send] returns false; calls already running finish.
+// up no user function is called again — even in the middle of a chunk;
+// calls already running finish. A [From] generator is one call: its
+// [Emitter.Send] returns false from the next chunk boundary on, and its
+// context is done.
 //
 // # Failed items, retries and timeouts
 //
@@ -66,7 +68,8 @@
 // new input and lets what they took finish: every stage processes it,
 // sinks consume it, and Wait returns nil. Nothing taken is lost,
 // duplicated or, where order is promised, reordered. A [From] generator
-// sees Send return false and [Emitter.Done] closed. Cancelling the context
+// sees [Emitter.Done] closed at once and Send return false from the next
+// chunk boundary on (what Send took until then goes through too). Cancelling the context
 // during a drain aborts as usual.
 //
 // # Ordering

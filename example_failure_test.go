@@ -88,7 +88,12 @@ func ExamplePipeline_Drain() {
 	p := sluice.New(context.Background())
 	src := sluice.From(p, "endless", func(ctx context.Context, out *sluice.Emitter[int]) error {
 		for i := 1; ; i++ {
-			if !out.Send(i) { // false once the pipeline drains
+			select {
+			case <-out.Done(): // closed once the pipeline drains
+				return nil
+			default:
+			}
+			if !out.Send(i) {
 				return nil
 			}
 			if i == 3 {

@@ -119,13 +119,14 @@ func Reduce[T, A any](p *Pipeline, name string, in Stream[T], init A, f func(acc
 	checkFunc("Reduce", name, f == nil)
 	return resultSink(p, "reduce", name, in, init, func(res *A, items []T) error {
 		acc := *res
-		defer func() { *res = acc }() // also when f panics
 		for _, v := range items {
 			if p.halted() {
+				*res = acc
 				return errStopped
 			}
 			acc = f(acc, v)
 		}
+		*res = acc
 		return nil
 	})
 }
