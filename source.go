@@ -23,7 +23,7 @@ type Emitter[T any] struct {
 	s       sender[T]     // by value: Send reaches the chunk with no extra load
 	full    chan struct{} // Send → flusher: the chunk is full, hand it on
 	flushed chan bool     // flusher → Send: the result of the hand-off
-	stop    *atomic.Bool  // the pipeline's noIntake flag: Send reports a drain or stop at once
+	stop    *atomic.Bool  // the pipeline's noIntake flag, read when a chunk fills
 	done    <-chan struct{}
 	ended   bool   // the generator has returned: every method panics
 	misuse  string // the panic message then
@@ -46,9 +46,9 @@ func newEmitter[T any](e *edge[T], s *stage) *Emitter[T] {
 // return. v is handed downstream when its chunk fills, at the next Flush,
 // or when the generator returns.
 //
-// Send notices a drain or a stop when a chunk fills (checking per item
-// cost a tenth of the throughput of a cheap generator), so it may take up
-// to a chunk of items after one: after a drain they go through like the
+// Send notices a drain or a stop when a chunk fills (a check per item
+// would cost a cheap generator a good share of its throughput; see
+// docs/performance.md), so it may take up to a chunk of items after one: after a drain they go through like the
 // rest; after a stop they are abandoned. A generator that must stop at
 // once checks ctx.Err() or [Emitter.Done] itself.
 func (e *Emitter[T]) Send(v T) bool {
@@ -58,13 +58,13 @@ func (e *Emitter[T]) Send(v T) bool {
 	if s.n < len(s.buf) {
 		return true
 	}
-	if e.stop.Load() {
-		s.n-- // v is not taken
-		return false
-	}
 	if e.ended {
 		s.n = 0
 		panic(e.misuse)
+	}
+	if e.stop.Load() {
+		s.n-- // v is not taken
+		return false
 	}
 	e.full <- struct{}{} // no call: see the type's documentation
 	return <-e.flushed
