@@ -36,6 +36,19 @@ func checkFunc(kind, name string, isNil bool) {
 // errStopped or f's error if it stopped early.
 func apply[T, U any](p *Pipeline, ctx context.Context, f func(context.Context, T) (U, error), items []T, dst []U, h *onError[T]) (int, error) {
 	dst = dst[:len(items)]
+	if h == nil { // fail fast: the plain loop
+		for i, v := range items {
+			if p.halted() {
+				return i, errStopped
+			}
+			u, err := f(ctx, v)
+			if err != nil {
+				return i, err
+			}
+			dst[i] = u
+		}
+		return len(items), nil
+	}
 	k := 0
 	for _, v := range items {
 		if p.halted() {
