@@ -145,7 +145,14 @@ func Collect[T any](p *Pipeline, name string, in Stream[T]) *Result[[]T] {
 // pipeline stops. The caller must receive until the channel closes, or
 // cancel the pipeline: otherwise the stage waits for it forever.
 func ToChan[T any](p *Pipeline, name string, in Stream[T]) <-chan T {
-	s := newStage(p, "to-chan", name, 1)
+	return chanSink(p, "to-chan", name, in, nil)
+}
+
+// chanSink starts a one-goroutine sink that sends every item of in on the
+// returned unbuffered channel, closed when the stage ends. Once left is
+// closed, the stage discards the rest of its input.
+func chanSink[T any](p *Pipeline, kind, name string, in Stream[T], left <-chan struct{}) <-chan T {
+	s := newStage(p, kind, name, 1)
 	ie := consume(p, s, in, 1)
 	ch := make(chan T)
 	done := p.ctx.Done()
@@ -156,11 +163,14 @@ func ToChan[T any](p *Pipeline, name string, in Stream[T]) <-chan T {
 			select {
 			case ch <- v:
 				continue
+			case <-left:
+				return nil
 			default:
 			}
 			w.waitRoom()
 			select {
 			case ch <- v:
+			case <-left:
 			case <-done:
 			}
 			w.resume()
@@ -187,47 +197,14 @@ func ToChan[T any](p *Pipeline, name string, in Stream[T]) <-chan T {
 // [Pipeline.Drain] to stop the work instead. Until the loop starts, the
 // stage waits for it, as [ToChan] does.
 func ToSeq[T any](p *Pipeline, name string, in Stream[T]) iter.Seq[T] {
-	s := newStage(p, "to-seq", name, 1)
-	ie := consume(p, s, in, 1)
-	ch := make(chan T)
 	left := make(chan struct{}) // closed when the loop stops early
-	done := p.ctx.Done()
-	w := s.workers[0]
-	s.onStageDone(func() { close(ch) })
-	sinkStage(p, s, ie, true, nil, func(items []T, _ *onError[T]) error {
-		for _, v := range items {
-			select {
-			case ch <- v:
-				continue
-			case <-left:
-				return nil
-			default:
-			}
-			w.waitRoom()
-			select {
-			case ch <- v:
-			case <-left:
-			case <-done:
-			}
-			w.resume()
-			if p.stopping() {
-				return errStopped
-			}
-		}
-		return nil
-	})
+	ch := chanSink(p, "to-seq", name, in, left)
 	var used atomic.Bool
 	return func(yield func(T) bool) {
 		if used.Swap(true) {
 			panic(fmt.Sprintf("sluice: ToSeq %q: the sequence may be iterated only once", name))
 		}
-		defer func() {
-			select {
-			case <-left:
-			default:
-				close(left)
-			}
-		}()
+		defer close(left) // once: used lets one iteration through
 		for v := range ch {
 			if !yield(v) {
 				return

@@ -68,8 +68,7 @@ type worker struct {
 	forRoom   atomic.Bool  // the current wait is for room downstream, not for input
 	failed    atomic.Int64 // items settled as failed: skipped or dead-lettered
 	retries   atomic.Int64 // calls repeated by Retry
-	_         [15]byte
-	lat       latency // sampled latency of the chunks it finished
+	lat       latency      // sampled latency of the chunks it finished
 }
 
 // lifetime is how long the worker has run, up to now or to its exit.
