@@ -19,7 +19,8 @@ import (
 //     failure, or the parent context's cause), so a function that answers
 //     a cancelled context with ctx.Err() does not mask it.
 //   - loop is the one input loop: it takes chunks, flushes the stage's
-//     partial output before any wait, wakes for a timer (Batch), stops at
+//     partial output before any wait and when it has held items too long
+//     (a slow stage whose input never runs dry), wakes for a timer (Batch), stops at
 //     once when the pipeline stops, measures each chunk so that the edge's
 //     chunk size follows the stage's cost per item, and gives every chunk
 //     back to the pool it came from.
@@ -58,6 +59,10 @@ type body[T any] struct {
 	// end hands on what is left once the input is drained; false means the
 	// pipeline stopped.
 	end func() bool
+	// held, if set, is called after each chunk with the times the chunk
+	// started and ended: it hands on output chunks that have held items
+	// too long (see sender.flushHeld); false means the pipeline stopped.
+	held func(start, now int64) bool
 }
 
 // loop starts worker w of stage s reading r with body b.
@@ -82,10 +87,17 @@ func loop[T any](p *Pipeline, s *stage, w *worker, r *receiver[T], b body[T]) {
 				}
 				continue
 			}
+			var start int64
+			if b.held != nil {
+				start = nowNs()
+			}
 			err := b.each(c)
 			r.release(c)
 			if err != nil {
 				return err
+			}
+			if b.held != nil && !b.held(start, nowNs()) {
+				return errStopped
 			}
 		}
 		if p.stopping() || (b.end != nil && !b.end()) {

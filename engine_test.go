@@ -183,3 +183,34 @@ func TestBatchWithNoSizeLimitLeavesByTime(t *testing.T) {
 		}
 	})
 }
+
+// A stage whose input never runs dry never waits, so it never flushes as
+// idle; its consumer may be fast and ask for large chunks. Its items must
+// still travel on promptly rather than wait for a chunk to fill.
+func TestABusySlowStageHandsItemsOnPromptly(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := sluice.New(t.Context())
+		made := make(map[int]time.Time)
+		var mu sync.Mutex
+		slow := sluice.Map(p, "store", sluice.FromSlice(p, "src", ints(200)), 1, func(_ context.Context, v int) (int, error) {
+			time.Sleep(20 * time.Millisecond)
+			mu.Lock()
+			made[v] = time.Now()
+			mu.Unlock()
+			return v, nil
+		})
+		var worst time.Duration
+		sluice.ForEach(p, "publish", slow, 1, func(_ context.Context, v int) error {
+			mu.Lock()
+			worst = max(worst, time.Since(made[v]))
+			mu.Unlock()
+			return nil
+		})
+		if err := p.Wait(); err != nil {
+			t.Fatal(err)
+		}
+		if worst > 20*time.Millisecond {
+			t.Fatalf("an item waited %v in the slow stage's output, want at most one item's time (20ms)", worst)
+		}
+	})
+}

@@ -72,7 +72,8 @@ func (r *receiver[T]) took(c *chunk[T]) {
 // should take about chunkWork. Limits are powers of two (or the edge's
 // ceiling). A larger limit is set at once; a smaller one only after four
 // chunks in a row asked for it, so that one chunk slowed by preemption or
-// a GC assist does not shrink the chunks of a fast stage.
+// a GC assist does not shrink the chunks of a fast stage — or at once after
+// a chunk that took a hundred times the budget, which no hiccup explains.
 func (r *receiver[T]) tune(n int) {
 	busy := nowNs() - r.t0 - (r.w.blocked.Load() - r.b0)
 	r.t0 = 0
@@ -87,7 +88,8 @@ func (r *receiver[T]) tune(n int) {
 		r.e.limit.Store(want)
 		r.shrinks = 0
 	case want < cur:
-		if r.shrinks++; r.shrinks >= 4 {
+		// One chunk far over budget is not preemption: shrink at once.
+		if r.shrinks++; r.shrinks >= 4 || busy > 100*chunkWork {
 			r.e.limit.Store(want)
 			r.shrinks = 0
 		}

@@ -108,6 +108,14 @@ func fanOut[T any](p *Pipeline, kind, name string, in Stream[T], n int, opts []S
 		},
 		idle: flush,
 		end:  flush,
+		held: func(start, now int64) bool {
+			for _, o := range outs {
+				if !o.flushHeld(start, now) {
+					return false
+				}
+			}
+			return true
+		},
 	})
 	return streams
 }

@@ -22,8 +22,11 @@ type sender[T any] struct {
 	e    *edge[T]
 	sent *counter
 	w    *worker
-	hops uint64   // chunks handed off, for sampling
-	_    [48]byte // to 128 bytes
+	hops uint64 // chunks handed off, for sampling
+	// held is when the current chunk began holding items, as far as
+	// flushHeld knows (0: not yet seen holding any).
+	held int64
+	_    [40]byte // to 128 bytes
 }
 
 // newSender returns producer i's end of edge e, with a chunk to fill.
@@ -52,8 +55,33 @@ func (s *sender[T]) init(e *edge[T], i int, w *worker) {
 // here all at once, instead of one stalled line every few items as the
 // stage writes (see docs/performance.md).
 func (s *sender[T]) take(c *chunk[T]) {
-	s.c, s.buf, s.n = c, c.items[:s.e.chunkLimit()], 0
+	s.c, s.buf, s.n, s.held = c, c.items[:s.e.chunkLimit()], 0, 0
 	clear(s.buf)
+}
+
+// maxHold is how long a busy stage may hold items in a partial output chunk
+// before handing it on. The chunk limit is set by the consumer's cost per
+// item; a producer slower than that would otherwise keep its items until
+// the chunk fills (a stage that never waits for input never flushes as
+// idle). Four times chunkWork: a fast stage fills its chunks well within
+// it, so only slow producers flush early.
+const maxHold = 4 * chunkWork
+
+// flushHeld hands the current chunk on if it has held items for maxHold,
+// given that the input chunk just processed started at start and it is
+// now now: items made during that chunk are counted from its start. It
+// returns false when the pipeline stopped.
+func (s *sender[T]) flushHeld(start, now int64) bool {
+	if s.n == 0 {
+		return true
+	}
+	if s.held == 0 {
+		s.held = start
+	}
+	if now-s.held < maxHold {
+		return true
+	}
+	return s.flush()
 }
 
 // send adds v to the current chunk, flushing it when full. It returns false

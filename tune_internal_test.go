@@ -49,14 +49,14 @@ func TestTuneShrinksOnlyAfterFourSlowChunks(t *testing.T) {
 	e, report := tuneCase(t)
 	report(DefaultChunk, 1_000, 0)
 	for i := range 3 {
-		report(DefaultChunk, 2_000_000*DefaultChunk, 0) // 2 ms an item
+		report(DefaultChunk, 2_000*DefaultChunk, 0) // 2 µs an item: 4 ms a chunk, under 100× the budget
 		if got := e.limit.Load(); got != DefaultChunk {
 			t.Fatalf("limit after %d slow chunk(s) = %d, want it kept at %d", i+1, got, DefaultChunk)
 		}
 	}
-	report(DefaultChunk, 2_000_000*DefaultChunk, 0)
-	if got := e.limit.Load(); got != 1 {
-		t.Fatalf("limit after 4 slow chunks = %d, want 1", got)
+	report(DefaultChunk, 2_000*DefaultChunk, 0)
+	if got := e.limit.Load(); got != 16 {
+		t.Fatalf("limit after 4 slow chunks = %d, want 16", got)
 	}
 	// A cheap chunk in between starts the count again.
 	report(DefaultChunk, 1_000, 0)
@@ -66,6 +66,15 @@ func TestTuneShrinksOnlyAfterFourSlowChunks(t *testing.T) {
 	report(4, 4*20_000, 0)
 	if got := e.limit.Load(); got != DefaultChunk {
 		t.Fatalf("limit = %d, want %d: shrinking needs 4 slow chunks in a row", got, DefaultChunk)
+	}
+}
+
+func TestTuneShrinksAtOnceAfterAChunkFarOverBudget(t *testing.T) {
+	e, report := tuneCase(t)
+	report(DefaultChunk, 1_000, 0)
+	report(DefaultChunk, 2_000_000*DefaultChunk, 0) // 2 ms an item: 4 s for the chunk
+	if got := e.limit.Load(); got != 1 {
+		t.Fatalf("limit after a chunk of 4 s = %d, want 1 at once", got)
 	}
 }
 
