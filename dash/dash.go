@@ -62,6 +62,7 @@ type entry struct {
 	id   int
 	p    *sluice.Pipeline
 	hist []sluice.Snapshot // oldest first; see read
+	past history           // the last minutes, one point per second
 }
 
 // Handler returns a Board showing the given pipelines, in that order. More
@@ -127,7 +128,7 @@ func (b *Board) View() View {
 	v := View{Taken: time.Now(), Rule: BottleneckRule, Pipelines: make([]PipelineView, 0, len(b.entries))}
 	for _, e := range b.entries {
 		base, cur := e.read()
-		pv := viewOf(base, cur)
+		pv := viewOf(base, cur, &e.past)
 		pv.ID = e.id
 		v.Pipelines = append(v.Pipelines, pv)
 	}
@@ -151,7 +152,9 @@ const (
 // about rateWindow/minReadingAge + 1 readings.
 func (e *entry) read() (*sluice.Snapshot, sluice.Snapshot) {
 	if n := len(e.hist); n == 0 || time.Since(e.hist[n-1].Taken) >= minReadingAge {
-		e.hist = append(e.hist, e.p.Stats())
+		cur := e.p.Stats()
+		e.hist = append(e.hist, cur)
+		e.past.add(cur)
 	}
 	var base *sluice.Snapshot
 	e.hist, base = prune(e.hist)
