@@ -1,8 +1,10 @@
 // Package dash serves a live page that shows where a sluice pipeline is
 // stuck: each pipeline drawn as a graph from its sources through its stages
 // to its sinks, every edge with how full its queue is, every stage with its
-// items per second, drops, busy and waiting workers and latency, and the
-// bottleneck highlighted (see [BottleneckRule]).
+// items per second, drops, failed items, retries, busy and waiting workers
+// and latency, the bottleneck highlighted (see [BottleneckRule]), and the
+// last five minutes of each stage's items per second and input queue fill
+// as small charts, so that a bottleneck that moves shows where it was.
 //
 //	board := dash.Handler(p)
 //	go http.ListenAndServe("localhost:8080", board)
@@ -23,7 +25,11 @@
 //
 // Cost: a reading is one [sluice.Pipeline.Stats] call, taken at most every
 // 100 ms per pipeline however many clients watch; the pipeline's own
-// counters are updated per chunk whether or not anyone reads them.
+// counters are updated per chunk whether or not anyone reads them. The
+// history is kept by the board, from its readings: about 5 KB per stage,
+// and about 3 KB per stage in each message once five minutes are kept.
+// The board keeps it only while it is read; the seconds in between get
+// the average rate of the interval and no queue fill (see [StageView]).
 package dash
 
 import (
