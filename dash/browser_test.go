@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -47,19 +48,29 @@ type pageState struct {
 	Edges   int         `json:"edges"`  // of the checkout pipeline
 	// Pipelines are the names of the pipelines drawn, in order.
 	Pipelines []string `json:"pipelines"`
+	// The page's width and the width of what it lays out: wider content
+	// means a horizontal scroll.
+	InnerWidth  int `json:"innerWidth"`
+	ScrollWidth int `json:"scrollWidth"`
 }
 
 type pageStage struct {
 	Name       string `json:"name"`
 	In         int64  `json:"in"`
 	Out        int64  `json:"out"`
+	ChunkSize  int    `json:"chunk"`
+	Failed     int64  `json:"failed"`
+	Retries    int64  `json:"retries"`
 	Bottleneck bool   `json:"bottleneck"`
-	Text       string `json:"text"` // what the stage's box shows
+	Points     int    `json:"points"` // drawn in its history charts
+	Text       string `json:"text"`   // what the stage's box shows
+	// Right is where its box ends, in page pixels.
+	Right float64 `json:"right"`
 }
 
 // readPage collects the drawn stages: their data attributes, their
-// highlight (the CSS class that draws the red frame) and their text.
-// Until the page has loaded it reports nothing.
+// highlight (the CSS class that draws the red frame), their text and
+// where they are drawn. Until the page has loaded it reports nothing.
 const readPage = `!document.getElementById("status") ? "{}" : JSON.stringify({
 	updates: Number(document.body.dataset.updates || 0),
 	status: document.getElementById("status").textContent,
@@ -67,12 +78,19 @@ const readPage = `!document.getElementById("status") ? "{}" : JSON.stringify({
 	verdict: (document.querySelector("section[data-pipeline=checkout] .verdict") || {}).textContent || "",
 	pipelines: [...document.querySelectorAll("section.pipeline")].map(s => s.dataset.pipeline),
 	edges: document.querySelectorAll("section[data-pipeline=checkout] svg g.edge path").length,
+	innerWidth: window.innerWidth,
+	scrollWidth: document.documentElement.scrollWidth,
 	stages: [...document.querySelectorAll("section[data-pipeline=checkout] svg g.stage")].map(g => ({
 		name: g.dataset.stage,
 		in: Number(g.dataset.in),
 		out: Number(g.dataset.out),
+		chunk: Number(g.dataset.chunkSize),
+		failed: Number(g.dataset.failed),
+		retries: Number(g.dataset.retries),
 		bottleneck: g.classList.contains("bottleneck"),
+		points: Number((g.querySelector("g.history") || {dataset: {}}).dataset.points || 0),
 		text: g.textContent,
+		right: g.querySelector("rect.box").getBoundingClientRect().right,
 	})),
 })`
 
@@ -85,6 +103,21 @@ func (s pageState) stage(name string) (pageStage, bool) {
 	return pageStage{}, false
 }
 
+// bottleneck is the name of the one stage drawn highlighted, or "" if
+// none or several are.
+func (s pageState) bottleneck() string {
+	name := ""
+	for _, st := range s.Stages {
+		if st.Bottleneck {
+			if name != "" {
+				return ""
+			}
+			name = st.Name
+		}
+	}
+	return name
+}
+
 // screenshotPath is where the test leaves its screenshot for people to
 // look at: $SLUICE_DASH_SCREENSHOT, or sluice-dash.png in the temp dir.
 func screenshotPath() string {
@@ -94,26 +127,59 @@ func screenshotPath() string {
 	return filepath.Join(os.TempDir(), "sluice-dash.png")
 }
 
-func TestBrowserShowsEveryStageMovingAndTheSlowOneAsBottleneck(t *testing.T) {
-	path := chromium(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-
-	// numbers → parse (2 workers) → slow (1 worker, ~200 µs an item) → sum.
-	// The slow stage's input fills; parse and numbers wait for room.
-	runCtx, stop := context.WithCancel(context.Background())
-	p := sluice.New(runCtx, sluice.Named("checkout"))
-	src := sluice.From(p, "numbers", func(ctx context.Context, out *sluice.Emitter[int]) error {
+// checkout runs seed 004's shape with ints: events → decode (4 workers,
+// skipping malformed events) → normalise → batch → enrich → store (retried
+// when it fails) → publish → commit. enrich is slow until storeSlow is
+// set, store after: the bottleneck moves, as the seed's did from
+// enrichment to the ClickHouse writes.
+func checkout(ctx context.Context, storeSlow *atomic.Bool) *sluice.Pipeline {
+	p := sluice.New(ctx, sluice.Named("checkout"))
+	events := sluice.From(p, "events", func(ctx context.Context, out *sluice.Emitter[int]) error {
 		for i := 0; out.Send(i); i++ {
 		}
 		return nil
 	})
-	parsed := sluice.Map(p, "parse", src, 2, func(_ context.Context, v int) (int, error) { return v % 1000, nil })
-	slow := sluice.Map(p, "slow", parsed, 1, func(_ context.Context, v int) (int, error) {
-		time.Sleep(200 * time.Microsecond) // the work this stage is too slow at
+	decoded := sluice.Map(p, "decode", events, 4, func(_ context.Context, v int) (int, error) {
+		if v%1000 == 7 {
+			return 0, errors.New("malformed")
+		}
 		return v, nil
+	}, sluice.SkipErrors())
+	normal := sluice.Map(p, "normalise", decoded, 1, func(_ context.Context, v int) (int, error) { return v % 1000, nil })
+	batches := sluice.Batch(p, "batch", normal, 50, 20*time.Millisecond)
+	// A batch costs 20 ms at the slow stage, 1 ms at the other.
+	work := func(slow bool) {
+		if slow {
+			time.Sleep(20 * time.Millisecond)
+		} else {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	enriched := sluice.Map(p, "enrich", batches, 1, func(_ context.Context, b []int) ([]int, error) {
+		work(!storeSlow.Load())
+		return b, nil
 	})
-	sluice.Reduce(p, "sum", slow, 0, func(acc, v int) int { return acc + v })
+	var calls atomic.Int64
+	stored := sluice.Map(p, "store", enriched, 1, func(_ context.Context, b []int) ([]int, error) {
+		if calls.Add(1)%20 == 0 { // a transient failure now and then
+			return nil, errors.New("connection reset")
+		}
+		work(storeSlow.Load())
+		return b, nil
+	}, sluice.Retry(3, time.Millisecond, 2*time.Millisecond))
+	published := sluice.Map(p, "publish", stored, 1, func(_ context.Context, b []int) (int, error) { return len(b), nil })
+	sluice.Reduce(p, "commit", published, 0, func(acc, n int) int { return acc + n })
+	return p
+}
+
+func TestBrowserShowsEveryStageMovingAndTheSlowOneAsBottleneck(t *testing.T) {
+	path := chromium(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+
+	runCtx, stop := context.WithCancel(context.Background())
+	var storeSlow atomic.Bool
+	p := checkout(runCtx, &storeSlow)
 	defer func() {
 		stop()
 		if err := p.Wait(); !errors.Is(err, context.Canceled) {
@@ -167,37 +233,41 @@ func TestBrowserShowsEveryStageMovingAndTheSlowOneAsBottleneck(t *testing.T) {
 			}
 			select {
 			case <-ctx.Done():
-				t.Fatalf("gave up waiting until %s; the page shows %+v", what, s)
+				t.Fatalf("gave up waiting until %s; the page shows %s", what, summary(s))
 			case <-time.After(50 * time.Millisecond):
 			}
 		}
 	}
 
-	all := []string{"numbers", "parse", "slow", "sum"}
-	first := waitFor("the page draws every stage with slow highlighted", func(s pageState) bool {
-		sl, _ := s.stage("slow")
-		return len(s.Stages) == len(all) && sl.Bottleneck
+	all := []string{"events", "decode", "normalise", "batch", "enrich", "store", "publish", "commit"}
+	first := waitFor("the page draws every stage with enrich highlighted", func(s pageState) bool {
+		return len(s.Stages) == len(all) && s.bottleneck() == "enrich"
 	})
 	for _, name := range all {
-		st, ok := first.stage(name)
-		if !ok || !strings.Contains(st.Text, name) {
-			t.Fatalf("got stages %+v, want a box showing %q", first.Stages, name)
-		}
-		if st.Bottleneck != (name == "slow") {
-			t.Fatalf("stage %s: got highlighted=%v, want only slow highlighted", name, st.Bottleneck)
+		if st, ok := first.stage(name); !ok || !strings.Contains(st.Text, name) {
+			t.Fatalf("got stages %s, want a box showing %q", summary(first), name)
 		}
 	}
-	if first.Edges != 3 {
-		t.Fatalf("got %d edges drawn, want 3", first.Edges)
+	if first.Edges != len(all)-1 {
+		t.Fatalf("got %d edges drawn, want %d", first.Edges, len(all)-1)
 	}
 	if want := []string{"checkout", "audit"}; !slices.Equal(first.Pipelines, want) {
 		t.Fatalf("got pipelines %q drawn, want %q", first.Pipelines, want)
 	}
-	if !strings.Contains(first.Rule, "bottleneck") || !strings.Contains(first.Verdict, "slow") {
-		t.Fatalf("got rule %q and verdict %q, want the rule stated and slow named", first.Rule, first.Verdict)
+	if !strings.Contains(first.Rule, "bottleneck") || !strings.Contains(first.Verdict, "enrich") {
+		t.Fatalf("got rule %q and verdict %q, want the rule stated and enrich named", first.Rule, first.Verdict)
+	}
+	// Eight stages at 1400 px: nothing wider than the window.
+	if first.InnerWidth != 1400 || first.ScrollWidth > first.InnerWidth {
+		t.Fatalf("got a page %d px wide laying out %d px, want 1400 px and nothing wider", first.InnerWidth, first.ScrollWidth)
+	}
+	for _, st := range first.Stages {
+		if st.Right > float64(first.InnerWidth) {
+			t.Fatalf("stage %s ends at %v px, past the window's %d px", st.Name, st.Right, first.InnerWidth)
+		}
 	}
 
-	// A later update: every count has moved, and slow is still the one.
+	// A later update: every count has moved, and enrich is still the one.
 	second := waitFor("two more updates and every count moved", func(s pageState) bool {
 		if s.Updates < first.Updates+2 {
 			return false
@@ -211,26 +281,68 @@ func TestBrowserShowsEveryStageMovingAndTheSlowOneAsBottleneck(t *testing.T) {
 		}
 		return true
 	})
-	if sl, _ := second.stage("slow"); !sl.Bottleneck || !strings.Contains(sl.Text, "BOTTLENECK") {
-		t.Fatalf("second reading: got slow %+v, want it flagged BOTTLENECK", sl)
+	if en, _ := second.stage("enrich"); !en.Bottleneck || !strings.Contains(en.Text, "BOTTLENECK") {
+		t.Fatalf("second reading: got enrich %+v, want it flagged BOTTLENECK", en)
 	}
-	// Chunk sizes adapt to each stage's cost per item, and the boxes say so:
-	// one item at a time into slow (~200 µs an item), more into parse. A
-	// stage's chunk size follows its measured time per item, which on a
-	// loaded machine (race detector, other packages' tests, the browser)
-	// can make even parse look slow for a while; its limit grows again at
-	// the first chunk measured fast, so the page is polled until it shows
-	// that, as it is for slow's.
-	waitFor("slow takes chunks of one item", func(s pageState) bool {
-		sl, _ := s.stage("slow")
-		return strings.Contains(sl.Text, "chunks of 1latency") || strings.Contains(sl.Text, "chunks of 1BOTTLENECK")
+	// Chunk sizes adapt to each stage's cost per item: one batch at a time
+	// into enrich (20 ms a batch), more items at a time into normalise. On
+	// a loaded machine even normalise can look slow for a while; its limit
+	// grows again at the first chunk measured fast, so the page is polled.
+	waitFor("enrich takes chunks of one batch and normalise of more than one item", func(s pageState) bool {
+		en, _ := s.stage("enrich")
+		no, _ := s.stage("normalise")
+		return en.ChunkSize == 1 && no.ChunkSize > 1
 	})
-	waitFor("parse takes chunks of more than one item", func(s pageState) bool {
-		pa, _ := s.stage("parse")
-		return strings.Contains(pa.Text, "chunks of ") && !strings.Contains(pa.Text, "chunks of 1latency")
+	// Failed items and retries are shown where there are some.
+	counted := waitFor("decode shows failed items and store retries", func(s pageState) bool {
+		de, _ := s.stage("decode")
+		st, _ := s.stage("store")
+		return de.Failed > 0 && strings.Contains(de.Text, "failed ") && st.Retries > 0 && strings.Contains(st.Text, "retries ")
 	})
+	if no, _ := counted.stage("normalise"); strings.Contains(no.Text, "failed") || strings.Contains(no.Text, "retries") {
+		t.Fatalf("got normalise showing %q, want no failed or retries line where there are none", no.Text)
+	}
 	t.Logf("first reading (update %d): %s", first.Updates, summary(first))
 	t.Logf("second reading (update %d): %s", second.Updates, summary(second))
+
+	// The bottleneck moves to store, and the history charts keep enrich's
+	// time as the bottleneck in view.
+	before := waitFor("five seconds of history", func(s pageState) bool {
+		en, _ := s.stage("enrich")
+		return en.Points >= 5
+	})
+	storeSlow.Store(true)
+	moved := waitFor("store is the bottleneck and the history has grown by six seconds", func(s pageState) bool {
+		en, _ := s.stage("enrich")
+		b, _ := before.stage("enrich")
+		return s.bottleneck() == "store" && en.Points >= b.Points+6
+	})
+	t.Logf("after the move (update %d): %s", moved.Updates, summary(moved))
+	if moved.ScrollWidth > moved.InnerWidth {
+		t.Fatalf("got a page %d px wide laying out %d px after the move", moved.InnerWidth, moved.ScrollWidth)
+	}
+	// The board's own history: enrich's input queue was full before the
+	// move and store's after.
+	pv := board.View().Pipelines[0]
+	enrich, store := pv.Stages[4], pv.Stages[5]
+	if enrich.Name != "enrich" || store.Name != "store" {
+		t.Fatalf("got stages %s and %s at 4 and 5, want enrich and store", enrich.Name, store.Name)
+	}
+	n := len(store.QueueFillHistory)
+	atMove := n - 6 // the move happened at least 6 points back
+	fullBefore, fullAfter := 0, 0
+	for i := range n {
+		if i < atMove-1 && enrich.QueueFillHistory[i] >= fullAt && !(store.QueueFillHistory[i] >= fullAt) {
+			fullBefore++
+		}
+		if i >= n-3 && store.QueueFillHistory[i] >= fullAt {
+			fullAfter++
+		}
+	}
+	if fullBefore < 2 || fullAfter < 2 {
+		t.Fatalf("history: got enrich %v and store %v; want enrich's queue full and store's not at 2 or more points before the move, store's full at 2 of the last 3",
+			enrich.QueueFillHistory, store.QueueFillHistory)
+	}
 
 	png, err := b.screenshot(ctx, session)
 	if err != nil {
@@ -260,7 +372,8 @@ func summary(s pageState) string {
 		if st.Bottleneck {
 			mark = " [bottleneck]"
 		}
-		parts = append(parts, fmt.Sprintf("%s in=%d out=%d%s", st.Name, st.In, st.Out, mark))
+		parts = append(parts, fmt.Sprintf("%s in=%d out=%d chunk=%d failed=%d retries=%d points=%d%s",
+			st.Name, st.In, st.Out, st.ChunkSize, st.Failed, st.Retries, st.Points, mark))
 	}
 	return strings.Join(parts, ", ")
 }

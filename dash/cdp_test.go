@@ -63,7 +63,7 @@ func startBrowser(path, dir string) (*browser, error) {
 		// This machine has no network: keep Chromium from trying.
 		"--disable-background-networking", "--disable-component-update", "--disable-sync",
 		"--disable-default-apps", "--disable-extensions", "--mute-audio", "--hide-scrollbars",
-		"--window-size=1400,760", "--user-data-dir="+dir, "about:blank")
+		"--window-size=1400,900", "--user-data-dir="+dir, "about:blank")
 	b.cmd.ExtraFiles = []*os.File{cmdR, evW} // fds 3 and 4
 	b.cmd.Stderr = &b.stderr
 	b.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // its helpers die with it

@@ -1,8 +1,10 @@
 // Package dash serves a live page that shows where a sluice pipeline is
 // stuck: each pipeline drawn as a graph from its sources through its stages
 // to its sinks, every edge with how full its queue is, every stage with its
-// items per second, drops, busy and waiting workers and latency, and the
-// bottleneck highlighted (see [BottleneckRule]).
+// items per second, drops, failed items, retries, busy and waiting workers
+// and latency, the bottleneck highlighted (see [BottleneckRule]), and the
+// last five minutes of each stage's items per second and input queue fill
+// as small charts, so that a bottleneck that moves shows where it was.
 //
 //	board := dash.Handler(p)
 //	go http.ListenAndServe("localhost:8080", board)
@@ -23,7 +25,11 @@
 //
 // Cost: a reading is one [sluice.Pipeline.Stats] call, taken at most every
 // 100 ms per pipeline however many clients watch; the pipeline's own
-// counters are updated per chunk whether or not anyone reads them.
+// counters are updated per chunk whether or not anyone reads them. The
+// history is kept by the board, from its readings: about 5 KB per stage,
+// and about 3 KB per stage in each message once five minutes are kept.
+// The board keeps it only while it is read; the seconds in between get
+// the average rate of the interval and no queue fill (see [StageView]).
 package dash
 
 import (
@@ -62,6 +68,7 @@ type entry struct {
 	id   int
 	p    *sluice.Pipeline
 	hist []sluice.Snapshot // oldest first; see read
+	past history           // the last minutes, one point per second
 }
 
 // Handler returns a Board showing the given pipelines, in that order. More
@@ -127,7 +134,7 @@ func (b *Board) View() View {
 	v := View{Taken: time.Now(), Rule: BottleneckRule, Pipelines: make([]PipelineView, 0, len(b.entries))}
 	for _, e := range b.entries {
 		base, cur := e.read()
-		pv := viewOf(base, cur)
+		pv := viewOf(base, cur, &e.past)
 		pv.ID = e.id
 		v.Pipelines = append(v.Pipelines, pv)
 	}
@@ -151,7 +158,9 @@ const (
 // about rateWindow/minReadingAge + 1 readings.
 func (e *entry) read() (*sluice.Snapshot, sluice.Snapshot) {
 	if n := len(e.hist); n == 0 || time.Since(e.hist[n-1].Taken) >= minReadingAge {
-		e.hist = append(e.hist, e.p.Stats())
+		cur := e.p.Stats()
+		e.hist = append(e.hist, cur)
+		e.past.add(cur)
 	}
 	var base *sluice.Snapshot
 	e.hist, base = prune(e.hist)

@@ -132,11 +132,12 @@ func TestSnapshotJSONKeepsItsFieldNames(t *testing.T) {
 	checkKeys(t, "view", raw, "taken", "bottleneck_rule", "pipelines")
 	pl := raw["pipelines"].([]any)[0].(map[string]any)
 	checkKeys(t, "pipeline", pl, "id", "name", "done", "error", "elapsed_seconds", "window_seconds",
-		"bottleneck", "stages", "edges")
+		"bottleneck", "history_from_second", "stages", "edges")
 	checkKeys(t, "stage", pl["stages"].([]any)[1].(map[string]any), "name", "kind", "workers", "running",
-		"waiting", "busy", "in", "out", "dropped", "in_per_second", "out_per_second", "utilization",
+		"waiting", "busy", "in", "out", "dropped", "failed", "retries", "in_per_second", "out_per_second", "utilization",
 		"busy_seconds", "blocked_seconds", "queue_depth", "queue_capacity", "queue_fill", "chunk_size",
-		"latency_p50_seconds", "latency_p99_seconds", "latency_samples", "bottleneck")
+		"latency_p50_seconds", "latency_p99_seconds", "latency_samples", "bottleneck",
+		"items_per_second_history", "queue_fill_history")
 	checkKeys(t, "edge", pl["edges"].([]any)[0].(map[string]any), "from", "to", "sent", "received",
 		"dropped", "depth", "capacity", "fill", "policy", "per_second")
 }
@@ -206,7 +207,7 @@ func TestRatesComeFromTheReadingsBeforeAndNow(t *testing.T) {
 		Edges: []sluice.EdgeStats{{From: "s", Sent: 100}}}
 	cur := sluice.Snapshot{Elapsed: 3 * time.Second, Stages: []sluice.StageStats{stage(300, 2*time.Second)},
 		Edges: []sluice.EdgeStats{{From: "s", Sent: 500}}}
-	pv := viewOf(&base, cur)
+	pv := viewOf(&base, cur, new(history))
 	s := pv.Stages[0]
 	if pv.WindowSeconds != 2 || s.InPerSecond != 100 || s.OutPerSecond != 100 || s.Utilization != 0.5 {
 		t.Fatalf("got window %v s, in %v/s, out %v/s, utilization %v; want 2 s, 100/s, 100/s, 0.5",
@@ -216,7 +217,7 @@ func TestRatesComeFromTheReadingsBeforeAndNow(t *testing.T) {
 		t.Fatalf("got edge rate %v/s, want 200/s", e.PerSecond)
 	}
 	// Without a base, rates run from the pipeline's start.
-	pv = viewOf(nil, cur)
+	pv = viewOf(nil, cur, new(history))
 	if s := pv.Stages[0]; pv.WindowSeconds != 3 || s.InPerSecond != 100 {
 		t.Fatalf("got window %v s, in %v/s; want 3 s, 100/s", pv.WindowSeconds, s.InPerSecond)
 	}
@@ -236,7 +237,7 @@ func TestLatencyQuantilesComeFromTheWindowOrElseTheWholeRun(t *testing.T) {
 	}
 	// Early samples were fast; those in the window are all slow.
 	base, cur := at(hist(100, 0, 0), time.Second), at(hist(100, 10, 0), 2*time.Second)
-	s := viewOf(&base, cur).Stages[0]
+	s := viewOf(&base, cur, new(history)).Stages[0]
 	// Quantiles are interpolated inside their bucket: the window's lie in
 	// (1 ms, 10 ms], the whole run's in [0, 1 ms].
 	slow := func(v float64) bool { return v > 0.001 && v <= 0.010 }
@@ -245,7 +246,7 @@ func TestLatencyQuantilesComeFromTheWindowOrElseTheWholeRun(t *testing.T) {
 	}
 	// No sample in the window: the whole run's.
 	cur = at(hist(100, 0, 0), 2*time.Second)
-	s = viewOf(&base, cur).Stages[0]
+	s = viewOf(&base, cur, new(history)).Stages[0]
 	if s.LatencySamples != 100 || s.LatencyP50Seconds <= 0 || s.LatencyP50Seconds > 0.001 {
 		t.Fatalf("got %d samples, p50 %v s; want 100, in (0, 0.001]", s.LatencySamples, s.LatencyP50Seconds)
 	}

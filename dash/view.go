@@ -25,9 +25,12 @@ type PipelineView struct {
 	ElapsedSeconds float64 `json:"elapsed_seconds"`
 	WindowSeconds  float64 `json:"window_seconds"` // what the rates are computed over
 	// Bottleneck is the name of the stage that [Bottleneck] picks, or "".
-	Bottleneck string      `json:"bottleneck"`
-	Stages     []StageView `json:"stages"`
-	Edges      []EdgeView  `json:"edges"`
+	Bottleneck string `json:"bottleneck"`
+	// HistoryFromSecond is the second of elapsed time that the first point
+	// of every stage's history ends at; each later point is one second on.
+	HistoryFromSecond int64       `json:"history_from_second"`
+	Stages            []StageView `json:"stages"`
+	Edges             []EdgeView  `json:"edges"`
 }
 
 // StageView is one stage at one reading; see [sluice.StageStats].
@@ -39,9 +42,13 @@ type StageView struct {
 	Waiting int    `json:"waiting"` // of those, waiting for input or for room
 	Busy    int    `json:"busy"`    // running - waiting
 
-	In           int64   `json:"in"`
-	Out          int64   `json:"out"`
-	Dropped      int64   `json:"dropped"`
+	In      int64 `json:"in"`
+	Out     int64 `json:"out"`
+	Dropped int64 `json:"dropped"`
+	// Failed is the items its function failed on that its error policy
+	// skipped or dead-lettered; Retries the calls it repeated.
+	Failed       int64   `json:"failed"`
+	Retries      int64   `json:"retries"`
 	InPerSecond  float64 `json:"in_per_second"`
 	OutPerSecond float64 `json:"out_per_second"`
 	// Utilization is the share of its workers' time spent working over
@@ -57,13 +64,23 @@ type StageView struct {
 
 	// Latency quantiles from the core's sampled histogram (one chunk in
 	// eight): queueing plus processing, over the rate window, or over the
-	// whole run when the window holds no sample. Each is the upper bound
-	// of a power-of-two bucket.
+	// whole run when the window holds no sample. Each is interpolated
+	// inside its bucket by [sluice.Histogram.Quantile]: within 1/16 of the
+	// sampled value.
 	LatencyP50Seconds float64 `json:"latency_p50_seconds"`
 	LatencyP99Seconds float64 `json:"latency_p99_seconds"`
 	LatencySamples    uint64  `json:"latency_samples"` // behind the quantiles
 
 	Bottleneck bool `json:"bottleneck"`
+
+	// The last five minutes, one point per second (see
+	// [PipelineView.HistoryFromSecond]): items per second through the
+	// stage (taken from its input; handed on, for a source), and its
+	// fullest input queue's fill as [Bottleneck] measures it. A rate
+	// between two readings far apart is their average; a fill is known
+	// only at a reading and is null in between.
+	ItemsPerSecondHistory Series `json:"items_per_second_history"`
+	QueueFillHistory      Series `json:"queue_fill_history"`
 }
 
 // EdgeView is one edge at one reading; see [sluice.EdgeStats].
@@ -80,9 +97,10 @@ type EdgeView struct {
 	PerSecond float64 `json:"per_second"` // items sent per second
 }
 
-// viewOf computes a pipeline's view from its current reading and the base
-// its rates are computed against (nil: the pipeline's start).
-func viewOf(base *sluice.Snapshot, cur sluice.Snapshot) PipelineView {
+// viewOf computes a pipeline's view from its current reading, the base
+// its rates are computed against (nil: the pipeline's start) and its
+// history.
+func viewOf(base *sluice.Snapshot, cur sluice.Snapshot, past *history) PipelineView {
 	var b sluice.Snapshot
 	if base != nil {
 		b = *base
@@ -110,7 +128,7 @@ func viewOf(base *sluice.Snapshot, cur sluice.Snapshot) PipelineView {
 		sv := StageView{
 			Name: s.Name, Kind: s.Kind, Workers: s.Workers, Running: s.Running, Waiting: s.Waiting,
 			Busy: max(0, s.Running-s.Waiting),
-			In:   s.In, Out: s.Out, Dropped: s.Dropped,
+			In:   s.In, Out: s.Out, Dropped: s.Dropped, Failed: s.Failed, Retries: s.Retries,
 			InPerSecond: rate(s.In, was.In), OutPerSecond: rate(s.Out, was.Out),
 			BusySeconds: s.Busy.Seconds(), BlockedSeconds: s.Blocked.Seconds(),
 			QueueDepth: s.InDepth, QueueCapacity: s.InCapacity, QueueFill: fill(s.InDepth, s.InCapacity), ChunkSize: s.InChunkSize,
@@ -125,6 +143,7 @@ func viewOf(base *sluice.Snapshot, cur sluice.Snapshot) PipelineView {
 		sv.LatencySamples = h.Count
 		sv.LatencyP50Seconds = h.Quantile(0.50).Seconds()
 		sv.LatencyP99Seconds = h.Quantile(0.99).Seconds()
+		pv.HistoryFromSecond, sv.ItemsPerSecondHistory, sv.QueueFillHistory = past.series(i)
 		pv.Stages[i] = sv
 	}
 	for i, e := range cur.Edges {

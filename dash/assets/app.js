@@ -5,7 +5,7 @@
 
 (() => {
   const NS = "http://www.w3.org/2000/svg";
-  const NODE_W = 220, NODE_H = 128, GAP_X = 120, GAP_Y = 34, PAD = 26;
+  const NODE_W = 200, GAP_X = 52, GAP_Y = 30, BAND_GAP = 40, PAD = 16;
 
   const statusEl = document.getElementById("status");
   const ruleEl = document.getElementById("rule");
@@ -49,9 +49,11 @@
     return "#2f9e6f";
   }
 
-  // layout puts each stage in the column of its longest path from a source,
-  // and stacks the stages of a column, centred.
-  function layout(p) {
+  // layout puts each stage in the column of its longest path from a source
+  // and stacks the stages of a column, centred. Columns that do not fit the
+  // width wrap into further bands, like lines of text, so that no pipeline
+  // needs scrolling sideways.
+  function layout(p, avail, nodeH) {
     const index = new Map();
     p.stages.forEach((s, i) => { if (!index.has(s.name)) index.set(s.name, i); });
     const links = p.edges
@@ -67,18 +69,34 @@
     }
     const cols = [];
     col.forEach((c, i) => { (cols[c] = cols[c] || []).push(i); });
-    const rows = Math.max(1, ...cols.map((c) => (c ? c.length : 0)));
-    const height = 2 * PAD + rows * NODE_H + (rows - 1) * GAP_Y;
+    const perBand = Math.max(1, Math.floor((avail - 2 * PAD + GAP_X) / (NODE_W + GAP_X)));
+    const bands = [];
+    cols.forEach((c, x) => {
+      const k = Math.floor(x / perBand);
+      bands[k] = Math.max(bands[k] || 1, c ? c.length : 0);
+    });
+    const bandTop = [], bandH = [];
+    let y = PAD;
+    bands.forEach((rows, k) => {
+      bandTop[k] = y;
+      bandH[k] = rows * nodeH + (rows - 1) * GAP_Y;
+      y += bandH[k] + BAND_GAP;
+    });
     const pos = [];
     cols.forEach((c, x) => {
       if (!c) return;
-      const h = c.length * NODE_H + (c.length - 1) * GAP_Y;
-      c.forEach((i, k) => {
-        pos[i] = { x: PAD + x * (NODE_W + GAP_X), y: (height - h) / 2 + k * (NODE_H + GAP_Y) };
+      const k = Math.floor(x / perBand), h = c.length * nodeH + (c.length - 1) * GAP_Y;
+      c.forEach((i, r) => {
+        pos[i] = {
+          band: k, bottom: bandTop[k] + bandH[k],
+          x: PAD + (x % perBand) * (NODE_W + GAP_X),
+          y: bandTop[k] + (bandH[k] - h) / 2 + r * (nodeH + GAP_Y),
+        };
       });
     });
-    const width = 2 * PAD + cols.length * NODE_W + Math.max(0, cols.length - 1) * GAP_X;
-    return { pos, links, width, height };
+    const across = Math.min(cols.length, perBand);
+    const width = 2 * PAD + across * NODE_W + Math.max(0, across - 1) * GAP_X;
+    return { pos, links, width, height: y - BAND_GAP + PAD, nodeH };
   }
 
   function drawEdges(g, p, lay) {
@@ -89,45 +107,38 @@
     }
     const port = (list, l, y) => {
       const k = list.indexOf(l), n = list.length;
-      return y + NODE_H * (k + 1) / (n + 1);
+      return y + 34 + (lay.nodeH - 68) * (k + 1) / (n + 1);
     };
     for (const l of lay.links) {
       const e = l.e, from = lay.pos[l.a], to = lay.pos[l.b];
       const x1 = from.x + NODE_W, y1 = port(outs.get(l.a), l, from.y);
       const x2 = to.x, y2 = port(ins.get(l.b), l, to.y);
-      const dx = (x2 - x1) / 2;
       const c = colour(e.fill);
       const eg = el("g", { class: "edge", "data-from": e.from, "data-to": e.to, "data-fill": e.fill.toFixed(3) }, g);
-      el("path", {
-        d: `M${x1},${y1} C${x1 + dx},${y1} ${x2 - dx},${y2} ${x2 - 7},${y2}`,
-        stroke: c, "marker-end": `url(#arrow-${p.id})`,
-      }, eg);
-      const mx = (x1 + x2) / 2, my = (y1 + y2) / 2;
+      let d, lx, ly;
+      if (from.band === to.band) {
+        const dx = (x2 - x1) / 2;
+        d = `M${x1},${y1} C${x1 + dx},${y1} ${x2 - dx},${y2} ${x2 - 7},${y2}`;
+        lx = (x1 + x2) / 2; ly = (y1 + y2) / 2 - 6;
+      } else {
+        // Into a later band: out to the right, along the gap below this
+        // band, and in from the left.
+        const xr = x1 + 14, xl = x2 - 18, ym = from.bottom + BAND_GAP / 2;
+        d = `M${x1},${y1} H${xr} V${ym} H${xl} V${y2} H${x2 - 7}`;
+        lx = (xr + xl) / 2; ly = ym - 5;
+      }
+      el("path", { d, stroke: c, "marker-end": `url(#arrow-${p.id})` }, eg);
       const q = el("g", { class: "queue" }, eg);
-      const bw = 76, bh = 12;
-      el("rect", { class: "track", x: mx - bw / 2, y: my - bh / 2, width: bw, height: bh, rx: 2 }, q);
-      el("rect", { x: mx - bw / 2, y: my - bh / 2, width: Math.max(e.depth > 0 ? 2 : 0, bw * e.fill), height: bh, rx: 2, fill: c }, q);
-      el("text", { x: mx, y: my - bh / 2 - 4, "text-anchor": "middle" }, q,
-        `${count(e.depth)} / ${count(e.capacity)} (${Math.round(e.fill * 100)}%)`);
-      el("text", { x: mx, y: my + bh / 2 + 12, "text-anchor": "middle" }, q, `${count(e.per_second)}/s`);
+      el("text", { x: lx, y: ly, "text-anchor": "middle" }, q, `${Math.round(e.fill * 100)}%`);
       if (e.dropped > 0) {
-        el("text", { class: "drops", x: mx, y: my + bh / 2 + 25, "text-anchor": "middle" }, q,
-          `dropped ${count(e.dropped)} (${e.policy})`);
+        el("text", { class: "drops", x: lx, y: ly + 22, "text-anchor": "middle" }, q, `−${count(e.dropped)}`);
       }
     }
   }
 
-  function drawStage(g, s, at, sink) {
-    const sg = el("g", {
-      class: "stage" + (s.bottleneck ? " bottleneck" : ""),
-      transform: `translate(${at.x},${at.y})`,
-      "data-stage": s.name, "data-in": s.in, "data-out": s.out,
-      "data-bottleneck": String(s.bottleneck),
-    }, g);
-    el("rect", { class: "box", width: NODE_W, height: NODE_H, rx: 7 }, sg);
-    el("text", { class: "name", x: 10, y: 19 }, sg, s.name);
-    el("text", { class: "kind", x: NODE_W - 10, y: 19, "text-anchor": "end" }, sg, s.kind);
-    const source = s.queue_capacity === 0;
+  // The lines of text a stage's box shows.
+  function stageLines(s, sink) {
+    const source = s.kind === "source";
     const lines = [];
     if (source) {
       lines.push(`out ${count(s.out_per_second)}/s`, `total out ${count(s.out)}`);
@@ -143,13 +154,78 @@
     lines.push(source ? `${busy} of the time` : `${busy} · chunks of ${count(s.chunk_size)}`);
     if (!source) {
       lines.push(s.latency_samples === 0 ? "latency: no sample yet"
-        : `latency p50 ${secs(s.latency_p50_seconds)} · p99 ${secs(s.latency_p99_seconds)}`);
+        : `p50 ${secs(s.latency_p50_seconds)} · p99 ${secs(s.latency_p99_seconds)}`);
+      lines.push(`queue ${count(s.queue_depth)} / ${count(s.queue_capacity)} (${Math.round(s.queue_fill * 100)}%)`);
     }
-    lines.forEach((t, i) => el("text", { class: "line", x: 10, y: 40 + i * 16 }, sg, t));
-    el("text", { class: "line" + (s.dropped > 0 ? " drops" : ""), x: 10, y: 40 + lines.length * 16 }, sg,
-      `dropped ${count(s.dropped)}`);
+    lines.push({ cls: s.dropped > 0 ? "drops" : "", text: `dropped ${count(s.dropped)}` });
+    if (s.failed > 0 || s.retries > 0) {
+      lines.push({ cls: "drops failed", text: `failed ${count(s.failed)} · retries ${count(s.retries)}` });
+    }
+    return { source, lines };
+  }
+
+  const LINE = 15, TOP = 38, CHART_H = 30, FILL_H = 16;
+
+  // chart draws a series (one point a second, null where unknown) over the
+  // box's width: a line for rates, bars for fill.
+  function chart(g, y, h, series, top, kind) {
+    const w = NODE_W - 20, n = Math.max(series.length, 2), step = w / (n - 1);
+    el("rect", { class: "chart-bg", x: 10, y, width: w, height: h }, g);
+    if (kind === "fill") {
+      el("line", { class: "half", x1: 10, x2: 10 + w, y1: y + h / 2, y2: y + h / 2 }, g);
+      const bw = Math.max(w / n, 0.6);
+      series.forEach((v, i) => {
+        if (v === null || v <= 0) return;
+        el("rect", { x: 10 + i * w / n, y: y + h * (1 - v), width: bw + 0.2, height: h * v, fill: colour(v) }, g);
+      });
+      return;
+    }
+    let d = "", pen = false;
+    series.forEach((v, i) => {
+      if (v === null) { pen = false; return; }
+      const px = 10 + i * step, py = y + h - (top > 0 ? h * v / top : 0);
+      d += `${pen ? "L" : "M"}${px.toFixed(1)},${py.toFixed(1)}`;
+      pen = true;
+    });
+    if (d) el("path", { class: "rate", d }, g);
+  }
+
+  function span(n) {
+    if (n >= 120) return `${Math.round(n / 60)} min`;
+    return `${n} s`;
+  }
+
+  function drawStage(g, s, at, sink, nodeH) {
+    const { source, lines } = stageLines(s, sink);
+    const sg = el("g", {
+      class: "stage" + (s.bottleneck ? " bottleneck" : ""),
+      transform: `translate(${at.x},${at.y})`,
+      "data-stage": s.name, "data-in": s.in, "data-out": s.out, "data-chunk-size": s.chunk_size,
+      "data-failed": s.failed, "data-retries": s.retries,
+      "data-bottleneck": String(s.bottleneck),
+    }, g);
+    el("rect", { class: "box", width: NODE_W, height: nodeH, rx: 7 }, sg);
+    el("text", { class: "name", x: 10, y: 19 }, sg, s.name);
+    el("text", { class: "kind", x: NODE_W - 10, y: 19, "text-anchor": "end" }, sg, s.kind);
+    lines.forEach((l, i) => {
+      const t = typeof l === "string" ? { cls: "", text: l } : l;
+      el("text", { class: ("line " + t.cls).trim(), x: 10, y: TOP + i * LINE }, sg, t.text);
+    });
+    // History: items/s, and how full the input queue was.
+    const rates = s.items_per_second_history || [], fills = s.queue_fill_history || [];
+    const top = Math.max(0, ...rates.filter((v) => v !== null));
+    let y = nodeH - 14 - CHART_H - (source ? 0 : FILL_H + 14) - 12;
+    const h = el("g", { class: "history", "data-points": rates.length }, sg);
+    el("text", { class: "axis", x: 10, y: y - 3 }, h, `items/s, last ${span(rates.length)}`);
+    el("text", { class: "axis", x: NODE_W - 10, y: y - 3, "text-anchor": "end" }, h, `max ${count(top)}`);
+    chart(h, y, CHART_H, rates, top, "rate");
+    if (!source) {
+      y += CHART_H + 14;
+      el("text", { class: "axis", x: 10, y: y - 3 }, h, "input queue fill");
+      chart(h, y, FILL_H, fills, 1, "fill");
+    }
     // Utilisation bar along the bottom edge.
-    el("rect", { x: 0, y: NODE_H - 5, width: NODE_W * Math.min(1, s.utilization), height: 5, fill: "#5b7bd5", rx: 2 }, sg);
+    el("rect", { x: 0, y: nodeH - 5, width: NODE_W * Math.min(1, s.utilization), height: 5, fill: "#5b7bd5", rx: 2 }, sg);
     if (s.bottleneck) {
       const f = el("g", { class: "flag" }, sg);
       el("rect", { x: NODE_W / 2 - 52, y: -11, width: 104, height: 18, rx: 9 }, f);
@@ -172,7 +248,16 @@
       ? `Bottleneck: ${p.bottleneck} — its input queue is filling and nothing after it is full.`
       : p.done ? "Done." : "No bottleneck: every stage keeps up with what reaches it.";
     if (p.error) html("pre", "error", sec, p.error);
-    const lay = layout(p);
+    const feeds = new Set(p.edges.map((e) => e.from));
+    // Every box of a pipeline is as tall as its tallest one needs.
+    let most = 0, charts = CHART_H + 26;
+    p.stages.forEach((s) => {
+      const { source, lines } = stageLines(s, !feeds.has(s.name));
+      most = Math.max(most, lines.length);
+      if (!source) charts = CHART_H + FILL_H + 40;
+    });
+    const nodeH = TOP + (most - 1) * LINE + 10 + charts + 12;
+    const lay = layout(p, Math.max(root.clientWidth - 30, NODE_W + 2 * PAD), nodeH);
     const wrap = html("div", "graph", sec);
     const svg = el("svg", { width: lay.width, height: lay.height, viewBox: `0 0 ${lay.width} ${lay.height}`, role: "img" }, wrap);
     el("title", {}, svg, `pipeline ${p.name}`);
@@ -181,8 +266,7 @@
     el("path", { d: "M0,0 L10,5 L0,10 z", fill: "#8a93a6" }, m);
     drawEdges(el("g", { class: "edges" }, svg), p, lay);
     const nodes = el("g", { class: "stages" }, svg);
-    const feeds = new Set(p.edges.map((e) => e.from));
-    p.stages.forEach((s, i) => { if (lay.pos[i]) drawStage(nodes, s, lay.pos[i], !feeds.has(s.name)); });
+    p.stages.forEach((s, i) => { if (lay.pos[i]) drawStage(nodes, s, lay.pos[i], !feeds.has(s.name), nodeH); });
     return sec;
   }
 
@@ -201,8 +285,12 @@
     statusEl.className = "status live";
   }
 
+  // The layout follows the window's width: redraw the last view when it
+  // changes.
+  let last = null;
+  window.addEventListener("resize", () => { if (last) render(last); });
   const events = new EventSource("events");
-  events.onmessage = (m) => render(JSON.parse(m.data));
+  events.onmessage = (m) => { last = JSON.parse(m.data); render(last); };
   events.onerror = () => {
     statusEl.textContent = "disconnected — retrying (showing the last reading)";
     statusEl.className = "status lost";
