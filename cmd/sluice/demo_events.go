@@ -41,13 +41,11 @@ type tick struct {
 	notional int64 // price4 × size
 }
 
-// item travels through the pipeline: the message it came from (to be
-// acknowledged once its result is stored) and either a tick or the reason
-// it is dead-lettered.
+// item travels through the pipeline after normalisation: the message it
+// came from (to be acknowledged once its result is stored) and its tick.
 type item struct {
 	msg  natsx.Msg
 	tick tick
-	dead string // "" for a good event
 }
 
 // refData is a symbol's reference data.

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/bits"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"runtime/pprof"
@@ -19,6 +19,7 @@ import (
 
 	"github.com/sluicehq/sluice"
 	natsx "github.com/sluicehq/sluice/connect/nats"
+	"github.com/sluicehq/sluice/internal/hist"
 )
 
 // errDemoDone cancels the pipeline once every generated event is stored.
@@ -26,9 +27,8 @@ var errDemoDone = errors.New("every event stored")
 
 // decoded is an event after the decode stage.
 type decoded struct {
-	msg  natsx.Msg
-	ev   event
-	dead string
+	msg natsx.Msg
+	ev  event
 }
 
 // marketResult is what one demo run measured.
@@ -40,7 +40,7 @@ type marketResult struct {
 	wall      time.Duration
 	genWall   time.Duration // until the generator had every event stored
 	fig       figures
-	lat, e2e  histSnapshot
+	lat, e2e  latencies
 	lookups   int64
 	batches   int64
 	src       natsx.SourceStats
@@ -57,15 +57,15 @@ func (r marketResult) print(w io.Writer) {
 	fmt.Fprintf(w, "generator: %d events stored in the input stream in %.2fs = %s events/s, concurrently with the pipeline\n",
 		r.generated, r.genWall.Seconds(), si(float64(r.generated)/r.genWall.Seconds()))
 	fmt.Fprintf(w, "latency, fetched → stored: p50 %s  p99 %s  max %s\n", ms(r.lat.q(0.5)), ms(r.lat.q(0.99)), ms(r.lat.max))
-	fmt.Fprintf(w, "latency, input stored → output stored (1 in 8): p50 %s  p99 %s\n", ms(r.e2e.q(0.5)), ms(r.e2e.q(0.99)))
+	fmt.Fprintf(w, "latency, input stored → output stored (1 in 8): p50 %s  p99 %s  max %s\n", ms(r.e2e.q(0.5)), ms(r.e2e.q(0.99)), ms(r.e2e.max))
 	fmt.Fprintf(w, "reference lookups: %d for %d batches\n", r.lookups, r.batches)
 	fmt.Fprintf(w, "source: %+v\nsink: %+v\n%s\n", r.src, r.sink, r.client)
 	fmt.Fprintf(w, "process (pipeline + generator + embedded server if any): %s, %.1f µs CPU per event\n",
 		r.fig, r.fig.CPU().Seconds()*1e6/float64(max(1, r.generated)))
 	fmt.Fprintln(w, "where the pipeline's time goes (per stage, summed over its goroutines):")
 	for _, s := range r.snap.Stages {
-		fmt.Fprintf(w, "  %-14s %2d goroutines  in %8d  out %8d  busy %7.2fs  waiting %7.2fs\n",
-			s.Name, s.Workers, s.In, s.Out, s.Busy.Seconds(), s.Blocked.Seconds())
+		fmt.Fprintf(w, "  %-18s %2d goroutines  in %8d  out %8d  failed %6d  busy %7.2fs  waiting %7.2fs\n",
+			s.Name, s.Workers, s.In, s.Out, s.Failed, s.Busy.Seconds(), s.Blocked.Seconds())
 	}
 }
 
@@ -98,39 +98,32 @@ func runMarket(ctx context.Context, url string, f demoFlags, stdout io.Writer, d
 		committed  atomic.Int64
 		stored     atomic.Int64
 		dead       atomic.Int64
-		batches    atomic.Int64
 		generated  atomic.Int64
 		genDone    atomic.Bool
-		lat, e2e   hist
-		reasonsMu  sync.Mutex
-		reasons    = map[string]int64{}
+		tally      = newTally()
 		checkDone  = func() {}
 		sampleTick atomic.Uint64
 	)
 	onCommit := func(b []natsx.Out) {
 		now := time.Now()
-		var l, e [histBuckets]uint64
 		var nDead int64
+		tally.mu.Lock()
 		for i := range b {
 			o := &b[i]
-			l[bucket(now.Sub(o.From.Received()))]++
+			tally.fetched(now.Sub(o.From.Received()))
 			if sampleTick.Add(1)&7 == 0 {
 				if md, err := o.From.Metadata(); err == nil {
-					e[bucket(now.Sub(md.Timestamp))]++
+					tally.e2e.add(now.Sub(md.Timestamp))
 				}
 			}
 			if o.Subject == demoDeadSubj {
 				nDead++
-				reasonsMu.Lock()
-				reasons[o.Header.Get("Demo-Reason")]++
-				reasonsMu.Unlock()
+				tally.reasons[o.Header.Get(demoReason)]++
 			}
 		}
-		lat.add(&l)
-		e2e.add(&e)
+		tally.mu.Unlock()
 		dead.Add(nDead)
 		stored.Add(int64(len(b)) - nDead)
-		batches.Add(1)
 		committed.Add(int64(len(b)))
 		checkDone()
 	}
@@ -178,7 +171,7 @@ func runMarket(ctx context.Context, url string, f demoFlags, stdout io.Writer, d
 	if !f.quiet {
 		go func() {
 			defer close(progressExited)
-			progress(stdout, start, progressDone, &committed, &dead, &lat, src)
+			progress(stdout, start, progressDone, &committed, &dead, tally, src)
 		}()
 	} else {
 		close(progressExited)
@@ -200,11 +193,15 @@ func runMarket(ctx context.Context, url string, f demoFlags, stdout io.Writer, d
 	res.generated = generated.Load()
 	res.genWall = genWall // written before genErr was sent
 	res.stored, res.dead = stored.Load(), dead.Load()
-	res.reasons = reasons
-	res.lat, res.e2e = lat.snapshot(), e2e.snapshot()
-	res.lookups, res.batches = refs.lookups.Load(), batches.Load()
+	res.reasons, res.lat, res.e2e = tally.results()
 	res.src, res.sink = src.Stats(), sink.Stats()
 	res.snap = p.Stats()
+	res.lookups = refs.lookups.Load()
+	for _, s := range res.snap.Stages {
+		if s.Name == "enrich" {
+			res.batches = s.In
+		}
+	}
 	res.client = connStats(nc)
 	return res, nil
 }
@@ -213,23 +210,22 @@ func runMarket(ctx context.Context, url string, f demoFlags, stdout io.Writer, d
 //
 //	consume → decode+validate (n workers) → normalise (1) → collect (500, 50 ms)
 //	        → enrich (2 workers, one reference lookup per batch) → publish (2 workers)
+//	decode+validate's dead letters → dead-letter → publish-dead (2 workers)
 //
-// Malformed events are not dropped: they travel on, marked, and are
-// published to the dead-letter subject with their reason.
+// A malformed event fails decode+validate, whose error policy routes it,
+// with the error as its reason, to the dead-letter stream; an event whose
+// symbol has no reference data is found by the batch lookup, so enrich
+// turns it into a dead letter itself. Both are published to the
+// dead-letter subject with their reason and acknowledged once stored.
 func marketPipeline(ctx context.Context, src *natsx.Source, sink *natsx.Sink, refs *refService, decoders int) *sluice.Pipeline {
 	p := sluice.New(ctx, sluice.Named("market"))
 	msgs := natsx.Read(p, "consume", src)
+	var bad sluice.Stream[sluice.Failed[natsx.Msg]]
 	dec := sluice.Map(p, "decode", msgs, decoders, func(_ context.Context, m natsx.Msg) (decoded, error) {
 		ev, err := decode(m.Data())
-		if err != nil {
-			return decoded{msg: m, dead: err.Error()}, nil
-		}
-		return decoded{msg: m, ev: ev}, nil
-	})
+		return decoded{msg: m, ev: ev}, err
+	}, sluice.DeadLetter(&bad))
 	norm := sluice.Map(p, "normalise", dec, 1, func(_ context.Context, d decoded) (item, error) {
-		if d.dead != "" {
-			return item{msg: d.msg, dead: d.dead}, nil
-		}
 		return item{msg: d.msg, tick: normalise(d.ev)}, nil
 	})
 	batches := sluice.Batch(p, "collect", norm, 500, 50*time.Millisecond)
@@ -237,39 +233,42 @@ func marketPipeline(ctx context.Context, src *natsx.Source, sink *natsx.Sink, re
 		return enrich(b, refs), nil
 	})
 	natsx.PublishBatches(p, "publish", outs, sink)
+	dead := sluice.Map(p, "dead-letter", bad, 1, func(_ context.Context, f sluice.Failed[natsx.Msg]) (natsx.Out, error) {
+		return deadLetter(f.Item, f.Err.Error()), nil
+	})
+	natsx.Publish(p, "publish-dead", dead, sink)
 	return p
 }
 
+// demoReason is the header that carries why an event was dead-lettered.
+const demoReason = "Demo-Reason"
+
+// deadLetter is the message that dead-letters m for reason.
+func deadLetter(m natsx.Msg, reason string) natsx.Out {
+	return natsx.Out{Subject: demoDeadSubj, Data: m.Data(), ID: m.ID(), From: m,
+		Header: nats.Header{demoReason: []string{reason}}}
+}
+
 // enrich turns a batch into messages to publish, looking up the reference
-// data of all its symbols at once.
+// data of all its symbols at once; an event whose symbol has none is
+// dead-lettered.
 func enrich(b []item, refs *refService) []natsx.Out {
 	syms := make(map[string]refData, len(symbols))
 	for _, it := range b {
-		if it.dead == "" {
-			syms[it.tick.symbol] = refData{}
-		}
+		syms[it.tick.symbol] = refData{}
 	}
 	refs.Lookup(syms)
 	outs := make([]natsx.Out, len(b))
 	buf := make([]byte, 0, 96*len(b))
 	for i, it := range b {
-		id := it.msg.ID()
-		reason := it.dead
-		var r refData
-		if reason == "" {
-			var ok bool
-			if r, ok = syms[it.tick.symbol]; !ok {
-				reason = "unknown symbol"
-			}
-		}
-		if reason != "" {
-			outs[i] = natsx.Out{Subject: demoDeadSubj, Data: it.msg.Data(), ID: id, From: it.msg,
-				Header: nats.Header{"Demo-Reason": []string{reason}}}
+		r, ok := syms[it.tick.symbol]
+		if !ok {
+			outs[i] = deadLetter(it.msg, "unknown symbol")
 			continue
 		}
 		n := len(buf)
 		buf = encodeEnriched(buf, it.tick, r)
-		outs[i] = natsx.Out{Subject: demoOutSubj, Data: buf[n:len(buf):len(buf)], ID: id, From: it.msg}
+		outs[i] = natsx.Out{Subject: demoOutSubj, Data: buf[n:len(buf):len(buf)], ID: it.msg.ID(), From: it.msg}
 	}
 	return outs
 }
@@ -345,83 +344,76 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 }
 
 // progress prints a line every second until done is closed.
-func progress(w io.Writer, start time.Time, done <-chan struct{}, committed, dead *atomic.Int64, lat *hist, src *natsx.Source) {
+func progress(w io.Writer, start time.Time, done <-chan struct{}, committed, dead *atomic.Int64, tally *tally, src *natsx.Source) {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	last, lastAt := int64(0), start
-	var lastLat histSnapshot
 	for {
 		select {
 		case <-done:
 			return
 		case now := <-t.C:
 			c := committed.Load()
-			snap := lat.snapshot()
-			win := snap.minus(lastLat)
+			win := tally.takeWindow()
 			fmt.Fprintf(w, "%6.1fs  events/s %7s  latency p50 %-7s p99 %-7s  in-flight %6d  dead-lettered %6d  stored %d\n",
 				now.Sub(start).Seconds(), si(float64(c-last)/now.Sub(lastAt).Seconds()),
 				ms(win.q(0.5)), ms(win.q(0.99)), src.Stats().InFlight, dead.Load(), c)
-			last, lastAt, lastLat = c, now, snap
+			last, lastAt = c, now
 		}
 	}
 }
 
-// hist is a latency histogram with four buckets per power of two of
-// nanoseconds (about 19 % wide), added to a batch at a time.
-type hist struct {
-	mu     sync.Mutex
-	counts [histBuckets]uint64
-	max    time.Duration
+// tally is what the sink's commits measured: latencies and dead letters by
+// reason. The sink's workers add to it under mu; the progress line and the
+// summary read it.
+type tally struct {
+	mu       sync.Mutex
+	lat, e2e latencies // fetched → stored; input stored → output stored (sampled)
+	window   latencies // fetched → stored since the last takeWindow
+	reasons  map[string]int64
 }
 
-const histBuckets = 64 * 4
+func newTally() *tally { return &tally{reasons: map[string]int64{}} }
 
-func bucket(d time.Duration) int {
-	v := uint64(max(d, 1))
-	n := bits.Len64(v) // ≥ 1
-	if n < 3 {
-		return int(v)
-	}
-	return 4*(n-2) + int(v>>(n-3)&3)
+// fetched adds the latency, fetched → stored, of one committed event.
+// The caller holds mu.
+func (t *tally) fetched(d time.Duration) {
+	t.lat.add(d)
+	t.window.add(d)
 }
 
-// bucketTop is the largest duration that falls in bucket i.
-func bucketTop(i int) time.Duration {
-	if i < 4 {
-		return time.Duration(i)
-	}
-	n := i/4 + 2
-	return time.Duration((uint64(4+i%4+1) << (n - 3)) - 1)
+// takeWindow returns the fetched → stored latencies since its last call.
+func (t *tally) takeWindow() latencies {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	w := t.window
+	t.window = latencies{}
+	return w
 }
 
-func (h *hist) add(c *[histBuckets]uint64) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for i, v := range c {
-		h.counts[i] += v
-		if v > 0 {
-			h.max = max(h.max, bucketTop(i))
-		}
-	}
+// results returns copies of the dead letters by reason and the latencies.
+func (t *tally) results() (reasons map[string]int64, lat, e2e latencies) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return maps.Clone(t.reasons), t.lat, t.e2e
 }
 
-type histSnapshot struct {
-	counts [histBuckets]uint64
-	max    time.Duration
+// latencies is a histogram of durations (internal/hist: quantiles within
+// 1/16 of the true value) and their exact maximum. The zero value is
+// empty.
+type latencies struct {
+	c   hist.Counts
+	max time.Duration
 }
 
-func (h *hist) snapshot() histSnapshot {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return histSnapshot{counts: h.counts, max: h.max}
+func (l *latencies) add(d time.Duration) {
+	d = max(d, 0)
+	l.c.Add(uint64(d))
+	l.max = max(l.max, d)
 }
 
-func (s histSnapshot) minus(o histSnapshot) histSnapshot {
-	for i := range s.counts {
-		s.counts[i] -= o.counts[i]
-	}
-	return s
-}
+// q returns the q-quantile, or 0 when empty.
+func (l *latencies) q(q float64) time.Duration { return time.Duration(l.c.Quantile(q)) }
 
 // ms formats d in milliseconds with two significant digits or so.
 func ms(d time.Duration) string {
@@ -433,24 +425,4 @@ func ms(d time.Duration) string {
 		return fmt.Sprintf("%.1fms", v)
 	}
 	return fmt.Sprintf("%.0fms", v)
-}
-
-// q returns the q-quantile: the top of the bucket it falls in.
-func (s histSnapshot) q(q float64) time.Duration {
-	var total uint64
-	for _, c := range s.counts {
-		total += c
-	}
-	if total == 0 {
-		return 0
-	}
-	rank := uint64(q*float64(total) + 0.5)
-	var seen uint64
-	for i, c := range s.counts {
-		seen += c
-		if seen >= max(rank, 1) {
-			return bucketTop(i)
-		}
-	}
-	return s.max
 }

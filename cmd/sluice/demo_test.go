@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -86,8 +88,14 @@ func TestDemoStoresEveryEventOnceAndDeadLettersTheMalformed(t *testing.T) {
 		t.Fatal(err)
 	}
 	ids := map[string]int{}
-	good := readIDs(t, js, demoOut, ids)
-	dead := readIDs(t, js, demoDead, ids)
+	good := readIDs(t, js, demoOut, ids, nil)
+	reasons := map[string]int{}
+	dead := readIDs(t, js, demoDead, ids, func(data []byte, reason string) {
+		reasons[reason]++
+		if want := whyDead(data); reason != want {
+			t.Errorf("event %q dead-lettered for %q; want %q", data, reason, want)
+		}
+	})
 	for i := range n {
 		if c := ids["ev-"+strconv.Itoa(i)]; c != 1 {
 			t.Fatalf("event %d is in the output %d times; want once (%d enriched, %d dead-lettered)", i, c, good, dead)
@@ -96,11 +104,44 @@ func TestDemoStoresEveryEventOnceAndDeadLettersTheMalformed(t *testing.T) {
 	if len(ids) != n || dead < n/40 || dead > n/10 {
 		t.Fatalf("%d distinct IDs, %d enriched, %d dead-lettered of %d events with 5 %% malformed", len(ids), good, dead, n)
 	}
+	// The generator is deterministic: exactly the events it made
+	// malformed are dead-lettered.
+	rng, malformed := rand.New(rand.NewPCG(4, 4)), 0
+	for i := range n {
+		if whyDead(genEvent(nil, rng, i, 1, f.malformed)) != "" {
+			malformed++
+		}
+	}
+	if dead != malformed {
+		t.Fatalf("%d events dead-lettered; the generator made %d malformed", dead, malformed)
+	}
+	// Both routes to the dead-letter subject were taken: decode's error
+	// policy and enrich's lookup.
+	if reasons["unknown symbol"] == 0 || reasons["unknown symbol"] == dead {
+		t.Fatalf("dead letters by reason %v: want some from decode and some for an unknown symbol", reasons)
+	}
+	if !strings.Contains(out.String(), fmt.Sprintf("%d dead-lettered", dead)) {
+		t.Fatalf("the summary does not count the %d dead letters in the stream:\n%s", dead, &out)
+	}
+}
+
+// whyDead is the reason the demo must give for dead-lettering an event:
+// decode's error, or "unknown symbol"; "" for an event it must enrich.
+func whyDead(data []byte) string {
+	ev, err := decode(data)
+	if err != nil {
+		return err.Error()
+	}
+	if !slices.Contains(symbols, normalise(ev).symbol) {
+		return "unknown symbol"
+	}
+	return ""
 }
 
 // readIDs counts the messages of stream by Nats-Msg-Id into ids and
-// returns how many it read.
-func readIDs(t *testing.T, js jetstream.JetStream, stream string, ids map[string]int) int {
+// returns how many it read; each message's data and reason header go to
+// check, if not nil.
+func readIDs(t *testing.T, js jetstream.JetStream, stream string, ids map[string]int, check func(data []byte, reason string)) int {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -125,6 +166,9 @@ func readIDs(t *testing.T, js jetstream.JetStream, stream string, ids map[string
 		k := 0
 		for m := range b.Messages() {
 			ids[m.Headers().Get(jetstream.MsgIDHeader)]++
+			if check != nil {
+				check(m.Data(), m.Headers().Get(demoReason))
+			}
 			k++
 		}
 		if k == 0 {
