@@ -17,17 +17,23 @@ import (
 type liveDash struct {
 	board  *dash.Board
 	srv    *http.Server
+	addr   net.Addr   // where it listens
 	served chan error // Serve's result, once it has returned
 }
 
-// startDash listens on addr and serves a dash board there from a goroutine
-// that stop ends. It prints the page's URL to w.
+// startDash listens on addr ([HOST]:PORT; loopback when HOST is empty, see
+// dashAddr) and serves a dash board there from a goroutine that stop ends.
+// It prints the page's URL to w.
 func startDash(addr string, w io.Writer) (*liveDash, error) {
+	addr, err := dashAddr(addr)
+	if err != nil {
+		return nil, err
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("--dash: %w", err)
 	}
-	d := &liveDash{board: dash.Handler(), served: make(chan error, 1)}
+	d := &liveDash{board: dash.Handler(), addr: ln.Addr(), served: make(chan error, 1)}
 	d.srv = &http.Server{Handler: d.board, ReadHeaderTimeout: 5 * time.Second}
 	// Shutdown waits for handlers to return, and an event stream returns
 	// only when told.
@@ -53,6 +59,21 @@ func (d *liveDash) stop() error {
 		err = errors.Join(err, serr)
 	}
 	return err
+}
+
+// dashAddr is the address --dash listens on: addr itself when it names a
+// host, else the port on the loopback interface (127.0.0.1), so that ":8080"
+// does not expose the page to the network. Listening on every interface
+// takes an explicit "0.0.0.0:8080" or "[::]:8080".
+func dashAddr(addr string) (string, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || port == "" {
+		return "", fmt.Errorf("--dash: want [HOST]:PORT, e.g. :8080 (loopback) or 0.0.0.0:8080 (every interface), got %q", addr)
+	}
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port), nil
 }
 
 // pageURL is a URL a browser on this machine can open for a listener's

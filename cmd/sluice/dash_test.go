@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -109,6 +110,52 @@ func TestPageURLNamesAHostABrowserCanOpen(t *testing.T) {
 		}
 		if got := pageURL(a); got != want {
 			t.Fatalf("%s: got %s, want %s", addr, got, want)
+		}
+	}
+}
+
+// A --dash address without a host listens on loopback only, and the page's
+// printed URL is where it listens; a host, even a wildcard, is kept.
+func TestDashOnAPortAloneListensOnLoopbackOnly(t *testing.T) {
+	for _, c := range []struct {
+		addr     string
+		loopback bool   // the listener's IP
+		urlHost  string // the printed URL's host
+	}{
+		{":0", true, "127.0.0.1"},
+		{"127.0.0.1:0", true, "127.0.0.1"},
+		{"0.0.0.0:0", false, "localhost"},
+	} {
+		var errOut bytes.Buffer
+		d, err := startDash(c.addr, &errOut)
+		if err != nil {
+			t.Fatalf("%s: %v", c.addr, err)
+		}
+		la := d.addr.(*net.TCPAddr)
+		m := pageURLLine.FindStringSubmatch(errOut.String())
+		if err := d.stop(); err != nil {
+			t.Fatalf("%s: stopping: %v", c.addr, err)
+		}
+		if la.IP.IsLoopback() != c.loopback || !c.loopback && !la.IP.IsUnspecified() {
+			t.Errorf("%s: listens on %v; want loopback %v", c.addr, la, c.loopback)
+		}
+		want := "http://" + net.JoinHostPort(c.urlHost, strconv.Itoa(la.Port)) + "/"
+		if m == nil || m[1] != want {
+			t.Errorf("%s: printed %q; want the page at %s", c.addr, errOut.String(), want)
+		}
+	}
+}
+
+func TestDashAddressWithoutAPortIsRejected(t *testing.T) {
+	for _, addr := range []string{"8080", "localhost", "", "127.0.0.1:"} {
+		if got, err := dashAddr(addr); err == nil || !strings.Contains(err.Error(), "[HOST]:PORT") {
+			t.Errorf("dashAddr(%q) = %q, %v; want an error asking for [HOST]:PORT", addr, got, err)
+		}
+		if addr == "" {
+			continue // --dash "" is no page at all
+		}
+		if code, _, errOut := runCLI(t, "demo", "--dash", addr); code != 2 || !strings.Contains(errOut, "[HOST]:PORT") {
+			t.Errorf("demo --dash %q: exit %d, stderr %q; want 2 and the expected form", addr, code, errOut)
 		}
 	}
 }

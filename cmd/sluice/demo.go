@@ -58,7 +58,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.storage, "storage", "file", "storage of the demo's streams: file, or memory to take the broker's disk out of the measurement")
 	fs.BoolVar(&f.compare, "compare", false, "first run the broker's ceiling — a bare nats.go loop doing the same publishes, fetches and acks — on the same server")
 	fs.StringVar(&f.profile, "cpuprofile", "", "write a CPU profile of the demo run (not the ceiling) to `FILE`")
-	fs.StringVar(&f.dash, "dash", "", "serve the live pipeline page at `ADDR` (e.g. :8080) while the demo runs")
+	fs.StringVar(&f.dash, "dash", "", "serve the live pipeline page at `ADDR` while the demo runs: :8080 listens on loopback only, 0.0.0.0:8080 on every interface")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, `usage: sluice demo [flags]
 
@@ -95,6 +95,12 @@ flags:`)
 	case f.malformed < 0 || f.malformed > 1:
 		fmt.Fprintf(stderr, "sluice demo: --malformed must be in [0, 1], got %v\n", f.malformed)
 		return 2
+	}
+	if f.dash != "" {
+		if _, err := dashAddr(f.dash); err != nil {
+			fmt.Fprintln(stderr, "sluice demo:", err)
+			return 2
+		}
 	}
 	if err := demo(context.Background(), f, stdout, stderr); err != nil {
 		fmt.Fprintln(stderr, "sluice demo:", err)
