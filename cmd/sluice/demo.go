@@ -70,6 +70,10 @@ them through a durable consumer, decodes and validates them in a worker pool
 publishes to `+demoOut+`. Each input is acknowledged once its result is
 stored. A progress line every second, a summary at the end.
 
+SIGINT or SIGTERM drains: the demo takes no new events, finishes and
+acknowledges those inside, prints the summary, removes its temporary store
+and exits 0. A second signal exits at once (status 128 + the signal).
+
 flags:`)
 		fs.PrintDefaults()
 	}
@@ -102,7 +106,9 @@ flags:`)
 			return 2
 		}
 	}
-	if err := demo(context.Background(), f, stdout, stderr); err != nil {
+	in := catchSignals(stderr)
+	defer in.stop()
+	if err := demo(context.Background(), in, f, stdout, stderr); err != nil {
 		fmt.Fprintln(stderr, "sluice demo:", err)
 		return 1
 	}
@@ -110,8 +116,12 @@ flags:`)
 }
 
 // demo runs the whole command: server, streams, optional ceiling, the
-// demo itself, and its summary.
-func demo(ctx context.Context, f demoFlags, stdout, stderr io.Writer) (err error) {
+// demo itself, and its summary. When in drains (a first SIGINT or
+// SIGTERM), it stops taking events, finishes what the pipeline holds,
+// prints the summary and returns nil; in (which may be nil) also removes
+// the temporary store if a second signal ends the process at once.
+func demo(ctx context.Context, in *interrupts, f demoFlags, stdout, stderr io.Writer) (err error) {
+	drain := in.Draining()
 	url := f.nats
 	if url == "" {
 		dir, err := os.MkdirTemp("", "sluice-demo-")
@@ -119,6 +129,7 @@ func demo(ctx context.Context, f demoFlags, stdout, stderr io.Writer) (err error
 			return err
 		}
 		defer os.RemoveAll(dir)
+		in.OnExit(func() { os.RemoveAll(dir) })
 		srv, u, err := natsx.StartEmbedded(dir, 0)
 		if err != nil {
 			return err
@@ -140,7 +151,14 @@ func demo(ctx context.Context, f demoFlags, stdout, stderr io.Writer) (err error
 
 	var ceiling float64
 	if f.compare {
-		res, err := runCeiling(ctx, url, f)
+		cctx, stop := context.WithCancel(ctx)
+		defer context.AfterFunc(drain, stop)()
+		res, err := runCeiling(cctx, url, f)
+		stop()
+		if drain.Err() != nil {
+			fmt.Fprintf(stdout, "interrupted (%v) during the broker's ceiling: the demo did not run\n", context.Cause(drain))
+			return nil
+		}
 		if err != nil {
 			return fmt.Errorf("ceiling: %w", err)
 		}
@@ -159,7 +177,7 @@ func demo(ctx context.Context, f demoFlags, stdout, stderr io.Writer) (err error
 		}
 		defer func() { err = errors.Join(err, d.stop()) }()
 	}
-	res, err := runMarket(ctx, url, f, stdout, d)
+	res, err := runMarket(ctx, drain, url, f, stdout, d)
 	if err != nil {
 		return err
 	}

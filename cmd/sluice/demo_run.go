@@ -22,9 +22,6 @@ import (
 	"github.com/sluicehq/sluice/internal/hist"
 )
 
-// errDemoDone cancels the pipeline once every generated event is stored.
-var errDemoDone = errors.New("every event stored")
-
 // decoded is an event after the decode stage.
 type decoded struct {
 	msg natsx.Msg
@@ -47,13 +44,22 @@ type marketResult struct {
 	sink      natsx.SinkStats
 	snap      sluice.Snapshot
 	client    string
+	drained   error // the cause of a drain that ended the run early (the signal), or nil
 }
 
 func (r marketResult) perSec() float64 { return float64(r.stored+r.dead) / r.wall.Seconds() }
 
 func (r marketResult) print(w io.Writer) {
+	if r.drained != nil {
+		fmt.Fprintf(w, "interrupted (%v): drained: the source took no new events; of the %d it had received, %d were stored and acknowledged, %d handed back unprocessed (nak), %d unsettled\n",
+			r.drained, r.src.Delivered, r.src.Acked, r.src.Naked, r.src.InFlight)
+	}
+	n := r.generated // all of them were stored, unless drained
+	if r.drained != nil {
+		n = r.stored + r.dead
+	}
 	fmt.Fprintf(w, "demo: %d events in %.2fs = %s events/s; %d enriched and stored, %d dead-lettered %v\n",
-		r.generated, r.wall.Seconds(), si(r.perSec()), r.stored, r.dead, r.reasons)
+		n, r.wall.Seconds(), si(r.perSec()), r.stored, r.dead, r.reasons)
 	fmt.Fprintf(w, "generator: %d events stored in the input stream in %.2fs = %s events/s, concurrently with the pipeline\n",
 		r.generated, r.genWall.Seconds(), si(float64(r.generated)/r.genWall.Seconds()))
 	fmt.Fprintf(w, "latency, fetched → stored: p50 %s  p99 %s  max %s\n", ms(r.lat.q(0.5)), ms(r.lat.q(0.99)), ms(r.lat.max))
@@ -70,8 +76,11 @@ func (r marketResult) print(w io.Writer) {
 }
 
 // runMarket generates events and runs seed 004's pipeline over them until
-// every one is stored, printing progress every second (unless f.quiet).
-func runMarket(ctx context.Context, url string, f demoFlags, stdout io.Writer, d *liveDash) (res marketResult, err error) {
+// every one is stored, or until drain is done: then the generator stops,
+// the pipeline drains (its source takes no new message; what it holds is
+// stored and acknowledged) and the result covers what was stored. It
+// prints progress every second (unless f.quiet).
+func runMarket(ctx context.Context, drain context.Context, url string, f demoFlags, stdout io.Writer, d *liveDash) (res marketResult, err error) {
 	genConn, err := natsx.Connect(url, nats.Name("sluice-demo-generator"))
 	if err != nil {
 		return res, err
@@ -100,6 +109,7 @@ func runMarket(ctx context.Context, url string, f demoFlags, stdout io.Writer, d
 		dead       atomic.Int64
 		generated  atomic.Int64
 		genDone    atomic.Bool
+		doneAt     atomic.Int64 // when every generated event was stored, in Unix ns
 		tally      = newTally()
 		checkDone  = func() {}
 		sampleTick atomic.Uint64
@@ -127,9 +137,14 @@ func runMarket(ctx context.Context, url string, f demoFlags, stdout io.Writer, d
 		committed.Add(int64(len(b)))
 		checkDone()
 	}
+	// Once every generated event is stored, the pipeline drains: its
+	// source takes nothing more, and it ends as it does at a signal.
+	complete, finish := context.WithCancel(ctx)
+	defer finish()
 	checkDone = func() {
 		if genDone.Load() && committed.Load() >= generated.Load() {
-			cancel(errDemoDone)
+			doneAt.CompareAndSwap(0, time.Now().UnixNano())
+			finish()
 		}
 	}
 	sink, err := natsx.NewSink(ctx, js, natsx.SinkWorkers(2), natsx.OnCommit(onCommit))
@@ -140,6 +155,8 @@ func runMarket(ctx context.Context, url string, f demoFlags, stdout io.Writer, d
 	refs := newRefService(f.lookup)
 
 	p := marketPipeline(ctx, src, sink, refs, f.decoders)
+	p.DrainOn(drain)
+	p.DrainOn(complete)
 	if d != nil {
 		d.show(p)
 	}
@@ -159,8 +176,11 @@ func runMarket(ctx context.Context, url string, f demoFlags, stdout io.Writer, d
 	start := time.Now()
 	genErr := make(chan error, 1)
 	var genWall time.Duration
+	genCtx, stopGen := context.WithCancel(ctx)
+	defer context.AfterFunc(drain, stopGen)()
 	go func() {
-		err := generateTo(ctx, genConn, demoInSubj, f, &generated)
+		defer stopGen()
+		err := generateTo(genCtx, genConn, demoInSubj, f, &generated)
 		genWall = time.Since(start)
 		genDone.Store(true)
 		checkDone()
@@ -179,13 +199,19 @@ func runMarket(ctx context.Context, url string, f demoFlags, stdout io.Writer, d
 
 	werr := p.Wait()
 	res.wall = time.Since(start)
+	if at := doneAt.Load(); at > 0 {
+		res.wall = time.Unix(0, at).Sub(start) // not counting the drain's end
+	}
 	res.fig = m.stop(int(generated.Load()))
 	close(progressDone)
 	<-progressExited
 	cancel(nil) // stops the generator if the pipeline failed
 	gerr := <-genErr
-	if werr != nil && !errors.Is(werr, errDemoDone) {
+	if werr != nil {
 		return res, werr
+	}
+	if drain.Err() != nil { // a signal ended the run
+		res.drained = context.Cause(drain)
 	}
 	if gerr != nil && !errors.Is(gerr, context.Canceled) {
 		return res, fmt.Errorf("generator: %w", gerr)

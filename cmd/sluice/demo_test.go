@@ -71,7 +71,7 @@ func TestDemoStoresEveryEventOnceAndDeadLettersTheMalformed(t *testing.T) {
 	f := demoFlags{nats: url, events: n, malformed: 0.05, decoders: 2, storage: "file", inflight: 1000, quiet: true}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := demo(ctx, f, &out, &out); err != nil {
+	if err := demo(ctx, nil, f, &out, &out); err != nil {
 		t.Fatalf("%v\n%s", err, &out)
 	}
 	if !strings.Contains(out.String(), "demo: 3000 events") {
