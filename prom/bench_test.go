@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -18,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/sluicehq/sluice"
 	"github.com/sluicehq/sluice/dash"
+	"github.com/sluicehq/sluice/internal/hist"
 )
 
 // The squares workload of seed 002, as cmd/sluice runs it: a generator
@@ -161,12 +161,6 @@ func cpuNow() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-func median(xs []float64) float64 {
-	xs = slices.Clone(xs)
-	slices.Sort(xs)
-	return xs[len(xs)/2]
-}
-
 // BenchmarkSquaresWatched measures what watching costs the squares
 // workload. Each iteration runs it twice, unwatched and watched, in
 // alternating order, so that both runs of a pair see the same machine.
@@ -215,8 +209,8 @@ func BenchmarkSquaresWatched(b *testing.B) {
 	b.ReportMetric(float64(watched.wall.Nanoseconds())/items, "watched-ns/item")
 	b.ReportMetric(float64(plain.cpu.Nanoseconds())/items, "plain-cpu-ns/item")
 	b.ReportMetric(float64(watched.cpu.Nanoseconds())/items, "watched-cpu-ns/item")
-	b.ReportMetric(median(wallRatios), "watched-%")
-	b.ReportMetric(median(cpuRatios), "watched-cpu-%")
+	b.ReportMetric(hist.Median(wallRatios), "watched-%")
+	b.ReportMetric(hist.Median(cpuRatios), "watched-cpu-%")
 	b.ReportMetric(float64(scrapes)/watched.wall.Seconds(), "scrapes/s")
 	b.ReportMetric(float64(events)/watched.wall.Seconds(), "events/s")
 	b.ReportMetric(0, "ns/op") // an op is a pair of runs: the figures above say more

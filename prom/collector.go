@@ -12,6 +12,9 @@
 //	sluice_stage_items_total{pipeline,stage,direction="in"|"out"}  counter
 //	sluice_stage_dropped_total{pipeline,stage,reason}               counter; reason is the overflow policy
 //	                                                                (drop-newest, drop-oldest); only stages that drop
+//	sluice_stage_failed_total{pipeline,stage}                       counter: items whose function failed, skipped
+//	                                                                or dead-lettered by the stage's error policy
+//	sluice_stage_retries_total{pipeline,stage}                      counter: calls repeated by the Retry option
 //	sluice_stage_queue_length{pipeline,stage}                       gauge: items queued on the stage's input
 //	sluice_stage_queue_capacity{pipeline,stage}                     gauge: items that input holds when full
 //	sluice_stage_input_chunk_size{pipeline,stage}                   gauge: items a chunk of that input carries now
@@ -20,7 +23,8 @@
 //	sluice_stage_workers{pipeline,stage}                            gauge: goroutines still running
 //	sluice_stage_workers_waiting{pipeline,stage}                    gauge: of those, waiting for input or room
 //	sluice_stage_latency_seconds{pipeline,stage}                    histogram: queueing plus processing,
-//	                                                                sampled one chunk in eight
+//	                                                                sampled one chunk in eight; one bucket per
+//	                                                                power of two of nanoseconds, ~1 µs to ~34 s
 //	sluice_stage_info{pipeline,stage,kind,policy}                   gauge, always 1
 //	sluice_pipeline_state{pipeline,state="running"|"done"}          gauge, 1 for the current state
 //	sluice_pipeline_errors_total{pipeline}                          counter: 1 once Wait returned an error
@@ -30,13 +34,14 @@
 // until it is removed; a rate() over its counters then falls to zero.
 //
 // Cost: nothing per item. A scrape costs one Stats call per pipeline (a
-// few atomic loads per worker and edge) and about 40 samples per stage.
+// few atomic loads per worker and edge) and about 45 samples per stage.
 package prom
 
 import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sluicehq/sluice"
@@ -99,6 +104,10 @@ var (
 	droppedDesc = prometheus.NewDesc("sluice_stage_dropped_total",
 		"Items discarded by a stage's overflow policy (the reason) because its output queue was full.",
 		[]string{"pipeline", "stage", "reason"}, nil)
+	failedDesc = prometheus.NewDesc("sluice_stage_failed_total",
+		"Items whose stage function failed and that the stage's error policy skipped or dead-lettered.", stageLabels, nil)
+	retriesDesc = prometheus.NewDesc("sluice_stage_retries_total",
+		"Calls of a stage's function repeated by its Retry option.", stageLabels, nil)
 	queueDesc = prometheus.NewDesc("sluice_stage_queue_length",
 		"Items queued on a stage's input, waiting for it.", stageLabels, nil)
 	capacityDesc = prometheus.NewDesc("sluice_stage_queue_capacity",
@@ -128,7 +137,7 @@ var (
 
 // Describe sends the descriptors of every metric the collector exports.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{itemsDesc, droppedDesc, queueDesc, capacityDesc, chunkDesc, busyDesc,
+	for _, d := range []*prometheus.Desc{itemsDesc, droppedDesc, failedDesc, retriesDesc, queueDesc, capacityDesc, chunkDesc, busyDesc,
 		blockedDesc, workersDesc, waitingDesc, latencyDesc, infoDesc, stateDesc, errorsDesc} {
 		ch <- d
 	}
@@ -178,6 +187,8 @@ func collect(ch chan<- prometheus.Metric, s sluice.Snapshot) {
 		if reason := policy[st.Name]; reason == sluice.DropNewest.String() || reason == sluice.DropOldest.String() {
 			ch <- prometheus.MustNewConstMetric(droppedDesc, prometheus.CounterValue, float64(st.Dropped), pl, name, reason)
 		}
+		counter(failedDesc, float64(st.Failed))
+		counter(retriesDesc, float64(st.Retries))
 		counter(busyDesc, st.Busy.Seconds())
 		counter(blockedDesc, st.Blocked.Seconds())
 		gauge(workersDesc, float64(st.Running))
@@ -193,19 +204,31 @@ func collect(ch chan<- prometheus.Metric, s sluice.Snapshot) {
 	}
 }
 
+// The exported latency histogram has one bucket per power of two of
+// nanoseconds, from 2^minPow (about 1 µs) to 2^maxPow (about 34 s); the
+// core's 16 buckets per power of two would make 960 series per stage.
+const minPow, maxPow = 10, 35
+
 // buckets converts a sluice latency histogram into a Prometheus one: the
 // count, the sum in seconds and the cumulative count at or below each
-// finite upper bound, in seconds. The last sluice bucket, which has no
-// upper bound, is the +Inf bucket that Prometheus derives from the count.
+// finite upper bound, in seconds. The core's buckets are merged into one
+// per power of two: the bounds are (2^k − 1) ns for k = minPow … maxPow,
+// the largest durations below 2^k ns, which are ends of core buckets, so
+// every cumulative count is exact. Faster samples fall in the first
+// bucket; slower ones only in the +Inf bucket that Prometheus derives from
+// the count.
 func buckets(h sluice.Histogram) (count uint64, sum float64, cum map[float64]uint64) {
-	cum = make(map[float64]uint64, len(h.Bounds))
+	cum = make(map[float64]uint64, maxPow-minPow+1)
 	var n uint64
-	for i, b := range h.Bounds {
-		if b == 0 || i >= len(h.Counts) {
-			continue
+	for i, c := range h.Counts {
+		n += c
+		if i >= len(h.Bounds) || i == len(h.Counts)-1 {
+			break // the last bucket has no upper bound
 		}
-		n += h.Counts[i]
-		cum[b.Seconds()] = n
+		b := uint64(h.Bounds[i])
+		if top := b + 1; top&b == 0 && top >= 1<<minPow && top <= 1<<maxPow {
+			cum[time.Duration(b).Seconds()] = n
+		}
 	}
 	return h.Count, h.Sum.Seconds(), cum
 }

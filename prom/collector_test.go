@@ -3,7 +3,6 @@ package prom
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/sluicehq/sluice"
+	"github.com/sluicehq/sluice/internal/hist"
 	"go.uber.org/goleak"
 )
 
@@ -264,17 +264,44 @@ func TestCollectorCountsTheErrorOfAFailedPipeline(t *testing.T) {
 	}
 }
 
-func TestLatencyHistogramIsCumulativeInSeconds(t *testing.T) {
-	h := sluice.Histogram{
-		Bounds: []time.Duration{time.Millisecond, 2 * time.Millisecond, 4 * time.Millisecond, 0},
-		Counts: []uint64{3, 0, 5, 2},
-		Count:  10,
-		Sum:    25 * time.Millisecond,
+// coreHistogram is a Histogram laid out as a pipeline's are (internal/hist's
+// buckets), holding the durations ds.
+func coreHistogram(ds ...time.Duration) sluice.Histogram {
+	h := sluice.Histogram{Bounds: make([]time.Duration, hist.Buckets), Counts: make([]uint64, hist.Buckets)}
+	for i := range hist.Buckets - 1 {
+		h.Bounds[i] = time.Duration(hist.Upper(i) - 1)
 	}
-	count, sum, cum := buckets(h)
-	want := map[float64]uint64{0.001: 3, 0.002: 3, 0.004: 8}
-	if count != 10 || math.Abs(sum-0.025) > 1e-12 || fmt.Sprint(cum) != fmt.Sprint(want) {
-		t.Fatalf("got count %d, sum %v, buckets %v; want 10, 0.025, %v", count, sum, cum, want)
+	for _, d := range ds {
+		h.Counts[hist.Bucket(uint64(d))]++
+		h.Count++
+		h.Sum += d
+	}
+	return h
+}
+
+// The core's 16 buckets per power of two are merged into one per power of
+// two from ~1 µs to ~34 s, with exact cumulative counts: a bound is the
+// largest duration below a power of two of nanoseconds.
+func TestLatencyHistogramHasOneBucketPerPowerOfTwo(t *testing.T) {
+	ds := []time.Duration{0, 500, 1023, 1024, 3000, time.Millisecond, 40 * time.Second}
+	count, sum, cum := buckets(coreHistogram(ds...))
+	if count != 7 || math.Abs(sum-(40+1e-3+5547e-9)) > 1e-12 {
+		t.Fatalf("got count %d, sum %v; want 7, 40.001005547", count, sum)
+	}
+	if len(cum) != maxPow-minPow+1 {
+		t.Fatalf("got %d buckets, want %d (2^%d … 2^%d ns)", len(cum), maxPow-minPow+1, minPow, maxPow)
+	}
+	for k := minPow; k <= maxPow; k++ {
+		le := time.Duration(1<<k - 1)
+		var want uint64
+		for _, d := range ds {
+			if d <= le {
+				want++
+			}
+		}
+		if got, ok := cum[le.Seconds()]; !ok || got != want {
+			t.Errorf("le=%v (2^%d-1 ns): got %d (present %v), want %d", le.Seconds(), k, got, ok, want)
+		}
 	}
 }
 
@@ -288,7 +315,7 @@ func TestLatencyHistogramMatchesTheCoreSamples(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var hist *dto.Histogram
+	var ph *dto.Histogram
 	for _, f := range fams {
 		if f.GetName() != "sluice_stage_latency_seconds" {
 			continue
@@ -296,24 +323,63 @@ func TestLatencyHistogramMatchesTheCoreSamples(t *testing.T) {
 		for _, m := range f.GetMetric() {
 			for _, l := range m.GetLabel() {
 				if l.GetName() == "stage" && l.GetValue() == "price" {
-					hist = m.GetHistogram()
+					ph = m.GetHistogram()
 				}
 			}
 		}
 	}
-	if hist == nil || st.Latency.Count == 0 {
-		t.Fatalf("got histogram %v and %d core samples, want both", hist, st.Latency.Count)
+	if ph == nil || st.Latency.Count == 0 {
+		t.Fatalf("got histogram %v and %d core samples, want both", ph, st.Latency.Count)
 	}
-	if hist.GetSampleCount() != st.Latency.Count || hist.GetSampleSum() != st.Latency.Sum.Seconds() {
-		t.Fatalf("got count %d sum %v, want the core's %d and %v", hist.GetSampleCount(), hist.GetSampleSum(),
+	if ph.GetSampleCount() != st.Latency.Count || ph.GetSampleSum() != st.Latency.Sum.Seconds() {
+		t.Fatalf("got count %d sum %v, want the core's %d and %v", ph.GetSampleCount(), ph.GetSampleSum(),
 			st.Latency.Count, st.Latency.Sum.Seconds())
 	}
-	var last uint64
-	for _, b := range hist.GetBucket() {
-		if b.GetCumulativeCount() < last {
-			t.Fatalf("got bucket le=%v with %d, below the previous %d: not cumulative", b.GetUpperBound(), b.GetCumulativeCount(), last)
+	// Each bucket counts exactly the core's samples at or below its bound.
+	if len(ph.GetBucket()) != maxPow-minPow+1 {
+		t.Fatalf("got %d buckets, want %d", len(ph.GetBucket()), maxPow-minPow+1)
+	}
+	for _, b := range ph.GetBucket() {
+		var want uint64
+		for i, c := range st.Latency.Counts[:len(st.Latency.Counts)-1] {
+			if st.Latency.Bounds[i].Seconds() <= b.GetUpperBound() {
+				want += c
+			}
 		}
-		last = b.GetCumulativeCount()
+		if b.GetCumulativeCount() != want {
+			t.Fatalf("got bucket le=%v with %d, want the core's %d samples at or below it", b.GetUpperBound(), b.GetCumulativeCount(), want)
+		}
+	}
+}
+
+// Items settled by an error policy and retried calls are counted per stage.
+func TestCollectorCountsFailedItemsAndRetries(t *testing.T) {
+	p := sluice.New(context.Background(), sluice.Named("policies"))
+	src := sluice.FromSlice(p, "in", []int{1, 2, 3, 4, 5, 6})
+	// Odd items fail every attempt; 3 attempts each, no wait between them.
+	checked := sluice.Map(p, "check", src, 1, func(_ context.Context, v int) (int, error) {
+		if v%2 == 1 {
+			return 0, errors.New("odd")
+		}
+		return v, nil
+	}, sluice.SkipErrors(), sluice.Retry(3, 0, 0))
+	sluice.Collect(p, "store", checked)
+	if err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	reg := registry(t, NewCollector(p))
+	for _, c := range []struct {
+		name, stage string
+		want        float64
+	}{
+		{"sluice_stage_failed_total", "check", 3},
+		{"sluice_stage_retries_total", "check", 6},
+		{"sluice_stage_failed_total", "store", 0},
+		{"sluice_stage_retries_total", "in", 0},
+	} {
+		if got := value(t, reg, c.name, "pipeline=policies", "stage="+c.stage); got != c.want {
+			t.Errorf("got %s{stage=%q} %v, want %v", c.name, c.stage, got, c.want)
+		}
 	}
 }
 
