@@ -438,8 +438,11 @@ func (l *latencies) add(d time.Duration) {
 	l.max = max(l.max, d)
 }
 
-// q returns the q-quantile, or 0 when empty.
-func (l *latencies) q(q float64) time.Duration { return time.Duration(l.c.Quantile(q)) }
+// q returns the q-quantile, or 0 when empty. Interpolated inside its
+// bucket, it never exceeds the exact maximum.
+func (l *latencies) q(q float64) time.Duration {
+	return min(time.Duration(l.c.Quantile(q)), l.max)
+}
 
 // ms formats d in milliseconds with two significant digits or so.
 func ms(d time.Duration) string {
