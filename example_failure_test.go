@@ -119,6 +119,7 @@ func ExamplePipeline_DrainOn() {
 			if i == 2 {
 				drain()
 				<-out.Done() // closed once the drain has begun
+				return nil
 			}
 		}
 	})
