@@ -16,8 +16,8 @@
 //
 // [Insert] writes each chunk that reaches it as one batch insert: as many
 // items as were ready, up to the producer's chunk size (natural batching:
-// one row when input trickles, [sluice.DefaultChunk] rows under load, no
-// timer). [InsertBatches] writes each batch of a [sluice.Batch] stage, for
+// one row when input trickles, full chunks under load, no timer; set the
+// producer's [sluice.Chunk] for batches larger than 16 KiB of items). [InsertBatches] writes each batch of a [sluice.Batch] stage, for
 // a size and a maximum wait of your choosing. Either way a batch is one
 // transaction — BEGIN, one prepared INSERT, COMMIT, which the server stores
 // as one block (up to a million rows) — committed before the stage takes its next batch, and the

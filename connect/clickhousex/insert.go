@@ -183,8 +183,11 @@ func (w *Writer[T]) write(ctx context.Context, rows []T) error {
 // Insert starts a sink stage of [Workers] goroutines that inserts the
 // items of in with w, one transaction per chunk as it arrives (natural
 // batching, see [sluice.ForEachChunk]): up to the producer's chunk size
-// ([sluice.DefaultChunk] unless its [sluice.Chunk] option says otherwise).
-// A chunk is committed before its worker takes the next one. A failed
+// ([sluice.DefaultChunk] items, fewer for items over 8 bytes, so that a
+// chunk stays near 16 KiB). ClickHouse stores each insert as a part and
+// prefers few large ones: a batch costs the server milliseconds whatever
+// its size, so give the producing stage [sluice.Chunk] (8192, say) when
+// throughput matters. A chunk is committed before its worker takes the next one. A failed
 // chunk fails the pipeline unless opts settle it ([sluice.Retry] inserts
 // the whole chunk again; [sluice.DeadLetter] gets a [sluice.Failed] per
 // item; [sluice.SkipErrors]).
