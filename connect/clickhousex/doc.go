@@ -1,0 +1,38 @@
+// Package clickhousex writes the items of sluice pipelines to ClickHouse in
+// batch inserts, through database/sql and the native protocol
+// (github.com/ClickHouse/clickhouse-go v1, which speaks to servers as old
+// as Debian's 18.16).
+//
+//	db, err := clickhousex.Open(ctx, "127.0.0.1:9000", clickhousex.Database("market"))
+//	w := clickhousex.NewWriter(db, "trades", []string{"ts", "symbol", "price"},
+//		func(t Trade) []any { return []any{t.TS, t.Symbol, t.Price} },
+//		clickhousex.OnCommit(func(rows []Trade) { ackAll(rows) }))
+//	p := sluice.New(ctx)
+//	trades := sluice.Map(p, "decode", raw, 4, decode)
+//	clickhousex.Insert(p, "store", trades, w, sluice.Retry(5, 50*time.Millisecond, 2*time.Second))
+//	err = p.Wait()
+//
+// # Batches and commits
+//
+// [Insert] writes each chunk that reaches it as one batch insert: as many
+// items as were ready, up to the producer's chunk size (natural batching:
+// one row when input trickles, full chunks under load, no timer; set the
+// producer's [sluice.Chunk] for batches larger than 16 KiB of items). [InsertBatches] writes each batch of a [sluice.Batch] stage, for
+// a size and a maximum wait of your choosing. Either way a batch is one
+// transaction — BEGIN, one prepared INSERT, COMMIT, which the server stores
+// as one block (up to a million rows) — committed before the stage takes its next batch, and the
+// [OnCommit] function sees its items right after the commit, never before.
+//
+// # Failures
+//
+// A batch that fails — server unreachable, table missing, a value the
+// column does not take — fails the pipeline with an error naming the table
+// and the number of rows, unless the stage's error options settle it: with
+// [sluice.Retry] the whole batch is inserted again after a backoff; then
+// [sluice.DeadLetter] or [sluice.SkipErrors] settles every item of it. A
+// value the driver cannot convert is marked [sluice.Permanent] (retrying
+// will not help). A commit whose answer was lost may have stored its rows
+// even though it reported an error, so a retried batch may be stored twice:
+// delivery is at least once. Use a table engine that removes duplicates
+// (ReplacingMergeTree) or count distinct keys where that matters.
+package clickhousex
