@@ -8,7 +8,7 @@ require (
 	github.com/nats-io/nats.go v1.55.0
 	github.com/samber/lo v1.53.0
 	github.com/sluicehq/sluice v0.0.0
-	github.com/sluicehq/sluice/connect/nats v0.0.0
+	github.com/sluicehq/sluice/connect/natsx v0.0.0
 	github.com/smallnest/chanx v1.2.0
 	github.com/sourcegraph/conc v0.3.0
 	go.uber.org/goleak v1.3.0
@@ -37,4 +37,4 @@ require (
 
 replace github.com/sluicehq/sluice => ../..
 
-replace github.com/sluicehq/sluice/connect/nats => ../../connect/nats
+replace github.com/sluicehq/sluice/connect/natsx => ../../connect/natsx
