@@ -146,7 +146,8 @@ func DeadLetter(sink *Sink, topic string) SourceOption {
 
 // StopWhenIdle makes the source stop, and its stream close, once it has
 // fetched nothing for d while every record it emitted is settled and
-// committed. Without it the source reads until the pipeline stops. Panics
+// committed, and the broker confirms that the group (every member
+// together) has committed every partition of the topics up to its end. Without it the source reads until the pipeline stops. Panics
 // if d < 10ms.
 func StopWhenIdle(d time.Duration) SourceOption {
 	if d < 10*time.Millisecond {

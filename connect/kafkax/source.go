@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -269,7 +270,12 @@ func (s *Source) run(ctx context.Context, out *sluice.Emitter[Msg]) error {
 			continue
 		}
 		if s.cfg.stopIdle > 0 && time.Since(idleSince) >= s.cfg.stopIdle && s.inflight.Load() == 0 && s.allCommitted() {
-			return nil
+			// Idle is not enough: a broker that is away looks idle too.
+			// An error here (the broker is restarting, say) only means
+			// asking again after the next idle poll.
+			if done, err := s.caughtUp(ctx); err == nil && done {
+				return nil
+			}
 		}
 	}
 }
@@ -422,6 +428,50 @@ func (s *Source) allCommitted() bool {
 		}
 	}
 	return true
+}
+
+// caughtUp reports whether the group has committed every partition of
+// the source's topics up to its end, whichever member read it.
+func (s *Source) caughtUp(ctx context.Context) (bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	adm := kadm.NewClient(s.cl)
+	ends, err := adm.ListEndOffsets(ctx, s.topics...)
+	if err == nil {
+		err = ends.Error()
+	}
+	if err != nil {
+		return false, err
+	}
+	starts, err := adm.ListStartOffsets(ctx, s.topics...)
+	if err == nil {
+		err = starts.Error()
+	}
+	if err != nil {
+		return false, err
+	}
+	committed, err := adm.FetchOffsetsForTopics(ctx, s.group, s.topics...)
+	if err == nil {
+		err = committed.Error()
+	}
+	if err != nil {
+		return false, err
+	}
+	done := true
+	ends.Each(func(end kadm.ListedOffset) {
+		at := int64(-1)
+		if c, ok := committed.Lookup(end.Topic, end.Partition); ok {
+			at = c.At
+		}
+		if at < 0 {
+			st, _ := starts.Lookup(end.Topic, end.Partition)
+			at = st.Offset
+		}
+		if at < end.Offset {
+			done = false
+		}
+	})
+	return done, nil
 }
 
 // committer commits the settled prefixes every CommitEvery interval, or

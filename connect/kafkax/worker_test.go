@@ -90,7 +90,10 @@ func TestScaleOutSurvivesAWorkerKilledMidRun(t *testing.T) {
 		}
 	}()
 
-	eventually(t, 60*time.Second, "a third of the input committed", func() bool { return lag(t, group, in) <= 2*n/3 })
+	eventually(t, 60*time.Second, "a third of the input committed", func() bool {
+		l, err := tryLag(t, group, in)
+		return err == nil && l <= 2*n/3
+	})
 	killedAt := n - lag(t, group, in)
 	if err := cmds[0].Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
