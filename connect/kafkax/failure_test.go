@@ -15,7 +15,7 @@ import (
 	"github.com/sluicehq/sluice/connect/kafkax"
 )
 
-func header(r *kgo.Record, key string) string {
+func headerOf(r *kgo.Record, key string) string {
 	for _, h := range r.Headers {
 		if h.Key == key {
 			return string(h.Value)
@@ -65,13 +65,13 @@ func TestPoisonRecordIsDeadLetteredAndEveryNeighbourStored(t *testing.T) {
 		t.Fatalf("dead-letter topic holds %v; want the poison record once", dead)
 	}
 	r := recs[0]
-	if got := header(r, kafkax.HeaderError); !strings.Contains(got, "cannot decode") {
+	if got := headerOf(r, kafkax.HeaderError); !strings.Contains(got, "cannot decode") {
 		t.Errorf("error header %q", got)
 	}
-	if header(r, kafkax.HeaderTopic) != in || header(r, kafkax.HeaderAttempts) != "3" {
+	if headerOf(r, kafkax.HeaderTopic) != in || headerOf(r, kafkax.HeaderAttempts) != "3" {
 		t.Errorf("headers %v", r.Headers)
 	}
-	if _, err := strconv.Atoi(header(r, kafkax.HeaderOffset)); err != nil {
+	if _, err := strconv.Atoi(headerOf(r, kafkax.HeaderOffset)); err != nil {
 		t.Errorf("offset header: %v", err)
 	}
 	if l := lag(t, "poison", in); l != 0 {
