@@ -221,3 +221,43 @@ func ExampleDeadLetterOut() {
 	// Output:
 	// orders.dead
 }
+
+// MaxInFlight bounds what the pipeline holds: with a slow stage, fetching
+// pauses whenever 10 records are unsettled.
+func ExampleMaxInFlight() {
+	topics := exampleTopics("ticks")
+	exampleProduce(topics[0], strings.Fields(strings.Repeat("t ", 50))...)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	src, _ := kafkax.NewSource(ctx, broker, "ticker", topics, kafkax.MaxInFlight(10),
+		kafkax.CommitEvery(50*time.Millisecond, 10), kafkax.StopWhenIdle(100*time.Millisecond))
+	defer src.Close()
+	most := int64(0)
+	p := sluice.New(ctx)
+	sluice.ForEach(p, "slow", kafkax.Read(p, "read", src), 1, func(_ context.Context, m kafkax.Msg) error {
+		most = max(most, src.Stats().InFlight)
+		time.Sleep(time.Millisecond)
+		m.Ack()
+		return nil
+	})
+	err := p.Wait()
+	st := src.Stats()
+	fmt.Println(err, st.Settled, "settled; at most", most, "in flight; paused:", st.Pauses > 0)
+	// Output:
+	// <nil> 50 settled; at most 10 in flight; paused: true
+}
+
+// WithClient passes franz-go options (TLS, SASL, timeouts) to the client a
+// Source or Sink creates.
+func ExampleWithClient() {
+	sink, err := kafkax.NewSink(context.Background(), broker,
+		kafkax.WithClient(kgo.ClientID("billing"), kgo.DialTimeout(2*time.Second)))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer sink.Close()
+	fmt.Println("connected")
+	// Output:
+	// connected
+}

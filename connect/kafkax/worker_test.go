@@ -123,5 +123,14 @@ func TestScaleOutSurvivesAWorkerKilledMidRun(t *testing.T) {
 	if l := lag(t, group, in); l != 0 {
 		t.Fatalf("group lag after the run: %d; want 0", l)
 	}
+	// The key picks the partition: a record produced twice (by the killed
+	// worker, then by the partition's new owner) lands where the first did.
+	where := make(map[string]int32)
+	for _, r := range recs {
+		if p, ok := where[string(r.Key)]; ok && p != r.Partition {
+			t.Fatalf("key %s stored in partitions %d and %d", r.Key, p, r.Partition)
+		}
+		where[string(r.Key)] = r.Partition
+	}
 	t.Logf("killed worker 0 at %d committed; output %d records, %d distinct, %d stored twice or more", killedAt, len(recs), len(ids), dup)
 }
