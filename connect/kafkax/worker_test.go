@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"syscall"
@@ -50,8 +51,11 @@ func work(brk, in, out, group string) error {
 	}
 	defer sink.Close()
 	p := sluice.New(ctx)
-	outs := sluice.Map(p, "copy", kafkax.Read(p, "read", src), 2, func(_ context.Context, m kafkax.Msg) (kafkax.Out, error) {
-		time.Sleep(200 * time.Microsecond) // slow enough that the kill lands mid-run
+	// An unordered Map with random delays settles records out of order,
+	// so the kill finds partitions with settled records after unsettled
+	// ones; it is slow enough that the kill lands mid-run.
+	outs := sluice.Map(p, "copy", kafkax.Read(p, "read", src), 8, func(_ context.Context, m kafkax.Msg) (kafkax.Out, error) {
+		time.Sleep(time.Duration(rand.IntN(1600)) * time.Microsecond)
 		return copyOut(m), nil
 	})
 	kafkax.Produce(p, "write", outs, sink)
