@@ -37,7 +37,7 @@ func startBroker() (func(), error) {
 		return nil, err
 	}
 	brokerDir = dir
-	out, err := exec.Command(kafkaScript, "start", dir).Output()
+	out, err := startCmd().Output()
 	if err != nil {
 		stopBroker()
 		os.RemoveAll(dir)
@@ -48,6 +48,14 @@ func startBroker() (func(), error) {
 	}
 	broker = strings.TrimSpace(string(out))
 	return func() { stopBroker(); os.RemoveAll(dir) }, nil
+}
+
+// startCmd runs scripts/kafka start on brokerDir, with a watchdog that
+// stops the broker should this process die without stopping it.
+func startCmd() *exec.Cmd {
+	cmd := exec.Command(kafkaScript, "start", brokerDir)
+	cmd.Env = append(os.Environ(), fmt.Sprintf("SLUICE_KAFKA_OWNER=%d", os.Getpid()))
+	return cmd
 }
 
 func stopBroker() {

@@ -2,7 +2,6 @@ package kafkax_test
 
 import (
 	"context"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -36,7 +35,7 @@ func TestBrokerRestartMidRunLosesNothing(t *testing.T) {
 	at := src.Stats().Settled
 	stopBroker()
 	time.Sleep(time.Second)
-	outB, err := exec.Command(kafkaScript, "start", brokerDir).Output()
+	outB, err := startCmd().Output()
 	if err != nil {
 		t.Fatalf("restarting the broker: %v", err)
 	}
