@@ -261,3 +261,115 @@ func ExampleWithClient() {
 	// Output:
 	// connected
 }
+
+// Attempts: a record that fails is emitted again, here until its third
+// attempt succeeds; nothing is dead-lettered.
+func ExampleAttempts() {
+	topics := exampleTopics("flaky")
+	exampleProduce(topics[0], "flaky")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	src, _ := kafkax.NewSource(ctx, broker, "retrier", topics, kafkax.Attempts(3, 10*time.Millisecond),
+		kafkax.StopWhenIdle(100*time.Millisecond))
+	defer src.Close()
+	p := sluice.New(ctx)
+	sluice.ForEach(p, "work", kafkax.Read(p, "read", src), 1, func(_ context.Context, m kafkax.Msg) error {
+		fmt.Println("attempt", m.Attempt())
+		if m.Attempt() < 3 {
+			m.Fail(errors.New("try again"))
+		} else {
+			m.Ack()
+		}
+		return nil
+	})
+	fmt.Println(p.Wait(), src.Stats().Settled, "settled")
+	// Output:
+	// attempt 1
+	// attempt 2
+	// attempt 3
+	// <nil> 1 settled
+}
+
+// StopWhenIdle ends the stream once the group has committed everything,
+// so that a batch job's pipeline returns by itself.
+func ExampleStopWhenIdle() {
+	topics := exampleTopics("batchjob")
+	exampleProduce(topics[0], "a", "b")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	src, _ := kafkax.NewSource(ctx, broker, "batchjob", topics, kafkax.StopWhenIdle(100*time.Millisecond))
+	defer src.Close()
+	p := sluice.New(ctx)
+	sluice.ForEach(p, "ack", kafkax.Read(p, "read", src), 1, func(_ context.Context, m kafkax.Msg) error {
+		m.Ack()
+		return nil
+	})
+	fmt.Println(p.Wait(), src.Stats().Settled, "settled")
+	// Output:
+	// <nil> 2 settled
+}
+
+// CommitEvery sets how often the settled prefixes are committed; here
+// after every 10 settled records, or every 20 ms.
+func ExampleCommitEvery() {
+	topics := exampleTopics("counted")
+	exampleProduce(topics[0], strings.Fields(strings.Repeat("x ", 30))...)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	src, _ := kafkax.NewSource(ctx, broker, "counter", topics, kafkax.CommitEvery(20*time.Millisecond, 10),
+		kafkax.StopWhenIdle(100*time.Millisecond))
+	defer src.Close()
+	p := sluice.New(ctx)
+	sluice.ForEach(p, "ack", kafkax.Read(p, "read", src), 1, func(_ context.Context, m kafkax.Msg) error {
+		m.Ack()
+		return nil
+	})
+	fmt.Println(p.Wait(), "committed:", src.Stats().Commits > 0)
+	// Output:
+	// <nil> committed: true
+}
+
+// exampleSink produces values through a sink made with opts and prints
+// what the topic then holds.
+func exampleSink(name string, opts ...kafkax.SinkOption) {
+	topics := exampleTopics(name)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	sink, err := kafkax.NewSink(ctx, broker, append(opts, kafkax.ToTopic(topics[0]))...)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer sink.Close()
+	p := sluice.New(ctx)
+	kafkax.Produce(p, "write", sluice.FromSlice(p, "outs", []kafkax.Out{{Value: []byte("x")}, {Value: []byte("y")}}), sink)
+	fmt.Println(p.Wait(), exampleRead(topics[0], 2, ""))
+}
+
+// ToTopic names the topic of records whose Out.Topic is empty.
+func ExampleToTopic() {
+	exampleSink("to")
+	// Output:
+	// <nil> [x y]
+}
+
+// ProduceBatch sets the size and wait of Produce's batches.
+func ExampleProduceBatch() {
+	exampleSink("batched", kafkax.ProduceBatch(100, 5*time.Millisecond))
+	// Output:
+	// <nil> [x y]
+}
+
+// SinkWorkers sets how many batches are in flight at once.
+func ExampleSinkWorkers() {
+	exampleSink("workers", kafkax.SinkWorkers(1))
+	// Output:
+	// <nil> [x y]
+}
+
+// DeliveryTimeout bounds how long the producer retries a record.
+func ExampleDeliveryTimeout() {
+	exampleSink("timeout", kafkax.DeliveryTimeout(10*time.Second))
+	// Output:
+	// <nil> [x y]
+}
