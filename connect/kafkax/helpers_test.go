@@ -99,9 +99,9 @@ func newTopic(t testing.TB, partitions int32) string {
 }
 
 // produceN stores n records "0".."n-1" in topic, each keyed by its number.
-func produceN(t testing.TB, topic string, n int) {
+func produceN(t testing.TB, topic string, n int, opts ...kgo.Opt) {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(broker), kgo.ProducerLinger(0))
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(broker), kgo.ProducerLinger(0)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
