@@ -62,7 +62,9 @@ func TestRevokeCommitsTheSettledPrefixBeforeThePartitionMoves(t *testing.T) {
 		}
 		return true
 	})
+	mu.Lock()
 	t.Logf("B joins with A at %d settled, %v by partition", a.Stats().Settled, perPart)
+	mu.Unlock()
 	b, bDone := member(false, 0)
 	eventually(t, time.Minute, "every record settled", func() bool {
 		return a.Stats().Settled+b.Stats().Settled >= n && a.Stats().InFlight == 0 && b.Stats().InFlight == 0 &&
