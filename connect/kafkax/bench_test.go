@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -21,7 +22,9 @@ import (
 // offsets, poll again). Each iteration runs one of each, alternately, over
 // the same 200k-record topic with fresh groups; the time is from the first
 // record received to the last offset committed, so that joining the group
-// is left out, and one pair runs first to warm the broker up. Each run checks its own answer: every record produced, and
+// is left out, and one pair runs first to warm the broker up. It also
+// reports the CPU time this process spent per record (the broker's is not
+// counted), which a loaded machine disturbs less than the rates. Each run checks its own answer: every record produced, and
 // the group's lag 0. It reports the medians and the overhead of sluice over
 // the loop; the log gives min–max.
 //
@@ -30,25 +33,43 @@ func BenchmarkCopyVsHandLoop(b *testing.B) {
 	const n = 200000
 	in, out := newTopic(b, 4), newTopic(b, 4)
 	produceValues(b, in, n, 100)
-	var ours, hand []float64 // records/s
+	var ours, hand []float64       // records/s
+	var oursCPU, handCPU []float64 // this process's CPU µs per record
 	// One pair first, not counted: the broker's JIT warms up.
 	copySluice(b, in, out, "bench-sluice-warm", n)
 	copyHand(b, in, out, "bench-hand-warm", n)
 	run := 0
 	for b.Loop() {
 		run++
+		c := cpuTime()
 		ours = append(ours, float64(n)/copySluice(b, in, out, fmt.Sprintf("bench-sluice-%d", run), n).Seconds())
+		oursCPU = append(oursCPU, float64((cpuTime()-c).Microseconds())/n)
+		c = cpuTime()
 		hand = append(hand, float64(n)/copyHand(b, in, out, fmt.Sprintf("bench-hand-%d", run), n).Seconds())
+		handCPU = append(handCPU, float64((cpuTime()-c).Microseconds())/n)
 	}
-	slices.Sort(ours)
-	slices.Sort(hand)
+	for _, xs := range [][]float64{ours, hand, oursCPU, handCPU} {
+		slices.Sort(xs)
+	}
 	mo, mh := ours[len(ours)/2], hand[len(hand)/2]
+	co, ch := oursCPU[len(oursCPU)/2], handCPU[len(handCPU)/2]
+	b.ReportMetric(co, "sluice-cpu-µs/rec")
+	b.ReportMetric(ch, "loop-cpu-µs/rec")
 	b.ReportMetric(mo, "sluice-rec/s")
 	b.ReportMetric(mh, "loop-rec/s")
 	b.ReportMetric(100*(mh/mo-1), "overhead-%")
 	b.ReportMetric(0, "ns/op")
 	b.Logf("%d runs each: sluice median %.0f rec/s (min %.0f, max %.0f); hand loop median %.0f rec/s (min %.0f, max %.0f); overhead %.1f%%",
 		len(ours), mo, ours[0], ours[len(ours)-1], mh, hand[0], hand[len(hand)-1], 100*(mh/mo-1))
+	b.Logf("client CPU (this process, the broker not counted), µs per record: sluice median %.2f (%.2f–%.2f), loop %.2f (%.2f–%.2f)",
+		co, oursCPU[0], oursCPU[len(oursCPU)-1], ch, handCPU[0], handCPU[len(handCPU)-1])
+}
+
+// cpuTime is the CPU time (user + system) this process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // produceValues stores n records of size bytes each in topic.

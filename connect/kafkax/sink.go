@@ -145,10 +145,14 @@ func (s *Sink) produce(ctx context.Context, batch []Out) error {
 	}
 	w := &batchWait{done: make(chan struct{})}
 	w.left.Store(int64(len(batch)))
+	// One allocation for the batch's records rather than one each; the
+	// producer keeps them until their promises have run.
+	recs := make([]kgo.Record, len(batch))
 	for i := range batch {
 		o := &batch[i]
 		from := o.From
-		rec := s.record(o)
+		rec := &recs[i]
+		s.fill(rec, o)
 		s.cl.Produce(ctx, rec, func(r *kgo.Record, err error) {
 			if err != nil {
 				s.failed.Add(1)
@@ -183,18 +187,18 @@ func (s *Sink) produce(ctx context.Context, batch []Out) error {
 	return nil
 }
 
-func (s *Sink) record(o *Out) *kgo.Record {
-	topic := o.Topic
-	if topic == "" {
-		topic = s.cfg.topic
+func (s *Sink) fill(rec *kgo.Record, o *Out) {
+	rec.Topic, rec.Key, rec.Value, rec.Headers = o.Topic, o.Key, o.Value, o.Headers
+	if rec.Topic == "" {
+		rec.Topic = s.cfg.topic
 	}
-	return &kgo.Record{Topic: topic, Key: o.Key, Value: o.Value, Headers: o.Headers}
 }
 
 // produceDead produces one dead-letter record and calls done with the
 // outcome.
 func (s *Sink) produceDead(ctx context.Context, o Out, done func(error)) {
-	rec := s.record(&o)
+	rec := new(kgo.Record)
+	s.fill(rec, &o)
 	if rec.Topic == "" {
 		done(errors.New("no topic"))
 		return
