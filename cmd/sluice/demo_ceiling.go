@@ -10,7 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	natsx "github.com/sluicehq/sluice/connect/nats"
+	natsx "github.com/sluicehq/sluice/connect/natsx"
 )
 
 // The broker's ceiling: the demo's generator, and a bare nats.go loop that

@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	natsx "github.com/sluicehq/sluice/connect/nats"
+	natsx "github.com/sluicehq/sluice/connect/natsx"
 )
 
 // Seed 004's market events. On the wire an event is one line of

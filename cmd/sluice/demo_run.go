@@ -18,7 +18,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sluicehq/sluice"
-	natsx "github.com/sluicehq/sluice/connect/nats"
+	natsx "github.com/sluicehq/sluice/connect/natsx"
 	"github.com/sluicehq/sluice/internal/hist"
 )
 

@@ -5,7 +5,7 @@ go 1.26.0
 require (
 	github.com/nats-io/nats.go v1.55.0
 	github.com/sluicehq/sluice v0.0.0
-	github.com/sluicehq/sluice/connect/nats v0.0.0
+	github.com/sluicehq/sluice/connect/natsx v0.0.0
 	go.uber.org/goleak v1.3.0
 )
 
@@ -27,4 +27,4 @@ require github.com/stretchr/testify v1.8.1 // indirect
 
 replace github.com/sluicehq/sluice => ../..
 
-replace github.com/sluicehq/sluice/connect/nats => ../../connect/nats
+replace github.com/sluicehq/sluice/connect/natsx => ../../connect/natsx

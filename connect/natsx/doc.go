@@ -40,6 +40,16 @@
 //
 // # Failures
 //
+// A message whose processing fails is settled with [Msg.Fail], not by
+// failing the pipeline: with [DeadLetter] it is tried again until its
+// configured delivery, then published to a dead-letter subject with the
+// error and its origin in headers, and the run goes on. No message is lost
+// silently: while a [Read] runs, the source listens to the server's
+// max-deliveries advisories, and a message the server stopped delivering
+// ([MaxDeliver] reached unsettled) is fetched from the stream and
+// dead-lettered, or, without DeadLetter, fails the run with an error
+// naming its stream sequence. [SourceStats] counts both.
+//
 // [NewSource], [NewSink] and [Connect] check the configuration against the
 // server and return an error naming what is wrong — unreachable server,
 // rejected credentials, JetStream off, no such stream or consumer — within

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -32,6 +33,16 @@ type Source struct {
 	naked     padded
 	termed    padded
 	fetchErrs padded
+	gaveUp    padded // max-deliveries advisories seen
+	deadLet   padded // messages published to the dead-letter subject
+
+	st jetstream.Stream
+
+	// Stream sequences of messages the server gave up on (MaxDeliver),
+	// from the advisory subscription's goroutine to the reading one.
+	gaveUpMu sync.Mutex
+	gaveUpEv []gaveUpEvent
+	gaveUpCh chan struct{} // cap 1: gaveUpSeq is not empty
 }
 
 type padded struct {
@@ -60,11 +71,11 @@ func NewSource(ctx context.Context, js jetstream.JetStream, stream, durable stri
 	}
 	ctx, cancel := bounded(ctx, cfg.startTimeout)
 	defer cancel()
-	if _, err := js.Stream(ctx, stream); err != nil {
+	st, err := js.Stream(ctx, stream)
+	if err != nil {
 		return nil, fmt.Errorf("natsx: source stream %q: %w", stream, explain(err))
 	}
 	var cons jetstream.Consumer
-	var err error
 	if cfg.bind {
 		cons, err = js.Consumer(ctx, stream, durable)
 	} else {
@@ -84,7 +95,11 @@ func NewSource(ctx context.Context, js jetstream.JetStream, stream, durable stri
 	if ci := cons.CachedInfo(); ci != nil && ci.Config.AckPolicy != jetstream.AckExplicitPolicy {
 		return nil, fmt.Errorf("natsx: source consumer %q on stream %q acknowledges with policy %v; it must be explicit", durable, stream, ci.Config.AckPolicy)
 	}
-	return &Source{js: js, cons: cons, stream: stream, durable: durable, cfg: cfg}, nil
+	if ci := cons.CachedInfo(); ci != nil && cfg.deadSubject != "" && ci.Config.MaxDeliver > 0 && cfg.deadAfter > ci.Config.MaxDeliver {
+		return nil, fmt.Errorf("natsx: source %s/%s: DeadLetter after %d deliveries, but MaxDeliver is %d: the server would give up first",
+			stream, durable, cfg.deadAfter, ci.Config.MaxDeliver)
+	}
+	return &Source{js: js, st: st, cons: cons, stream: stream, durable: durable, cfg: cfg, gaveUpCh: make(chan struct{}, 1)}, nil
 }
 
 // bounded gives ctx a deadline d from now unless it has one.
@@ -122,7 +137,10 @@ func explain(err error) error {
 // messages are in flight is bounded by the consumer's [MaxAckPending]. The
 // stage fails when the consumer or stream is deleted, the connection is
 // closed, or the server has been unreachable for [MaxOutage]; a reconnect
-// or a server restart is waited out. When it stops, messages it received
+// or a server restart is waited out. The stage also subscribes to the
+// server's max-deliveries advisories for its consumer: a message the server
+// stopped delivering is dead-lettered ([DeadLetter]) or fails the stage.
+// When it stops, messages it received
 // but did not emit are handed back at once ([Msg.Nak]); those inside the
 // stopped pipeline come back after AckWait.
 func Read(p *sluice.Pipeline, name string, src *Source, opts ...sluice.StageOption) sluice.Stream[Msg] {
@@ -210,6 +228,11 @@ func (s *Source) run(ctx context.Context, out *sluice.Emitter[Msg]) error {
 	}()
 
 	nc := s.js.Conn()
+	adv, err := nc.Subscribe(maxDeliveriesAdvisory+s.stream+"."+s.durable, s.onGaveUp)
+	if err != nil {
+		return fmt.Errorf("natsx: source %s/%s: subscribing to max-deliveries advisories: %w", s.stream, s.durable, err)
+	}
+	defer func() { _ = adv.Unsubscribe() }()
 	idle := time.NewTimer(s.cfg.idleCheck)
 	defer idle.Stop()
 	healthy := time.Now() // last time the server was known to be there
@@ -218,15 +241,22 @@ func (s *Source) run(ctx context.Context, out *sluice.Emitter[Msg]) error {
 		var m jetstream.Msg
 		select {
 		case m = <-msgs:
+		case <-s.gaveUpCh:
+			if err := s.handleGaveUp(ctx); err != nil {
+				return err
+			}
+			continue
 		default:
 			// Nothing delivered yet: flush, and show the stage as
 			// waiting for input (not busy) while it waits.
 			idle.Reset(s.cfg.idleCheck)
 			var err error
-			var tick, stopped bool
+			var tick, stopped, gaveUp bool
 			if !out.Await(func() {
 				select {
 				case m = <-msgs:
+				case <-s.gaveUpCh:
+					gaveUp = true
 				case err = <-errs:
 				case <-idle.C:
 					tick = true
@@ -237,6 +267,11 @@ func (s *Source) run(ctx context.Context, out *sluice.Emitter[Msg]) error {
 				return ctx.Err()
 			}
 			switch {
+			case gaveUp:
+				if err := s.handleGaveUp(ctx); err != nil {
+					return err
+				}
+				continue
 			case err != nil:
 				if fatalErr(err) {
 					return fmt.Errorf("natsx: source %s/%s: %w", s.stream, s.durable, err)
@@ -307,22 +342,26 @@ func (s *Source) inFlight() int64 {
 
 // SourceStats counts what a [Source] has done since it was created.
 type SourceStats struct {
-	Delivered int64 // messages fetched and handed to the pipeline (or handed back at a stop)
-	Acked     int64 // acknowledged
-	Naked     int64 // negatively acknowledged, to be delivered again
-	Termed    int64 // terminated, never to be delivered again
-	InFlight  int64 // delivered and not settled yet
-	Errors    int64 // errors the consumer reported and recovered from (missed heartbeats, reconnects)
+	Delivered    int64 // messages fetched and handed to the pipeline (or handed back at a stop)
+	Acked        int64 // acknowledged
+	Naked        int64 // negatively acknowledged, to be delivered again
+	Termed       int64 // terminated, never to be delivered again
+	InFlight     int64 // delivered and not settled yet
+	Errors       int64 // errors the consumer reported and recovered from (missed heartbeats, reconnects)
+	GaveUp       int64 // messages the server stopped delivering (MaxDeliver), from its advisories
+	DeadLettered int64 // messages published to the DeadLetter subject
 }
 
 // Stats returns the source's counts. It is safe to call at any time.
 func (s *Source) Stats() SourceStats {
 	st := SourceStats{
-		Delivered: s.delivered.Load(),
-		Acked:     s.acked.Load(),
-		Naked:     s.naked.Load(),
-		Termed:    s.termed.Load(),
-		Errors:    s.fetchErrs.Load(),
+		Delivered:    s.delivered.Load(),
+		Acked:        s.acked.Load(),
+		Naked:        s.naked.Load(),
+		Termed:       s.termed.Load(),
+		Errors:       s.fetchErrs.Load(),
+		GaveUp:       s.gaveUp.Load(),
+		DeadLettered: s.deadLet.Load(),
 	}
 	st.InFlight = st.Delivered - st.Acked - st.Naked - st.Termed
 	return st
@@ -425,9 +464,19 @@ func (m Msg) Term(reason string) error {
 // Fail settles a message whose processing failed with cause, as the source
 // was configured to: by [NakOnFail] (the default: delivered again after a
 // delay) or by [TermOnFail].
+//
+// With [DeadLetter], a message on its configured delivery or later is
+// published to the dead-letter subject and terminated instead; if that
+// publish fails, it is naked (tried again later) and Fail returns the
+// error.
 func (m Msg) Fail(cause error) error {
 	if m.m == nil {
 		return nil
+	}
+	if c := &m.src.cfg; c.deadSubject != "" {
+		if md, err := m.m.Metadata(); err == nil && int(md.NumDelivered) >= c.deadAfter {
+			return m.deadLetter(cause)
+		}
 	}
 	if m.src.cfg.failTerm {
 		reason := "failed"

@@ -21,6 +21,8 @@ type sourceConfig struct {
 	filter        string        // consumer's FilterSubject
 	bind          bool          // use the consumer as it is; never create or update it
 	failTerm      bool          // Msg.Fail terminates rather than naks
+	deadSubject   string        // Msg.Fail's dead-letter subject; "" for none
+	deadAfter     int           // … used from this delivery on
 	nakDelay      time.Duration // Msg.Fail's redelivery delay when naking
 	untilDrained  bool
 	maxOutage     time.Duration // fail after this long without an answer from the server; 0: never
@@ -140,6 +142,25 @@ func NakOnFail(delay time.Duration) SourceOption {
 // TermOnFail makes [Msg.Fail] terminate the message: the server never
 // delivers it again.
 func TermOnFail() SourceOption { return sourceOptionFunc(func(c *sourceConfig) { c.failTerm = true }) }
+
+// DeadLetter makes [Msg.Fail] publish a message that failed on its
+// after-th delivery (or later) to subject — a subject of some stream — with
+// the error, the stream, the consumer, the stream sequence and the
+// delivery count in headers ([DeadLetterOut]), and then terminate it; on
+// earlier deliveries Fail naks it as usual, so it is tried again. The run
+// goes on: a failing message no longer needs to fail the pipeline, and its
+// neighbours are not held back. A message the server itself gives up on
+// (its [MaxDeliver] reached without a settlement, for instance because the
+// process holding it died) goes to subject too, fetched from the stream by
+// its sequence when the server's max-deliveries advisory arrives. With
+// MaxDeliver, after must not exceed it. Panics if subject is empty or
+// after < 1.
+func DeadLetter(subject string, after int) SourceOption {
+	if subject == "" || after < 1 {
+		panic(fmt.Sprintf("natsx: DeadLetter needs a subject and after ≥ 1, got %q, %d", subject, after))
+	}
+	return sourceOptionFunc(func(c *sourceConfig) { c.deadSubject, c.deadAfter = subject, after })
+}
 
 // UntilDrained makes the source stop, and its stream close, once the
 // consumer has nothing left to deliver and no message delivered to anyone

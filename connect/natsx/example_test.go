@@ -10,7 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/sluicehq/sluice"
 
-	natsx "github.com/sluicehq/sluice/connect/nats"
+	natsx "github.com/sluicehq/sluice/connect/natsx"
 )
 
 // A pipeline that reads orders from one stream, upper-cases them and
@@ -96,4 +96,54 @@ func ExampleNewSource() {
 	fmt.Println(err)
 	// Output:
 	// natsx: source stream "MISSING": nats: API error: code=404 err_code=10059 description=stream not found
+}
+
+// A message that fails is dead-lettered on its second delivery, with the
+// error in a header; the run goes on and its neighbours are stored.
+func ExampleDeadLetter() {
+	dir, _ := os.MkdirTemp("", "natsx-example-")
+	defer os.RemoveAll(dir)
+	srv, url, _ := natsx.StartEmbedded(dir, 0)
+	defer natsx.StopEmbedded(srv)
+	nc, _ := natsx.Connect(url)
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	js.CreateStream(ctx, jetstream.StreamConfig{Name: "ORDERS", Subjects: []string{"orders.>"}})
+	js.CreateStream(ctx, jetstream.StreamConfig{Name: "DEAD", Subjects: []string{"dead.>"}})
+	for _, o := range []string{"tea", "???", "jam"} {
+		js.Publish(ctx, "orders.new", []byte(o))
+	}
+
+	src, _ := natsx.NewSource(ctx, js, "ORDERS", "checker", natsx.DeadLetter("dead.orders", 2),
+		natsx.NakOnFail(0), natsx.UntilDrained(), natsx.IdleCheck(20*time.Millisecond))
+	p := sluice.New(ctx)
+	sluice.ForEach(p, "check", natsx.Read(p, "read", src), 1, func(_ context.Context, m natsx.Msg) error {
+		if string(m.Data()) == "???" {
+			return m.Fail(fmt.Errorf("unreadable order %q", m.Data()))
+		}
+		return m.Ack()
+	})
+	if err := p.Wait(); err != nil {
+		fmt.Println(err)
+		return
+	}
+	dead, _ := js.Stream(ctx, "DEAD")
+	m, _ := dead.GetMsg(ctx, 1)
+	fmt.Println(string(m.Data), "|", m.Header.Get(natsx.HeaderError), "| deliveries", m.Header.Get(natsx.HeaderDeliveries))
+	fmt.Printf("acknowledged %d, dead-lettered %d\n", src.Stats().Acked, src.Stats().DeadLettered)
+	// Output:
+	// ??? | unreadable order "???" | deliveries 2
+	// acknowledged 2, dead-lettered 1
+}
+
+// DeadLetterOut builds the dead-letter message of a failed one, to publish
+// with the rest of a pipeline's output.
+func ExampleDeadLetterOut() {
+	var failed natsx.Msg // from a Source, in a real pipeline
+	o := natsx.DeadLetterOut(failed, "dead.orders", fmt.Errorf("unreadable"))
+	fmt.Println(o.Subject)
+	// Output:
+	// dead.orders
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/sluicehq/sluice"
 
-	natsx "github.com/sluicehq/sluice/connect/nats"
+	natsx "github.com/sluicehq/sluice/connect/natsx"
 )
 
 // BenchmarkCopy moves benchMsgs messages from stream IN to stream OUT —

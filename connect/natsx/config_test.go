@@ -8,9 +8,10 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	natsx "github.com/sluicehq/sluice/connect/nats"
+	natsx "github.com/sluicehq/sluice/connect/natsx"
 )
 
 // quickly runs f and fails the test if it took longer than d: bad
@@ -82,6 +83,40 @@ func TestConnectWithBadCredentialsFailsAndHidesThePassword(t *testing.T) {
 	wantErr(t, err, nil, "Authorization Violation", "127.0.0.1:"+itoa(port))
 	if strings.Contains(err.Error(), "wrong-secret") {
 		t.Fatalf("error %q shows the password", err)
+	}
+}
+
+// TestConnectErrorsNeverShowThePassword tries passwords with characters
+// that must be percent-encoded (and are not), and a URL without a scheme:
+// net/url rejects or misreads them, and its message quotes the URL.
+func TestConnectErrorsNeverShowThePassword(t *testing.T) {
+	for _, tc := range []struct{ url, secret string }{
+		{"nats://bob:pa%ss-w0rd@127.0.0.1:1", "pa%ss-w0rd"},
+		{"nats://bob:pa#ss-w0rd@127.0.0.1:1", "pa#ss-w0rd"},
+		{"nats://bob:pa/ss-w0rd@127.0.0.1:1", "pa/ss-w0rd"},
+		{"nats://bob:pa?ss-w0rd@127.0.0.1:1", "pa?ss-w0rd"},
+		{"nats://bob:pa ss-w0rd@127.0.0.1:1", "pa ss-w0rd"},
+		{"nats://bob:pa@ss-w0rd@127.0.0.1:1", "pa@ss-w0rd"},
+		{"bob:pass-w0rd@127.0.0.1:1", "pass-w0rd"},
+		{"nats://bob:pass%2Dw0rd@127.0.0.1:1", "pass-w0rd"},
+		{"nats://s3cret-t0ken@127.0.0.1:1", "s3cret-t0ken"},
+		{"nats://127.0.0.1:2,nats://bob:pa#ss-w0rd@127.0.0.1:1", "pa#ss-w0rd"},
+	} {
+		_, err := natsx.Connect(tc.url, nats.Timeout(200*time.Millisecond))
+		if err == nil {
+			t.Fatalf("%s: connected", tc.url)
+		}
+		msg := err.Error()
+		// Any 4 characters of the password in a row count as showing it.
+		for i := 0; i+4 <= len(tc.secret); i++ {
+			if strings.Contains(msg, tc.secret[i:i+4]) {
+				t.Errorf("%s: error %q shows %q of the password", tc.url, msg, tc.secret[i:i+4])
+				break
+			}
+		}
+		if !strings.Contains(msg, "127.0.0.1:1") {
+			t.Errorf("%s: error %q does not name the server", tc.url, msg)
+		}
 	}
 }
 

@@ -1,4 +1,4 @@
-module github.com/sluicehq/sluice/connect/nats
+module github.com/sluicehq/sluice/connect/natsx
 
 go 1.26.0
 

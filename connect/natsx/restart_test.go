@@ -7,7 +7,7 @@ import (
 
 	"github.com/sluicehq/sluice"
 
-	natsx "github.com/sluicehq/sluice/connect/nats"
+	natsx "github.com/sluicehq/sluice/connect/natsx"
 )
 
 // throttle slows a stage to about perMs items per millisecond, so that a

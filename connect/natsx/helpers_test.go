@@ -11,7 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/sluicehq/sluice"
 
-	natsx "github.com/sluicehq/sluice/connect/nats"
+	natsx "github.com/sluicehq/sluice/connect/natsx"
 )
 
 // embedded starts a server with its store in a fresh temporary directory,

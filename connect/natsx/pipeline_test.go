@@ -11,7 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/sluicehq/sluice"
 
-	natsx "github.com/sluicehq/sluice/connect/nats"
+	natsx "github.com/sluicehq/sluice/connect/natsx"
 )
 
 // copyPipeline reads IN through durable "copy" and publishes each message

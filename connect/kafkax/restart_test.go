@@ -1,0 +1,61 @@
+package kafkax_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice"
+
+	"github.com/sluicehq/sluice/connect/kafkax"
+)
+
+// TestBrokerRestartMidRunLosesNothing stops the broker while a pipeline
+// runs and starts it again on the same files and ports: the source, the
+// sink and the commits wait it out, and the run ends with every record
+// stored.
+func TestBrokerRestartMidRunLosesNothing(t *testing.T) {
+	in, out := newTopic(t, 4), newTopic(t, 4)
+	const n, group = 20000, "restart"
+	produceN(t, in, n)
+	sink := newSink(t, kafkax.ToTopic(out))
+	src := newSource(t, group, []string{in}, kafkax.StopWhenIdle(3*time.Second), kafkax.MaxInFlight(1000))
+
+	p := sluice.New(ctxT(t, 2*time.Minute))
+	outs := sluice.Map(p, "copy", kafkax.Read(p, "read", src), 2, func(_ context.Context, m kafkax.Msg) (kafkax.Out, error) {
+		time.Sleep(200 * time.Microsecond)
+		return copyOut(m), nil
+	})
+	kafkax.Produce(p, "write", outs, sink)
+	done := make(chan error, 1)
+	go func() { done <- p.Wait() }()
+
+	eventually(t, time.Minute, "a quarter of the input settled", func() bool { return src.Stats().Settled >= n/4 })
+	at := src.Stats().Settled
+	stopBroker()
+	time.Sleep(time.Second)
+	outB, err := startCmd().Output()
+	if err != nil {
+		t.Fatalf("restarting the broker: %v", err)
+	}
+	if got := strings.TrimSpace(string(outB)); got != broker {
+		t.Fatalf("the broker came back at %s, not %s", got, broker)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if st := src.Stats(); st.Settled >= n && at >= n {
+		t.Fatalf("the run was over before the restart")
+	}
+	if err := src.Close(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("after the run: source %+v; sink %+v; lag %d", src.Stats(), sink.Stats(), lag(t, group, in))
+	ids, recs := readAll(t, out)
+	dup := checkEvery(t, ids, n)
+	if l := lag(t, group, in); l != 0 {
+		t.Fatalf("group lag after the run: %d; want 0", l)
+	}
+	t.Logf("restarted at %d settled; output %d records, %d stored twice; source %+v; sink %+v", at, len(recs), dup, src.Stats(), sink.Stats())
+}

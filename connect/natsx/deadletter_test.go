@@ -1,0 +1,176 @@
+package natsx_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/sluicehq/sluice"
+
+	natsx "github.com/sluicehq/sluice/connect/natsx"
+)
+
+// deadMessages reads the messages of stream DEAD.
+func deadMessages(t *testing.T, js jetstream.JetStream) []jetstream.Msg {
+	t.Helper()
+	ctx := ctxT(t, 10*time.Second)
+	c, err := js.OrderedConsumer(ctx, "DEAD", jetstream.OrderedConsumerConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := c.Fetch(100, jetstream.FetchMaxWait(500*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ms []jetstream.Msg
+	for m := range b.Messages() {
+		ms = append(ms, m)
+	}
+	return ms
+}
+
+func TestPoisonMessageIsDeadLetteredAndEveryNeighbourStored(t *testing.T) {
+	_, url, _ := embedded(t)
+	_, js := connect(t, url)
+	makeStream(t, js, "IN", "in.>")
+	makeStream(t, js, "OUT", "out.>")
+	makeStream(t, js, "DEAD", "dead.>")
+	const n = 3000
+	const poison = "1234"
+	publishN(t, js, "in.x", n)
+	src, err := natsx.NewSource(ctxT(t, 5*time.Second), js, "IN", "poison",
+		natsx.MaxDeliver(3), natsx.DeadLetter("dead.in", 3), natsx.NakOnFail(10*time.Millisecond),
+		natsx.UntilDrained(), natsx.IdleCheck(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink, err := natsx.NewSink(ctxT(t, 5*time.Second), js, natsx.ToStream("OUT"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sink.Close()
+
+	tries := 0
+	p := sluice.New(ctxT(t, time.Minute))
+	outs := sluice.FlatMap(p, "decode", natsx.Read(p, "read", src), 1, func(_ context.Context, m natsx.Msg, emit func(natsx.Out) bool) error {
+		if string(m.Data()) == poison {
+			tries++
+			// Settle the one message rather than fail the run.
+			return m.Fail(errors.New("cannot decode " + poison))
+		}
+		emit(natsx.Out{Subject: "out." + m.ID(), Data: m.Data(), ID: m.ID(), From: m})
+		return nil
+	})
+	natsx.Publish(p, "write", outs, sink)
+	if err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if tries != 3 {
+		t.Errorf("the poison message was processed %d times; want 3", tries)
+	}
+	ids, _ := storedIDs(t, js, "OUT")
+	ids[poison] = 1
+	checkEvery(t, ids, n)
+	dead := deadMessages(t, js)
+	if len(dead) != 1 || string(dead[0].Data()) != poison {
+		t.Fatalf("dead-letter stream holds %d messages; want the poison message once", len(dead))
+	}
+	h := dead[0].Headers()
+	if !strings.Contains(h.Get(natsx.HeaderError), "cannot decode") || h.Get(natsx.HeaderStream) != "IN" ||
+		h.Get(natsx.HeaderDeliveries) != "3" || h.Get(natsx.HeaderStreamSeq) != "1235" {
+		t.Errorf("dead-letter headers %v", h)
+	}
+	if st := src.Stats(); st.DeadLettered != 1 || st.InFlight != 0 {
+		t.Errorf("source stats %+v; want 1 dead-lettered, none in flight", st)
+	}
+	if ci := consumerState(t, js, "IN", "poison"); ci.NumPending != 0 || ci.NumAckPending != 0 {
+		t.Fatalf("consumer: %d pending, %d awaiting ack; want 0, 0", ci.NumPending, ci.NumAckPending)
+	}
+}
+
+// holdOne runs a pipeline over IN that acknowledges every message but
+// "7", which it never settles (as a worker that died holding it would), and
+// returns Wait's result once stop says so or the pipeline fails.
+func holdOne(t *testing.T, js jetstream.JetStream, stop func(*natsx.Source) bool, opts ...natsx.SourceOption) (*natsx.Source, error) {
+	t.Helper()
+	opts = append([]natsx.SourceOption{natsx.MaxDeliver(2), natsx.AckWait(200 * time.Millisecond), natsx.IdleCheck(50 * time.Millisecond)}, opts...)
+	src, err := natsx.NewSource(ctxT(t, 5*time.Second), js, "IN", "hold", opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(ctxT(t, time.Minute))
+	defer cancel()
+	p := sluice.New(ctx)
+	sluice.ForEach(p, "work", natsx.Read(p, "read", src), 1, func(_ context.Context, m natsx.Msg) error {
+		if string(m.Data()) == "7" {
+			return nil
+		}
+		return m.Ack()
+	})
+	done := make(chan error, 1)
+	go func() { done <- p.Wait() }()
+	for {
+		select {
+		case err := <-done:
+			return src, err
+		case <-time.After(20 * time.Millisecond):
+			if stop(src) {
+				cancel()
+				err := <-done
+				if errors.Is(err, context.Canceled) {
+					err = nil
+				}
+				return src, err
+			}
+		}
+	}
+}
+
+func TestMaxDeliverGiveUpFailsTheRunNamingTheMessage(t *testing.T) {
+	_, url, _ := embedded(t)
+	_, js := connect(t, url)
+	makeStream(t, js, "IN", "in.>")
+	publishN(t, js, "in.x", 20)
+	src, err := holdOne(t, js, func(*natsx.Source) bool { return false })
+	if err == nil || !strings.Contains(err.Error(), "stream sequence 8") || !strings.Contains(err.Error(), "MaxDeliver") {
+		t.Fatalf("Wait: %v; want the server's give-up on stream sequence 8 reported", err)
+	}
+	if st := src.Stats(); st.GaveUp != 1 {
+		t.Fatalf("stats %+v; want 1 given up", st)
+	}
+}
+
+func TestMaxDeliverGiveUpIsDeadLettered(t *testing.T) {
+	_, url, _ := embedded(t)
+	_, js := connect(t, url)
+	makeStream(t, js, "IN", "in.>")
+	makeStream(t, js, "DEAD", "dead.>")
+	publishN(t, js, "in.x", 20)
+	src, err := holdOne(t, js, func(s *natsx.Source) bool { return s.Stats().DeadLettered > 0 }, natsx.DeadLetter("dead.in", 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := deadMessages(t, js)
+	if len(dead) != 1 || string(dead[0].Data()) != "7" {
+		t.Fatalf("dead-letter stream holds %d messages; want message 7 once", len(dead))
+	}
+	if h := dead[0].Headers(); !strings.Contains(h.Get(natsx.HeaderError), "MaxDeliver") || h.Get(natsx.HeaderStreamSeq) != "8" {
+		t.Errorf("dead-letter headers %v", h)
+	}
+	if st := src.Stats(); st.GaveUp != 1 {
+		t.Errorf("stats %+v; want 1 given up", st)
+	}
+}
+
+func TestDeadLetterAfterMoreThanMaxDeliverIsRefused(t *testing.T) {
+	_, url, _ := embedded(t)
+	_, js := connect(t, url)
+	makeStream(t, js, "IN", "in.>")
+	_, err := natsx.NewSource(ctxT(t, 5*time.Second), js, "IN", "c", natsx.MaxDeliver(2), natsx.DeadLetter("dead.in", 3))
+	if err == nil || !strings.Contains(err.Error(), "MaxDeliver is 2") {
+		t.Fatalf("NewSource: %v", err)
+	}
+}
