@@ -262,6 +262,8 @@ func (s *Source) run(ctx context.Context, out *sluice.Emitter[Msg]) error {
 					tick = true
 				case <-ctx.Done():
 					stopped = true
+				case <-out.Done(): // a drain: take nothing new
+					stopped = true
 				}
 			}) || stopped {
 				return ctx.Err()
