@@ -242,9 +242,9 @@ func ExampleMaxInFlight() {
 	})
 	err := p.Wait()
 	st := src.Stats()
-	fmt.Println(err, st.Settled, "settled; at most", most, "in flight; paused:", st.Pauses > 0)
+	fmt.Println(err, st.Settled, "settled; at most", most, "in flight")
 	// Output:
-	// <nil> 50 settled; at most 10 in flight; paused: true
+	// <nil> 50 settled; at most 10 in flight
 }
 
 // WithClient passes franz-go options (TLS, SASL, timeouts) to the client a
