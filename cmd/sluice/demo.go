@@ -80,6 +80,14 @@ them through a durable consumer, decodes and validates them in a worker pool
 publishes to `+demoOut+`. Each input is acknowledged once its result is
 stored. A progress line every second, a summary at the end.
 
+With --kafka BROKERS --clickhouse ADDR it runs seed 004's own system
+instead: the generator fills the topic NAME-market, a consumer group reads
+it, the same stages run, each batch is inserted into ClickHouse (table
+NAME_events) and produced to NAME-enriched; dead letters go to NAME-dead.
+A record is committed once its row and its enriched record are stored.
+scripts/services start runs a broker and a server and prints their
+addresses.
+
 SIGINT or SIGTERM drains: the demo takes no new events, finishes and
 acknowledges those inside, prints the summary, removes its temporary store
 and exits 0. A second signal exits at once (status 128 + the signal).
