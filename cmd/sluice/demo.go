@@ -30,6 +30,11 @@ type demoFlags struct {
 	inflight  int    // the consumer's MaxAckPending
 	profile   string // CPU profile file
 	quiet     bool   // no progress lines (tests)
+
+	kafka, clickhouse string // the Kafka + ClickHouse demo: brokers, server
+	name              string // its topics, group and table
+	resume            bool   // consume what is left, generating nothing
+	partitions        int
 }
 
 // Subjects and streams of the demo. They are purged when a run starts.
@@ -58,6 +63,11 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.storage, "storage", "file", "storage of the demo's streams: file, or memory to take the broker's disk out of the measurement")
 	fs.BoolVar(&f.compare, "compare", false, "first run the broker's ceiling — a bare nats.go loop doing the same publishes, fetches and acks — on the same server")
 	fs.StringVar(&f.profile, "cpuprofile", "", "write a CPU profile of the demo run (not the ceiling) to `FILE`")
+	fs.StringVar(&f.kafka, "kafka", "", "run seed 004's own system: read from and produce to the Kafka `BROKERS` (host:port,…) and store in ClickHouse (needs --clickhouse; scripts/services start runs both)")
+	fs.StringVar(&f.clickhouse, "clickhouse", "", "ClickHouse server `ADDR` (host:port, native protocol) for --kafka")
+	fs.StringVar(&f.name, "name", "demo", "with --kafka: prefix of the topics (NAME-market, NAME-enriched, NAME-dead), consumer group (NAME) and table (NAME_events); a run deletes and re-creates them")
+	fs.BoolVar(&f.resume, "resume", false, "with --kafka: neither reset nor generate; consume what the group has not committed (after an interrupted run) and stop once idle")
+	fs.IntVar(&f.partitions, "partitions", 4, "with --kafka: partitions of the demo's topics")
 	fs.StringVar(&f.dash, "dash", "", "serve the live pipeline page at `ADDR` while the demo runs: :8080 listens on loopback only, 0.0.0.0:8080 on every interface")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, `usage: sluice demo [flags]
@@ -69,6 +79,14 @@ them through a durable consumer, decodes and validates them in a worker pool
 50 ms), enriches each batch from reference data with one lookup, and
 publishes to `+demoOut+`. Each input is acknowledged once its result is
 stored. A progress line every second, a summary at the end.
+
+With --kafka BROKERS --clickhouse ADDR it runs seed 004's own system
+instead: the generator fills the topic NAME-market, a consumer group reads
+it, the same stages run, each batch is inserted into ClickHouse (table
+NAME_events) and produced to NAME-enriched; dead letters go to NAME-dead.
+A record is committed once its row and its enriched record are stored.
+scripts/services start runs a broker and a server and prints their
+addresses.
 
 SIGINT or SIGTERM drains: the demo takes no new events, finishes and
 acknowledges those inside, prints the summary, removes its temporary store
@@ -106,8 +124,23 @@ flags:`)
 			return 2
 		}
 	}
+	if (f.kafka == "") != (f.clickhouse == "") {
+		fmt.Fprintln(stderr, "sluice demo: --kafka and --clickhouse go together (scripts/services start prints both addresses)")
+		return 2
+	}
+	if f.kafka != "" && (f.nats != "" || f.duration > 0 || f.rate > 0 || f.storage != "file" || f.partitions < 1) {
+		fmt.Fprintln(stderr, "sluice demo: with --kafka, --nats, --duration, --rate and --storage do not apply, and --partitions must be ≥ 1")
+		return 2
+	}
 	in := catchSignals(stderr)
 	defer in.stop()
+	if f.kafka != "" {
+		if err := demoKafka(context.Background(), in, f, stdout, stderr); err != nil {
+			fmt.Fprintln(stderr, "sluice demo:", err)
+			return 1
+		}
+		return 0
+	}
 	if err := demo(context.Background(), in, f, stdout, stderr); err != nil {
 		fmt.Fprintln(stderr, "sluice demo:", err)
 		return 1

@@ -5,7 +5,11 @@ go 1.26.0
 require (
 	github.com/nats-io/nats.go v1.55.0
 	github.com/sluicehq/sluice v0.0.0
+	github.com/sluicehq/sluice/connect/clickhousex v0.0.0-00010101000000-000000000000
+	github.com/sluicehq/sluice/connect/kafkax v0.0.0-00010101000000-000000000000
 	github.com/sluicehq/sluice/connect/natsx v0.0.0
+	github.com/twmb/franz-go v1.22.2
+	github.com/twmb/franz-go/pkg/kadm v1.19.0
 	go.uber.org/goleak v1.3.0
 )
 
@@ -23,8 +27,18 @@ require (
 	golang.org/x/time v0.16.0 // indirect
 )
 
-require github.com/stretchr/testify v1.8.1 // indirect
+require (
+	github.com/ClickHouse/clickhouse-go v1.5.4 // indirect
+	github.com/cloudflare/golz4 v0.0.0-20150217214814-ef862a3cdc58 // indirect
+	github.com/pierrec/lz4/v4 v4.1.33 // indirect
+	github.com/stretchr/testify v1.8.1 // indirect
+	github.com/twmb/franz-go/pkg/kmsg v1.15.0 // indirect
+)
 
 replace github.com/sluicehq/sluice => ../..
 
 replace github.com/sluicehq/sluice/connect/natsx => ../../connect/natsx
+
+replace github.com/sluicehq/sluice/connect/kafkax => ../../connect/kafkax
+
+replace github.com/sluicehq/sluice/connect/clickhousex => ../../connect/clickhousex

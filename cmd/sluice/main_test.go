@@ -9,12 +9,16 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
-		if binDir != "" {
-			os.RemoveAll(binDir)
-		}
-		os.Exit(code)
-	}))
+	goleak.VerifyTestMain(m,
+		// clickhouse-go's init starts a clock goroutine that never ends.
+		goleak.IgnoreTopFunction("github.com/ClickHouse/clickhouse-go.init.0.func1"),
+		goleak.Cleanup(func(code int) {
+			stopServices()
+			if binDir != "" {
+				os.RemoveAll(binDir)
+			}
+			os.Exit(code)
+		}))
 }
 
 func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {

@@ -1,0 +1,537 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/sluicehq/sluice"
+	"github.com/sluicehq/sluice/connect/clickhousex"
+	"github.com/sluicehq/sluice/connect/kafkax"
+)
+
+// The Kafka + ClickHouse demo: seed 004's own system. A generator fills
+// the input topic, keyed by symbol; the pipeline reads it as a consumer
+// group, decodes and validates (dead letters to a topic of their own),
+// normalises, batches, enriches, inserts the batch into ClickHouse, then
+// produces the enriched events to a downstream topic. A record is
+// committed once its row is committed in ClickHouse and its enriched
+// record is acknowledged by the broker (Msg.Expect(2)).
+
+// kafkaNames are the topics, group and table of a demo run named name.
+type kafkaNames struct {
+	in, out, dead, group, table string
+}
+
+func namesFor(name string) kafkaNames {
+	return kafkaNames{in: name + "-market", out: name + "-enriched", dead: name + "-dead",
+		group: name, table: strings.ReplaceAll(name, "-", "_") + "_events"}
+}
+
+// kafkaColumns are the columns of the demo's ClickHouse table.
+var kafkaColumns = []string{"id", "symbol", "price4", "size", "ts", "notional", "name", "sector", "currency", "lots"}
+
+const kafkaTableDDL = `(id UInt64, symbol String, price4 Int64, size Int64, ts Int64, notional Int64,
+	name String, sector String, currency String, lots Int64) ENGINE = MergeTree ORDER BY id`
+
+// krow is an event on its way from the enrich stage to ClickHouse and the
+// downstream topic.
+type krow struct {
+	msg  kafkax.Msg
+	at   time.Time // when the decode stage received it from the source
+	tick tick
+	ref  refData
+	ok   bool // false: its symbol has no reference data (dead-lettered)
+}
+
+func (r krow) values() []any {
+	id, _ := strconv.ParseUint(r.tick.id, 10, 64)
+	return []any{id, r.tick.symbol, r.tick.price4, r.tick.size, r.tick.ts, r.tick.notional,
+		r.ref.name, r.ref.sector, r.ref.currency, (r.tick.size + r.ref.lot - 1) / r.ref.lot}
+}
+
+var errUnknownSymbol = errors.New("unknown symbol")
+
+// demoKafka runs `sluice demo --kafka … --clickhouse …`.
+func demoKafka(ctx context.Context, in *interrupts, f demoFlags, stdout, stderr io.Writer) error {
+	drain := in.Draining()
+	names := namesFor(f.name)
+	fmt.Fprintf(stdout, "conditions: %s\n", conditions())
+	fmt.Fprintf(stdout, "Kafka at %s, ClickHouse at %s; topics %s → %s (dead letters %s), group %s, table %s\n",
+		f.kafka, f.clickhouse, names.in, names.out, names.dead, names.group, names.table)
+	db, err := clickhousex.Open(ctx, f.clickhouse)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	admCl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(f.kafka, ",")...))
+	if err != nil {
+		return err
+	}
+	defer admCl.Close()
+	adm := kadm.NewClient(admCl)
+
+	var ceiling float64
+	if f.compare {
+		cctx, stop := context.WithCancel(ctx)
+		defer context.AfterFunc(drain, stop)()
+		res, err := runKafkaCeiling(cctx, adm, db, f)
+		stop()
+		if drain.Err() != nil {
+			fmt.Fprintf(stdout, "interrupted (%v) during the brokers' ceiling: the demo did not run\n", context.Cause(drain))
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("ceiling: %w", err)
+		}
+		ceiling = res.perSec()
+		fmt.Fprintf(stdout, "ceiling (bare loop: poll 500 records or 50 ms → insert into ClickHouse → produce, acks from all replicas → commit offsets): %d events in %.2fs = %s events/s\n",
+			res.events, res.wall.Seconds(), si(ceiling))
+	}
+
+	var res kafkaResult
+	if f.resume {
+		if err := createTable(ctx, db, names.table, false); err != nil {
+			return err
+		}
+	} else {
+		if err := resetKafka(ctx, adm, f.partitions, names.group, names.in, names.out, names.dead); err != nil {
+			return err
+		}
+		if err := createTable(ctx, db, names.table, true); err != nil {
+			return err
+		}
+		gctx, stop := context.WithCancel(ctx)
+		defer context.AfterFunc(drain, stop)()
+		start, m := time.Now(), startMeasure()
+		n, err := generateKafka(gctx, f.kafka, names.in, f)
+		stop()
+		res.generated, res.genWall, res.genCPU = n, time.Since(start), m.stop(0).CPU()
+		if drain.Err() != nil {
+			fmt.Fprintf(stdout, "interrupted (%v) while generating: %d events in %s; the pipeline did not run\n", context.Cause(drain), n, names.in)
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("generator: %w", err)
+		}
+		fmt.Fprintf(stdout, "generator: %d events produced to %s in %.2fs = %s events/s (before the pipeline starts)\n",
+			n, names.in, res.genWall.Seconds(), si(float64(n)/res.genWall.Seconds()))
+	}
+	var d *liveDash
+	if f.dash != "" {
+		if d, err = startDash(f.dash, stderr); err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, d.stop()) }()
+	}
+	if err := runKafkaMarket(ctx, drain, db, names, f, stdout, d, &res); err != nil {
+		return err
+	}
+	res.print(stdout, f)
+	if f.compare && ceiling > 0 {
+		fmt.Fprintf(stdout, "demo / ceiling: %s / %s events/s = %.0f %% (target ≥ 90 %%)\n", si(res.perSec()), si(ceiling), 100*res.perSec()/ceiling)
+	}
+	if !f.resume && res.drained == nil && res.rows != res.stored {
+		return fmt.Errorf("ClickHouse holds %d rows in %s, but the pipeline stored %d", res.rows, names.table, res.stored)
+	}
+	return nil
+}
+
+// resetKafka deletes the group and the topics, and creates the topics
+// again, empty.
+func resetKafka(ctx context.Context, adm *kadm.Client, partitions int, group string, topics ...string) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	// A fresh broker has no group coordinator until its offsets topic
+	// exists: retry while it says so.
+	for {
+		r, err := adm.DeleteGroups(ctx, group)
+		if err == nil {
+			err = r[group].Err
+		}
+		if err == nil || errors.Is(err, kerr.GroupIDNotFound) {
+			break
+		}
+		if errors.Is(err, kerr.NonEmptyGroup) {
+			return fmt.Errorf("deleting group %s (is another demo running with --name %s?): %w", group, group, err)
+		}
+		if !sleepCtx(ctx, 200*time.Millisecond) {
+			return fmt.Errorf("deleting group %s: %w", group, err)
+		}
+	}
+	if _, err := adm.DeleteTopics(ctx, topics...); err != nil {
+		return fmt.Errorf("deleting topics: %w", err)
+	}
+	left := topics
+	for len(left) > 0 {
+		r, err := adm.CreateTopics(ctx, int32(partitions), 1, nil, left...)
+		if err != nil {
+			return fmt.Errorf("creating topics: %w", err)
+		}
+		left = nil
+		for _, t := range r.Sorted() {
+			switch {
+			case t.Err == nil:
+			case errors.Is(t.Err, kerr.TopicAlreadyExists): // still being deleted
+				left = append(left, t.Topic)
+			default:
+				return fmt.Errorf("creating topic %s: %w", t.Topic, t.Err)
+			}
+		}
+		if len(left) > 0 && !sleepCtx(ctx, 100*time.Millisecond) {
+			return fmt.Errorf("creating topics %v: %w", left, ctx.Err())
+		}
+	}
+	return nil
+}
+
+// createTable creates the demo's table, dropping it first if fresh.
+func createTable(ctx context.Context, db *sql.DB, table string, fresh bool) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if fresh {
+		if _, err := db.ExecContext(ctx, "DROP TABLE IF EXISTS "+table); err != nil {
+			return fmt.Errorf("dropping table %s: %w", table, err)
+		}
+	}
+	if _, err := db.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS "+table+" "+kafkaTableDDL); err != nil {
+		return fmt.Errorf("creating table %s: %w", table, err)
+	}
+	return nil
+}
+
+// generateKafka produces f.events market events to topic, keyed by symbol,
+// and returns how many the broker acknowledged.
+func generateKafka(ctx context.Context, brokers, topic string, f demoFlags) (int64, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(brokers, ",")...), kgo.DefaultProduceTopic(topic),
+		kgo.ProducerLinger(2*time.Millisecond), kgo.MaxBufferedRecords(20000))
+	if err != nil {
+		return 0, err
+	}
+	defer cl.Close()
+	var stored atomic.Int64
+	var mu sync.Mutex
+	var firstErr error
+	promise := func(_ *kgo.Record, err error) {
+		if err != nil {
+			mu.Lock()
+			if firstErr == nil {
+				firstErr = err
+			}
+			mu.Unlock()
+			return
+		}
+		stored.Add(1)
+	}
+	rng := rand.New(rand.NewPCG(4, 4))
+	var buf []byte
+	ts := time.Now().UnixNano()
+	for i := 0; i < f.events; i++ {
+		if i%1000 == 0 {
+			if ctx.Err() != nil {
+				break
+			}
+			ts = time.Now().UnixNano()
+		}
+		buf = genEvent(buf[:0], rng, i, ts, f.malformed)
+		v := append([]byte(nil), buf...)
+		cl.Produce(ctx, &kgo.Record{Key: eventKey(v), Value: v}, promise)
+	}
+	if err := cl.Flush(ctx); err != nil {
+		return stored.Load(), err
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if firstErr != nil {
+		return stored.Load(), fmt.Errorf("%d of %d events not stored: %w", int64(f.events)-stored.Load(), f.events, firstErr)
+	}
+	return stored.Load(), nil
+}
+
+// eventKey is the upper-cased symbol of an event line, or nil for a line
+// without one.
+func eventKey(line []byte) []byte {
+	_, rest, ok := bytes.Cut(line, []byte{','})
+	if !ok {
+		return nil
+	}
+	sym, _, _ := bytes.Cut(rest, []byte{','})
+	return bytes.ToUpper(sym)
+}
+
+// kafkaResult is what one Kafka demo run measured.
+type kafkaResult struct {
+	generated int64
+	genWall   time.Duration
+	consumed  int64 // settled records: stored, or dead-lettered
+	stored    int64 // rows this run committed in ClickHouse
+	dead      int64
+	reasons   map[string]int64
+	rows      int64 // count() of the table, queried back
+	ids       int64 // distinct ids in the table
+	wall      time.Duration
+	lat       latencies
+	genCPU    time.Duration // this process, while generating
+	pipeCPU   time.Duration // this process, during the pipeline
+	procCPU   time.Duration // this process, generator and pipeline
+	machCPU   time.Duration // every process on the machine, during the pipeline
+	src       kafkax.SourceStats
+	sink      kafkax.SinkStats
+	writer    clickhousex.WriterStats
+	snap      sluice.Snapshot
+	drained   error
+	commitErr error
+}
+
+func (r kafkaResult) perSec() float64 { return float64(r.consumed) / r.wall.Seconds() }
+
+func (r kafkaResult) print(w io.Writer, f demoFlags) {
+	names := namesFor(f.name)
+	if r.drained != nil {
+		fmt.Fprintf(w, "interrupted (%v): drained: the source took no new records; of the %d it had received, %d were stored or dead-lettered and committed, %d unsettled (read again by the next run)\n",
+			r.drained, r.src.Fetched, r.src.Settled, r.src.InFlight)
+	}
+	fmt.Fprintf(w, "demo: %d events in %.2fs = %s events/s; %d stored in ClickHouse and produced to %s, %d dead-lettered to %s %v\n",
+		r.consumed, r.wall.Seconds(), si(r.perSec()), r.stored, names.out, r.dead, names.dead, r.reasons)
+	fmt.Fprintf(w, "latency, consumed → committed in ClickHouse: p50 %s  p99 %s  max %s\n", ms(r.lat.q(0.5)), ms(r.lat.q(0.99)), ms(r.lat.max))
+	check := "equal to the rows this run stored"
+	if f.resume {
+		check = "including earlier runs' rows"
+	} else if r.rows != r.stored {
+		check = fmt.Sprintf("MISMATCH: this run stored %d", r.stored)
+	}
+	fmt.Fprintf(w, "ClickHouse: %d rows in %s, queried back (%s); %d distinct event ids\n", r.rows, names.table, check, r.ids)
+	n := float64(max(1, r.consumed))
+	fmt.Fprintf(w, "CPU per event: pipeline process %.1f µs; whole process (generator + pipeline) %.1f µs; machine, every process (broker, ClickHouse, others) %.1f µs\n",
+		r.pipeCPU.Seconds()*1e6/n, r.procCPU.Seconds()*1e6/n, r.machCPU.Seconds()*1e6/n)
+	fmt.Fprintln(w, "seed 004 measured 180k events/s sustained, 220k peak, consume → ClickHouse p50 40 ms, p99 120 ms on two vCPUs, with the broker and ClickHouse on other machines; here broker, ClickHouse, generator and pipeline share this machine's CPUs")
+	fmt.Fprintf(w, "source: %+v\nsink: %+v\nwriter: %+v\n", r.src, r.sink, r.writer)
+	if r.commitErr != nil {
+		fmt.Fprintf(w, "final offset commit failed (those records are read again): %v\n", r.commitErr)
+	}
+	fmt.Fprintln(w, "where the pipeline's time goes (per stage, summed over its goroutines):")
+	for _, s := range r.snap.Stages {
+		fmt.Fprintf(w, "  %-18s %2d goroutines  in %8d  out %8d  failed %6d  busy %7.2fs  waiting %7.2fs\n",
+			s.Name, s.Workers, s.In, s.Out, s.Failed, s.Busy.Seconds(), s.Blocked.Seconds())
+	}
+}
+
+// ktally is what the commits measured.
+type ktally struct {
+	mu      sync.Mutex
+	lat     latencies
+	window  latencies
+	reasons map[string]int64
+}
+
+func (t *ktally) reason(r string) {
+	t.mu.Lock()
+	t.reasons[r]++
+	t.mu.Unlock()
+}
+
+// runKafkaMarket runs seed 004's pipeline over the input topic until every
+// generated event is settled (or, with --resume, until the topic is
+// consumed), or until drain.
+func runKafkaMarket(ctx, drain context.Context, db *sql.DB, names kafkaNames, f demoFlags, stdout io.Writer, d *liveDash, res *kafkaResult) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sink, err := kafkax.NewSink(ctx, f.kafka, kafkax.SinkWorkers(2))
+	if err != nil {
+		return err
+	}
+	defer sink.Close()
+	opts := []kafkax.SourceOption{kafkax.MaxInFlight(f.inflight)}
+	if f.resume {
+		opts = append(opts, kafkax.StopWhenIdle(time.Second))
+	}
+	src, err := kafkax.NewSource(ctx, f.kafka, names.group, []string{names.in}, opts...)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+
+	var stored, dead atomic.Int64
+	tally := &ktally{reasons: map[string]int64{}}
+	w := clickhousex.NewWriter(db, names.table, kafkaColumns, krow.values,
+		clickhousex.OnCommit(func(rows []krow) {
+			now := time.Now()
+			tally.mu.Lock()
+			for _, r := range rows {
+				tally.lat.add(now.Sub(r.at))
+				tally.window.add(now.Sub(r.at))
+			}
+			tally.mu.Unlock()
+			for _, r := range rows {
+				r.msg.Ack() // the first of its two holds; producing it settles the other
+			}
+			stored.Add(int64(len(rows)))
+		}))
+	refs := newRefService(f.lookup)
+	p := kafkaPipeline(ctx, src, sink, w, refs, names, f.decoders, tally, &dead)
+	p.DrainOn(drain)
+	complete, finish := context.WithCancel(ctx)
+	defer finish()
+	p.DrainOn(complete)
+	if d != nil {
+		d.show(p)
+	}
+
+	target := res.generated
+	m := startMeasure()
+	mach := machineCPU()
+	start := time.Now()
+	var doneAt time.Time
+	watchDone, watchExited := make(chan struct{}), make(chan struct{})
+	go func() { // ends the run once every generated event is settled; prints progress
+		defer close(watchExited)
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		last, lastAt, nextLine := int64(0), start, start.Add(time.Second)
+		for {
+			select {
+			case <-watchDone:
+				return
+			case now := <-tick.C:
+				settled := src.Stats().Settled
+				if !f.resume && doneAt.IsZero() && settled >= target {
+					doneAt = now
+					finish()
+				}
+				if !f.quiet && now.After(nextLine) {
+					tally.mu.Lock()
+					win := tally.window
+					tally.window = latencies{}
+					tally.mu.Unlock()
+					fmt.Fprintf(stdout, "%6.1fs  events/s %7s  latency p50 %-7s p99 %-7s  in-flight %6d  dead-lettered %6d  stored %d\n",
+						now.Sub(start).Seconds(), si(float64(settled-last)/now.Sub(lastAt).Seconds()),
+						ms(win.q(0.5)), ms(win.q(0.99)), src.Stats().InFlight, dead.Load(), stored.Load())
+					last, lastAt, nextLine = settled, now, nextLine.Add(time.Second)
+				}
+			}
+		}
+	}()
+	werr := p.Wait()
+	close(watchDone)
+	<-watchExited
+	res.wall = time.Since(start)
+	if !doneAt.IsZero() {
+		res.wall = doneAt.Sub(start) // not counting the drain's end
+	}
+	fig := m.stop(0)
+	res.pipeCPU = fig.CPU()
+	res.procCPU = res.pipeCPU + res.genCPU
+	res.machCPU = machineCPU() - mach
+	if werr != nil {
+		return werr
+	}
+	if drain.Err() != nil {
+		res.drained = context.Cause(drain)
+	}
+	res.commitErr = src.Close()
+	res.src, res.sink, res.writer = src.Stats(), sink.Stats(), w.Stats()
+	res.snap = p.Stats()
+	res.consumed = res.src.Settled
+	res.stored, res.dead = stored.Load(), dead.Load()
+	tally.mu.Lock()
+	res.lat, res.reasons = tally.lat, maps.Clone(tally.reasons)
+	tally.mu.Unlock()
+	qctx, qcancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer qcancel()
+	if res.rows, err = clickhousex.Count(qctx, db, names.table); err != nil {
+		return err
+	}
+	if err := db.QueryRowContext(qctx, "SELECT uniqExact(id) FROM "+names.table).Scan(&res.ids); err != nil {
+		return fmt.Errorf("counting the distinct ids of %s: %w", names.table, err)
+	}
+	return nil
+}
+
+// kafkaPipeline builds seed 004's pipeline on Kafka and ClickHouse:
+//
+//	consume → decode+validate (n workers) → normalise (1) → collect (500, 50 ms)
+//	        → enrich (2 workers, one reference lookup per batch)
+//	        → store (2 workers: one ClickHouse batch insert per batch)
+//	        → publish (batch produce to the downstream topic; unknown symbols to the dead-letter topic)
+//	decode+validate's dead letters → dead-letter → publish-dead
+func kafkaPipeline(ctx context.Context, src *kafkax.Source, sink *kafkax.Sink, w *clickhousex.Writer[krow], refs *refService,
+	names kafkaNames, decoders int, tally *ktally, dead *atomic.Int64) *sluice.Pipeline {
+	p := sluice.New(ctx, sluice.Named("market"))
+	msgs := kafkax.Read(p, "consume", src)
+	var bad sluice.Stream[sluice.Failed[kafkax.Msg]]
+	type decodedK struct {
+		msg kafkax.Msg
+		at  time.Time
+		ev  event
+	}
+	dec := sluice.Map(p, "decode", msgs, decoders, func(_ context.Context, m kafkax.Msg) (decodedK, error) {
+		at := time.Now()
+		ev, err := decode(m.Value())
+		return decodedK{msg: m, at: at, ev: ev}, err
+	}, sluice.DeadLetter(&bad))
+	norm := sluice.Map(p, "normalise", dec, 1, func(_ context.Context, d decodedK) (krow, error) {
+		return krow{msg: d.msg, at: d.at, tick: normalise(d.ev)}, nil
+	})
+	batches := sluice.Batch(p, "collect", norm, 500, 50*time.Millisecond)
+	enriched := sluice.Map(p, "enrich", batches, 2, func(_ context.Context, b []krow) ([]krow, error) {
+		syms := make(map[string]refData, len(symbols))
+		for _, r := range b {
+			syms[r.tick.symbol] = refData{}
+		}
+		refs.Lookup(syms)
+		for i := range b {
+			b[i].ref, b[i].ok = syms[b[i].tick.symbol]
+			if b[i].ok {
+				b[i].msg.Expect(2) // its row committed, and its enriched record stored
+			}
+		}
+		return b, nil
+	})
+	outs := sluice.Map(p, "store", enriched, 2, func(ctx context.Context, b []krow) ([]kafkax.Out, error) {
+		good := make([]krow, 0, len(b))
+		for _, r := range b {
+			if r.ok {
+				good = append(good, r)
+			}
+		}
+		if err := w.Write(ctx, good); err != nil {
+			return nil, err
+		}
+		outs := make([]kafkax.Out, len(b))
+		buf := make([]byte, 0, 96*len(good))
+		for i, r := range b {
+			if !r.ok {
+				tally.reason(errUnknownSymbol.Error())
+				dead.Add(1)
+				outs[i] = kafkax.DeadLetterOut(r.msg, names.dead, errUnknownSymbol)
+				continue
+			}
+			n := len(buf)
+			buf = encodeEnriched(buf, r.tick, r.ref)
+			outs[i] = kafkax.Out{Topic: names.out, Key: []byte(r.tick.symbol), Value: buf[n:len(buf):len(buf)], From: r.msg}
+		}
+		return outs, nil
+	}, sluice.Retry(3, 100*time.Millisecond, time.Second))
+	kafkax.ProduceBatches(p, "publish", outs, sink)
+	deadOuts := sluice.Map(p, "dead-letter", bad, 1, func(_ context.Context, f sluice.Failed[kafkax.Msg]) (kafkax.Out, error) {
+		tally.reason(f.Err.Error())
+		dead.Add(1)
+		return kafkax.DeadLetterOut(f.Item, names.dead, f.Err), nil
+	})
+	kafkax.Produce(p, "publish-dead", deadOuts, sink)
+	return p
+}
