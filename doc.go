@@ -69,8 +69,8 @@
 // sinks consume it, and Wait returns nil. Nothing taken is lost,
 // duplicated or, where order is promised, reordered. A [From] generator
 // sees [Emitter.Done] closed at once and Send return false from the next
-// chunk boundary on (what Send took until then goes through too). Cancelling the context
-// during a drain aborts as usual.
+// chunk boundary on (what Send took until then goes through too).
+// Cancelling the context during a drain aborts as usual.
 //
 // # Ordering
 //
@@ -85,8 +85,10 @@
 // elements). A stage sends its partial output chunk whenever it would
 // otherwise wait for input, so a lone item travels at once (low latency
 // when idle) and a flood travels in full chunks (high throughput under
-// load). A [From] generator's items are sent when a chunk fills, when it
-// calls [Emitter.Flush], or when it returns. Chunks are recycled, not
+// load). A stage that is busy with slow items and never waits for input
+// hands on output it has held for 200 µs after each input chunk. A [From]
+// generator's items are sent when a chunk fills, when it calls
+// [Emitter.Flush], or when it returns. Chunks are recycled, not
 // allocated per send. [Batch] is different: it forms user-visible batches by
 // size and maximum wait; [ForEachChunk] hands a sink each chunk as it comes.
 //
@@ -101,7 +103,8 @@
 // from the first; the first chunk measured sets a larger size at once, so
 // a flood of cheap items reaches full chunks within a few chunks. A
 // smaller size is taken after four slow chunks in a row, so one chunk
-// slowed by preemption does not shrink a fast stage's chunks. [Chunk] fixes
+// slowed by preemption does not shrink a fast stage's chunks, or at once
+// after a chunk a hundred times over budget. [Chunk] fixes
 // the size instead. The inputs of [ForEachChunk] (whose cost is per call)
 // and [Batch] (which regroups items) carry full chunks; [Merge] passes
 // chunks on whole, so its inputs are sized by the stage after it; the
