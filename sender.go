@@ -46,7 +46,7 @@ func newPassSender[T any](e *edge[T], i int, w *worker) *sender[T] {
 
 func (s *sender[T]) init(e *edge[T], i int, w *worker) {
 	s.e, s.sent, s.w = e, e.sent[i], w
-	s.full = s.flush
+	s.full = s.fullChunk
 }
 
 // take makes c the chunk being filled. It clears the chunk first: a
@@ -88,7 +88,7 @@ func (s *sender[T]) flushHeld(start, now int64) bool {
 // when the pipeline has stopped; the caller must then return.
 //
 // The full-chunk path calls through the func value s.full (which is
-// s.flush) rather than the method: that keeps send under the inliner's
+// s.fullChunk) rather than the method: that keeps send under the inliner's
 // budget (a direct call of the generic method costs more, as it passes a
 // dictionary), which saves a call per item in every stage loop.
 func (s *sender[T]) send(v T) bool {
@@ -105,7 +105,20 @@ func (s *sender[T]) space() []T { return s.buf[s.n:] }
 // when full. It returns false when the pipeline has stopped.
 func (s *sender[T]) commit(k int) bool {
 	s.n += k
-	return s.n < len(s.buf) || s.flush()
+	return s.n < len(s.buf) || s.fullChunk()
+}
+
+// fullChunk is the path of send and commit when the chunk is full at the
+// limit it was taken with. If the consumer has raised the limit since —
+// the first chunks of an edge are taken before its consumer has measured,
+// or before a consumer that wants full chunks is built — the chunk grows
+// instead of leaving, so the first chunks are not needlessly small.
+func (s *sender[T]) fullChunk() bool {
+	if lim := s.e.chunkLimit(); lim > len(s.buf) {
+		s.buf = s.c.items[:lim] // chunks have room for the edge's size
+		return true
+	}
+	return s.flush()
 }
 
 // flush hands the current chunk, if it holds anything, to the consumer. It

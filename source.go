@@ -76,7 +76,7 @@ func (e *Emitter[T]) Send(v T) bool {
 func (e *Emitter[T]) flusher(done chan<- struct{}) {
 	defer close(done)
 	for range e.full {
-		e.flushed <- e.s.flush()
+		e.flushed <- e.s.fullChunk()
 	}
 }
 

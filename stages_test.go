@@ -463,3 +463,23 @@ func testChunkSizeFollowsTheCostOfItems(t *testing.T) {
 		t.Errorf("cheap stage's input chunks: %d items, want %d", sizes["cheap"], sluice.DefaultChunk)
 	}
 }
+
+// A consumer that wants full chunks is built after its producer has taken
+// its first chunk (at one item): that chunk grows instead of leaving with
+// one item, so a bulk sink's first call is not a single row.
+func TestFirstChunkGrowsForAConsumerThatWantsFullChunks(t *testing.T) {
+	p := sluice.New(context.Background())
+	var first int
+	sluice.ForEachChunk(p, "bulk", sluice.FromSlice(p, "src", ints(10_000)), 1, func(_ context.Context, items []int) error {
+		if first == 0 {
+			first = len(items)
+		}
+		return nil
+	})
+	if err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if first < 16 {
+		t.Fatalf("first call got %d items, want a full chunk's worth", first)
+	}
+}
