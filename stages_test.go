@@ -469,13 +469,24 @@ func testChunkSizeFollowsTheCostOfItems(t *testing.T) {
 // one item, so a bulk sink's first call is not a single row.
 func TestFirstChunkGrowsForAConsumerThatWantsFullChunks(t *testing.T) {
 	p := sluice.New(context.Background())
+	built := make(chan struct{})
+	src := sluice.From(p, "src", func(_ context.Context, out *sluice.Emitter[int]) error {
+		<-built // the first chunk was taken when From was called
+		for i := range 10_000 {
+			if !out.Send(i) {
+				return nil
+			}
+		}
+		return nil
+	})
 	var first int
-	sluice.ForEachChunk(p, "bulk", sluice.FromSlice(p, "src", ints(10_000)), 1, func(_ context.Context, items []int) error {
+	sluice.ForEachChunk(p, "bulk", src, 1, func(_ context.Context, items []int) error {
 		if first == 0 {
 			first = len(items)
 		}
 		return nil
 	})
+	close(built)
 	if err := p.Wait(); err != nil {
 		t.Fatal(err)
 	}
