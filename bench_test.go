@@ -211,11 +211,13 @@ func BenchmarkSlowItemsAcrossWorkers(b *testing.B) {
 // BenchmarkErrorPolicyOverhead runs a Map whose function never fails with
 // and without the error options: the policy runs only on the error path,
 // so the happy path should cost the same (target: ≤ 1 ns/item more).
+// Timeout is the exception: it makes a context per call, and the run
+// shows what that costs.
 func BenchmarkErrorPolicyOverhead(b *testing.B) {
 	const n = 1 << 20
 	xs := ints(n)
 	inc := func(_ context.Context, v int) (int, error) { return v + 1, nil }
-	for _, policy := range []string{"none", "skip+retry", "deadletter+retry"} {
+	for _, policy := range []string{"none", "skip+retry", "deadletter+retry", "timeout"} {
 		b.Run("policy="+policy, func(b *testing.B) {
 			for b.Loop() {
 				p := sluice.New(context.Background())
@@ -226,6 +228,8 @@ func BenchmarkErrorPolicyOverhead(b *testing.B) {
 					opts = append(opts, sluice.SkipErrors(), sluice.Retry(3, time.Millisecond, time.Second))
 				case "deadletter+retry":
 					opts = append(opts, sluice.DeadLetter(&dead), sluice.Retry(3, time.Millisecond, time.Second))
+				case "timeout": // not a target: what a context with a deadline per call costs
+					opts = append(opts, sluice.Timeout(time.Minute))
 				}
 				m := sluice.Map(p, "inc", sluice.FromSlice(p, "src", xs), 1, inc, opts...)
 				if policy == "deadletter+retry" {

@@ -34,11 +34,6 @@ func (e *PanicError) Unwrap() error {
 	return err
 }
 
-// wrap attaches the stage name to an error returned by a user function.
-func wrap(s *stage, err error) error {
-	return &StageError{Stage: s.name, Err: err}
-}
-
 // ErrGoexit is the error (inside a [*StageError]) with which a pipeline
 // fails when a stage function calls runtime.Goexit — as t.FailNow and
 // t.Fatal do when called from a stage function in a test. The goroutine

@@ -100,7 +100,7 @@ func Retry(attempts int, base, maxDelay time.Duration) StageOption {
 // after d. A call that returns an error after its deadline has a failed
 // item, settled under the stage's policy (retried with [Retry], skipped,
 // dead-lettered, or failing the pipeline). Costs a context and a timer per
-// call (about a microsecond). Panics if d ≤ 0.
+// call: one to two microseconds. Panics if d ≤ 0.
 func Timeout(d time.Duration) StageOption {
 	if d <= 0 {
 		panic(fmt.Sprintf("sluice: Timeout must be > 0, got %v", d))
