@@ -15,8 +15,15 @@ func TestElasticChanNeverBlocksTheSenderAndKeepsOrder(t *testing.T) {
 		c.In() <- i
 	}
 	close(c.In())
+	receiveInOrder(t, c.Out(), n)
+}
+
+// receiveInOrder receives from out until it closes and checks it got
+// 0..n-1 in order.
+func receiveInOrder(t *testing.T, out <-chan int, n int) {
+	t.Helper()
 	next := 0
-	for v := range c.Out() {
+	for v := range out {
 		if v != next {
 			t.Fatalf("received %d, want %d", v, next)
 		}
@@ -37,16 +44,7 @@ func TestElasticChanConcurrentProducerAndConsumerKeepOrder(t *testing.T) {
 		}
 		close(c.In())
 	}()
-	next := 0
-	for v := range c.Out() {
-		if v != next {
-			t.Fatalf("received %d, want %d", v, next)
-		}
-		next++
-	}
-	if next != n {
-		t.Fatalf("received %d values, want %d", next, n)
-	}
+	receiveInOrder(t, c.Out(), n)
 }
 
 // While a consumer drains, Len may miss values in transit but never counts
