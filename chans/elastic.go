@@ -60,11 +60,11 @@ func chanBuffer[T any](limit int) int {
 // two blocks of the initial capacity (the queue is a list of such blocks,
 // linked as it grows and dropped as it drains, so an empty Elastic holds
 // two blocks at most), plus, once In or Out has been called, In's and Out's
-// buffers (16 KiB worth each). Cost per value: through the methods, a mutex
-// round trip (7–9 ns uncontended, BenchmarkElasticPushAlone) for Push and
-// a share of one for PopMany; through the channels, four channel operations
-// (the goroutine's receive and send come on top of the caller's), about
-// twice a plain buffered channel's cost.
+// buffers (16 KiB worth each). Cost per value: through the methods, an
+// uncontended mutex round trip for Push (BenchmarkElasticPushAlone) and a
+// share of one for PopMany; through the channels, four channel operations
+// (the goroutine's receive and send come on top of the caller's) and a
+// share of one mutex round trip per run of values the goroutine moves.
 type Elastic[T any] struct {
 	mu     sync.Mutex
 	q      queue[T]

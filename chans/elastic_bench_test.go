@@ -92,6 +92,24 @@ func elasticEnds() (chanPair, func()) {
 	return chanPair{e.In(), e.Out()}, e.Close
 }
 
+// forwarderEnds are the simplest relay between two channels, bounded (a
+// full Out stops it): a goroutine ranging over In and sending each value on
+// Out. Its two channels are the size of ElasticChan's for ints.
+func forwarderEnds() (chanPair, func()) {
+	in, out := make(chan int, 2048), make(chan int, 2048)
+	go func() {
+		defer close(out)
+		for v := range in {
+			out <- v
+		}
+	}()
+	return chanPair{in, out}, func() {
+		close(in)
+		for range out {
+		}
+	}
+}
+
 func elasticChanEnds() (chanPair, func()) {
 	c := chans.NewElasticChan[int]()
 	return chanPair{c.In(), c.Out()}, c.Close
@@ -188,6 +206,8 @@ func elasticRun(kind string, n int, sequential bool) (nsPerItem float64, ok bool
 		mk = seed4096Ends
 	case "ElasticChan":
 		mk = elasticChanEnds
+	case "Forwarder":
+		mk = forwarderEnds
 	case "ElasticInOut":
 		mk = elasticEnds
 	case "ElasticPopMany":

@@ -1,12 +1,15 @@
 package chans
 
+import "runtime"
+
 // Elastic's goroutine (the pump) joins In, the queue and Out, as in seed
-// 001: it parks in a select over "receive from In", "send the held value on
-// Out" and its wake channel, and on every wakeup takes the mutex once and
-// moves as much as it can without blocking (up to maxMove values) before
-// parking again. So under load a value costs a non-blocking receive, a queue
-// push and pop and a non-blocking send, with one select and one lock per
-// run of values rather than per value.
+// 001. Each round it takes the mutex once and moves as much as it can
+// without blocking (up to maxMove values), in runs of plain channel
+// operations sized by len and cap; finding nothing to move, it yields
+// (relaySpins times, as ElasticChan's relay does) and then parks in a select
+// over "receive from In", "send the held value on Out" and its wake channel.
+// So under load a value costs a receive, a queue push and pop and a send,
+// with one lock per run of values rather than per value, and no select.
 
 // maxMove bounds the values moved under one hold of the mutex, so Push and
 // Pop never wait long for it.
@@ -47,6 +50,7 @@ func (e *Elastic[T]) pump() {
 		ok       bool
 		received bool // the last select received v, ok from In
 		sent     bool // the last select sent the held value
+		idle     int  // rounds in a row that moved nothing
 	)
 	for {
 		e.lockPump()
@@ -58,10 +62,25 @@ func (e *Elastic[T]) pump() {
 		if received {
 			e.receivedLocked(&s, v, ok)
 		}
-		if _, alive := e.moveLocked(&s); !alive {
+		moved, alive := e.moveLocked(&s)
+		if !alive {
 			e.unlockPump()
 			return
 		}
+		received, sent = false, false
+		if moved > 0 {
+			idle = 0
+		}
+		if idle < relaySpins {
+			// As for ElasticChan's relay: a yield costs less than parking
+			// and being woken, and a producer or consumer mid-burst will
+			// likely have given the next round something to move.
+			idle++
+			e.unlockPump()
+			runtime.Gosched()
+			continue
+		}
+		idle = 0
 		// Park with only the cases that can make progress: a nil channel
 		// never fires.
 		var in <-chan T
@@ -77,7 +96,6 @@ func (e *Elastic[T]) pump() {
 		}
 		e.unlockPump()
 
-		received, sent = false, false
 		select {
 		case v, ok = <-in:
 			received = true
@@ -132,27 +150,21 @@ func (e *Elastic[T]) receivedLocked(s *pumpState[T], v T, ok bool) {
 // can move without blocking or maxMove values have moved. It returns false
 // when the pump should return: Close was called, or the input has ended and
 // every value has left.
+//
+// The moves are runs of plain channel operations, sized by len and cap
+// first: the pump is In's only receiver and Out's only sender, so none of
+// them can block, and none needs a select.
 func (e *Elastic[T]) moveLocked(s *pumpState[T]) (moved int, alive bool) {
 	for moved < maxMove {
 		before := moved
-		for e.outOn && moved < maxMove && e.loadHeadLocked(s) {
-			select {
-			case e.out <- s.head:
-				s.have, e.held = false, 0
-				moved++
-				continue
-			default:
-			}
-			break
+		if e.outOn {
+			moved += e.feedOutLocked(s, maxMove-moved)
 		}
-	receive:
-		for s.in != nil && moved < maxMove && e.acceptingLocked() {
-			select {
-			case v, ok := <-s.in:
-				e.receivedLocked(s, v, ok)
-				moved++
-			default:
-				break receive
+		if s.in != nil && moved < maxMove && e.acceptingLocked() {
+			if e.cfg.limit > 0 {
+				moved += e.receiveEachLocked(s, maxMove-moved)
+			} else {
+				moved += e.receiveRunLocked(s, maxMove-moved)
 			}
 		}
 		if moved == before {
@@ -166,6 +178,76 @@ func (e *Elastic[T]) moveLocked(s *pumpState[T]) (moved int, alive bool) {
 	// pump parks on sending it rather than on nothing.
 	e.loadHeadLocked(s)
 	return moved, !(s.in == nil && !s.have && e.q.len() == 0)
+}
+
+// feedOutLocked sends the held value, then queued values, on Out, as many
+// as Out has room for and at most budget; it returns how many it sent.
+func (e *Elastic[T]) feedOutLocked(s *pumpState[T], budget int) int {
+	sent := 0
+	if s.have {
+		if len(e.out) == cap(e.out) {
+			return 0
+		}
+		e.out <- s.head
+		var zero T
+		s.head, s.have, e.held = zero, false, 0
+		sent++
+	}
+	k := min(e.q.len(), cap(e.out)-len(e.out), budget-sent)
+	if k <= 0 {
+		return sent
+	}
+	for range k {
+		e.out <- e.q.pop()
+	}
+	e.tookLocked(k)
+	return sent + k
+}
+
+// receiveRunLocked takes what In holds, up to budget, with no limit to
+// apply: straight on to Out while nothing is ahead of it (no value held,
+// the queue empty) and Out has room, into the queue after that. It returns
+// how many it took.
+func (e *Elastic[T]) receiveRunLocked(s *pumpState[T], budget int) int {
+	k := min(len(s.in), budget)
+	if k == 0 {
+		return 0
+	}
+	n := k
+	if e.outOn && !s.have && e.q.len() == 0 {
+		direct := min(k, cap(e.out)-len(e.out))
+		for range direct {
+			e.out <- <-s.in
+		}
+		k -= direct
+	}
+	if k > 0 {
+		wasEmpty := e.q.len() == 0
+		for range k {
+			e.q.push(<-s.in)
+		}
+		if wasEmpty {
+			e.valueReadyLocked()
+		}
+	}
+	return n
+}
+
+// receiveEachLocked takes what In holds one value at a time, up to budget,
+// through receivedLocked (which applies the limit and ends the input when
+// In is closed); it returns how many values (and ends) it took.
+func (e *Elastic[T]) receiveEachLocked(s *pumpState[T], budget int) int {
+	took := 0
+	for s.in != nil && took < budget && e.acceptingLocked() {
+		select {
+		case v, ok := <-s.in:
+			e.receivedLocked(s, v, ok)
+			took++
+		default:
+			return took
+		}
+	}
+	return took
 }
 
 // loadHeadLocked makes sure the pump holds the next value for Out, if Out is

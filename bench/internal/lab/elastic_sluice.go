@@ -7,10 +7,16 @@ import (
 	"github.com/sluicehq/sluice/chans"
 )
 
-// sluiceElasticVariants are chans.Elastic's rows: used as a channel (In,
-// Out), and through its methods, one value or a batch at a time.
+// sluiceElasticVariants are sluice's rows: chans.ElasticChan, and
+// chans.Elastic used as a channel (In, Out) and through its methods, one
+// value or a batch at a time.
 func sluiceElasticVariants() []elasticVariant {
 	return []elasticVariant{
+		{name: "sluice chans.ElasticChan", seq: true, conc: true,
+			ends: func(int) (chan<- int, <-chan int) {
+				c := chans.NewElasticChan[int]()
+				return c.In(), c.Out()
+			}},
 		{name: "sluice chans.Elastic In/Out", seq: true, conc: true,
 			ends: func(int) (chan<- int, <-chan int) {
 				e := chans.NewElastic[int]()
