@@ -302,8 +302,8 @@ func TestElasticOutNotCalledLeavesValuesForPop(t *testing.T) {
 
 // hammer runs producers×per values through an Elastic with the given ways in
 // and out and checks every value arrives exactly once, in order per
-// producer.
-func hammer(t *testing.T, e *chans.Elastic[item], producers, consumers, per int, viaIn, viaOut bool) {
+// producer. Consumer c receives from Out when viaOut(c), else with PopMany.
+func hammer(t *testing.T, e *chans.Elastic[item], producers, consumers, per int, viaIn bool, viaOut func(c int) bool) {
 	t.Helper()
 	var pwg sync.WaitGroup
 	for p := range producers {
@@ -325,7 +325,7 @@ func hammer(t *testing.T, e *chans.Elastic[item], producers, consumers, per int,
 	var cwg sync.WaitGroup
 	for c := range consumers {
 		cwg.Go(func() {
-			if viaOut {
+			if viaOut(c) {
 				for it := range e.Out() {
 					got[c] = append(got[c], it)
 				}
@@ -368,18 +368,25 @@ func TestElasticHammer(t *testing.T) {
 	if testing.Short() {
 		per = 500
 	}
+	all := func(int) bool { return true }
+	none := func(int) bool { return false }
+	even := func(c int) bool { return c%2 == 0 }
 	for _, tc := range []struct {
-		name          string
-		viaIn, viaOut bool
-		opts          []chans.ElasticOption
+		name   string
+		viaIn  bool
+		viaOut func(c int) bool
+		opts   []chans.ElasticOption
 	}{
-		{"Push/PopMany", false, false, nil},
-		{"In/Out", true, true, nil},
-		{"Push/Out", false, true, nil},
-		{"In/PopMany", true, false, nil},
-		{"Push/PopMany/limit", false, false, []chans.ElasticOption{chans.WithLimit(10, chans.Block)}},
-		{"In/Out/limit", true, true, []chans.ElasticOption{chans.WithLimit(10, chans.Block), chans.WithCapacity(1)}},
-		{"Push/PopMany/tiny segments", false, false, []chans.ElasticOption{chans.WithCapacity(1)}},
+		{"Push/PopMany", false, none, nil},
+		{"In/Out", true, all, nil},
+		{"Push/Out", false, all, nil},
+		{"In/PopMany", true, none, nil},
+		{"In/Out+PopMany", true, even, nil},
+		{"Push/Out+PopMany/tiny segments", false, even, []chans.ElasticOption{chans.WithCapacity(1)}},
+		{"Push/PopMany/limit", false, none, []chans.ElasticOption{chans.WithLimit(10, chans.Block)}},
+		{"In/Out/limit", true, all, []chans.ElasticOption{chans.WithLimit(10, chans.Block), chans.WithCapacity(1)}},
+		{"In/Out+PopMany/limit", true, even, []chans.ElasticOption{chans.WithLimit(10, chans.Block)}},
+		{"Push/PopMany/tiny segments", false, none, []chans.ElasticOption{chans.WithCapacity(1)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := chans.NewElastic[item](tc.opts...)
