@@ -105,6 +105,9 @@ func NewSource(ctx context.Context, brokers, group string, topics []string, opts
 		kgo.OnPartitionsAssigned(s.assigned),
 		kgo.OnPartitionsRevoked(s.revoked),
 		kgo.OnPartitionsLost(s.lost),
+		// Rebalance callbacks wait while the source matches polled
+		// records with the partitions it owns (see Source.track).
+		kgo.BlockRebalanceOnPoll(),
 	}, cfg.kopts...)
 	cl, err := kgo.NewClient(kopts...)
 	if err != nil {
@@ -252,16 +255,22 @@ func (s *Source) run(ctx context.Context, out *sluice.Emitter[Msg]) error {
 
 		room := int(high - s.inflight.Load())
 		pctx, cancel := context.WithTimeout(ctx, s.pollWait())
-		var fs kgo.Fetches
-		ok := out.Await(func() { fs = s.cl.PollRecords(pctx, room) })
+		var polled []polled
+		var closed bool
+		ok := out.Await(func() {
+			fs := s.cl.PollRecords(pctx, room)
+			closed = fs.IsClientClosed()
+			polled = s.track(fs)
+			s.cl.AllowRebalance()
+		})
 		cancel()
 		if !ok || ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if fs.IsClientClosed() {
+		if closed {
 			return fmt.Errorf("kafkax: source of group %q: client closed", s.group)
 		}
-		n, ok := s.emit(fs, out)
+		n, ok := s.send(polled, out)
 		if !ok {
 			return ctx.Err()
 		}
@@ -291,46 +300,60 @@ func (s *Source) pollWait() time.Duration {
 	return s.cfg.pollWait
 }
 
-// emit tracks and sends the records of fs; it returns how many it sent and
-// false if the pipeline stopped.
-func (s *Source) emit(fs kgo.Fetches, out *sluice.Emitter[Msg]) (int, bool) {
-	sent, stopped := 0, false
+// polled is the records of one partition from one poll, tracked from
+// seq first on.
+type polled struct {
+	p     *partition
+	first uint64
+	recs  []*kgo.Record
+}
+
+// track adds the records of fs to the trackers of their partitions. It
+// runs before the client allows a rebalance after the poll
+// (BlockRebalanceOnPoll), so a partition without a tracker was revoked or
+// lost before the poll returned: its records are the new owner's, and are
+// neither emitted nor tracked. Once tracked, records are emitted even if
+// their partition is revoked meanwhile; their settlements are then ignored.
+func (s *Source) track(fs kgo.Fetches) []polled {
+	var out []polled
 	fs.EachPartition(func(ftp kgo.FetchTopicPartition) {
 		if ftp.Err != nil && !errors.Is(ftp.Err, context.DeadlineExceeded) && !errors.Is(ftp.Err, context.Canceled) {
 			s.fetchErrs.Add(1)
 		}
-		if stopped || len(ftp.Records) == 0 {
+		if len(ftp.Records) == 0 {
 			return
 		}
-		p := s.partition(ftp.Topic, ftp.Partition)
+		s.mu.Lock()
+		p := s.parts[topicPart{ftp.Topic, ftp.Partition}]
+		s.mu.Unlock()
+		if p == nil {
+			return // revoked while they were fetched: the new owner reads them
+		}
 		first, ok := p.track(ftp.Records)
 		if !ok {
-			return // revoked while they were fetched: the new owner reads them
+			return
 		}
 		s.inflight.Add(int64(len(ftp.Records)))
 		s.fetched.Add(int64(len(ftp.Records)))
-		for i, r := range ftp.Records {
-			if !out.Send(Msg{r: r, p: p, seq: first + uint64(i)}) {
-				stopped = true
-				return
-			}
-		}
-		sent += len(ftp.Records)
+		out = append(out, polled{p, first, ftp.Records})
 	})
-	return sent, !stopped
+	return out
 }
 
-// partition returns the tracker of a partition, creating it if needed.
-func (s *Source) partition(topic string, part int32) *partition {
-	k := topicPart{topic, part}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	p := s.parts[k]
-	if p == nil {
-		p = newPartition(s, topic, part)
-		s.parts[k] = p
+// send emits tracked records; it returns how many it sent and false if
+// the pipeline stopped. Records it did not send stay unsettled, so no
+// commit passes them.
+func (s *Source) send(polled []polled, out *sluice.Emitter[Msg]) (int, bool) {
+	sent := 0
+	for _, b := range polled {
+		for i, r := range b.recs {
+			if !out.Send(Msg{r: r, p: b.p, seq: b.first + uint64(i)}) {
+				return sent, false
+			}
+		}
+		sent += len(b.recs)
 	}
-	return p
+	return sent, true
 }
 
 // settled is called once for every record that becomes settled.
