@@ -33,6 +33,7 @@ type Source struct {
 	commitMu sync.Mutex // one commit at a time, so a later one never goes before an earlier
 
 	reading  atomic.Bool
+	unsent   []polled                        // tracked by a Read that stopped before emitting them; only the reading goroutine touches it
 	ctx      atomic.Pointer[context.Context] // the running Read's context, for dead-letter produces
 	paused   atomic.Bool
 	wake     chan struct{} // cap 1: settled enough to resume, or a retry is due
@@ -214,6 +215,14 @@ func (s *Source) run(ctx context.Context, out *sluice.Emitter[Msg]) error {
 		}
 	}()
 
+	// The client will not fetch again what an earlier Read tracked and
+	// did not emit, and commits cannot pass it: emit it first.
+	if _, rest, ok := s.send(s.unsent, out); !ok {
+		s.unsent = rest
+		return ctx.Err()
+	}
+	s.unsent = nil
+
 	high := int64(s.cfg.maxInFlight)
 	low := high / 2
 	idleSince := time.Now()
@@ -270,8 +279,9 @@ func (s *Source) run(ctx context.Context, out *sluice.Emitter[Msg]) error {
 		if closed {
 			return fmt.Errorf("kafkax: source of group %q: client closed", s.group)
 		}
-		n, ok := s.send(polled, out)
+		n, rest, ok := s.send(polled, out)
 		if !ok {
+			s.unsent = rest
 			return ctx.Err()
 		}
 		if n > 0 {
@@ -312,8 +322,8 @@ type polled struct {
 // runs before the client allows a rebalance after the poll
 // (BlockRebalanceOnPoll), so a partition without a tracker was revoked or
 // lost before the poll returned: its records are the new owner's, and are
-// neither emitted nor tracked. Once tracked, records are emitted even if
-// their partition is revoked meanwhile; their settlements are then ignored.
+// neither emitted nor tracked. Records emitted before their partition is
+// revoked are settled as usual, but their settlements commit nothing.
 func (s *Source) track(fs kgo.Fetches) []polled {
 	var out []polled
 	fs.EachPartition(func(ftp kgo.FetchTopicPartition) {
@@ -340,20 +350,29 @@ func (s *Source) track(fs kgo.Fetches) []polled {
 	return out
 }
 
-// send emits tracked records; it returns how many it sent and false if
-// the pipeline stopped. Records it did not send stay unsettled, so no
-// commit passes them.
-func (s *Source) send(polled []polled, out *sluice.Emitter[Msg]) (int, bool) {
-	sent := 0
-	for _, b := range polled {
+// send emits tracked records, but those of a partition that is gone
+// meanwhile (they are the new owner's, and will not be settled). It
+// returns how many it sent, and, when the pipeline stopped (ok false), the
+// records it did not send: they stay tracked and unsettled, so no commit
+// passes them, and the next Read emits them.
+func (s *Source) send(batches []polled, out *sluice.Emitter[Msg]) (sent int, rest []polled, ok bool) {
+	for k, b := range batches {
+		b.p.mu.Lock()
+		gone := b.p.gone
+		b.p.mu.Unlock()
+		if gone {
+			s.inflight.Add(-int64(len(b.recs)))
+			continue
+		}
 		for i, r := range b.recs {
 			if !out.Send(Msg{r: r, p: b.p, seq: b.first + uint64(i)}) {
-				return sent, false
+				rest = append([]polled{{b.p, b.first + uint64(i), b.recs[i:]}}, batches[k+1:]...)
+				return sent + i, rest, false
 			}
 		}
 		sent += len(b.recs)
 	}
-	return sent, true
+	return sent, nil, true
 }
 
 // settled is called once for every record that becomes settled.
