@@ -6,7 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"regexp"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -65,7 +68,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.profile, "cpuprofile", "", "write a CPU profile of the demo run (not the ceiling) to `FILE`")
 	fs.StringVar(&f.kafka, "kafka", "", "run seed 004's own system: read from and produce to the Kafka `BROKERS` (host:port,…) and store in ClickHouse (needs --clickhouse; scripts/services start runs both)")
 	fs.StringVar(&f.clickhouse, "clickhouse", "", "ClickHouse server `ADDR` (host:port, native protocol) for --kafka")
-	fs.StringVar(&f.name, "name", "demo", "with --kafka: prefix of the topics (NAME-market, NAME-enriched, NAME-dead), consumer group (NAME) and table (NAME_events); a run deletes and re-creates them")
+	fs.StringVar(&f.name, "name", "demo", "with --kafka: prefix of the topics (NAME-market, NAME-enriched, NAME-dead), consumer group (NAME) and table (NAME_events): a letter, then letters, digits, - and _; a run deletes and re-creates them")
 	fs.BoolVar(&f.resume, "resume", false, "with --kafka: neither reset nor generate; consume what the group has not committed (after an interrupted run) and stop once idle")
 	fs.IntVar(&f.partitions, "partitions", 4, "with --kafka: partitions of the demo's topics")
 	fs.StringVar(&f.dash, "dash", "", "serve the live pipeline page at `ADDR` while the demo runs: :8080 listens on loopback only, 0.0.0.0:8080 on every interface")
@@ -114,7 +117,7 @@ flags:`)
 	case f.storage != "file" && f.storage != "memory":
 		fmt.Fprintf(stderr, "sluice demo: --storage must be file or memory, got %q\n", f.storage)
 		return 2
-	case f.malformed < 0 || f.malformed > 1:
+	case !(f.malformed >= 0 && f.malformed <= 1): // NaN too
 		fmt.Fprintf(stderr, "sluice demo: --malformed must be in [0, 1], got %v\n", f.malformed)
 		return 2
 	}
@@ -128,8 +131,23 @@ flags:`)
 		fmt.Fprintln(stderr, "sluice demo: --kafka and --clickhouse go together (scripts/services start prints both addresses)")
 		return 2
 	}
-	if f.kafka != "" && (f.nats != "" || f.duration > 0 || f.rate > 0 || f.storage != "file" || f.partitions < 1) {
-		fmt.Fprintln(stderr, "sluice demo: with --kafka, --nats, --duration, --rate and --storage do not apply, and --partitions must be ≥ 1")
+	if f.kafka != "" && (f.nats != "" || f.duration > 0 || f.rate > 0 || f.storage != "file" || f.partitions < 1 || f.partitions > math.MaxInt32) {
+		fmt.Fprintln(stderr, "sluice demo: with --kafka, --nats, --duration, --rate and --storage do not apply, and --partitions must be ≥ 1 (and fit in 32 bits)")
+		return 2
+	}
+	if f.kafka == "" {
+		var kafkaOnly []string
+		fs.Visit(func(fl *flag.Flag) {
+			if fl.Name == "resume" || fl.Name == "name" || fl.Name == "partitions" {
+				kafkaOnly = append(kafkaOnly, "--"+fl.Name)
+			}
+		})
+		if len(kafkaOnly) > 0 {
+			fmt.Fprintf(stderr, "sluice demo: %s only apply with --kafka\n", strings.Join(kafkaOnly, ", "))
+			return 2
+		}
+	} else if !validName.MatchString(f.name) || len(f.name) > maxNameLen {
+		fmt.Fprintf(stderr, "sluice demo: --name must start with a letter and hold only ASCII letters, digits, - and _ (at most %d), got %q\n", maxNameLen, f.name)
 		return 2
 	}
 	in := catchSignals(stderr)
@@ -147,6 +165,13 @@ flags:`)
 	}
 	return 0
 }
+
+// validName is what --name may be: its topics (NAME-enriched, at most 249
+// characters), group and table (NAME_events, with - as _, unquoted in SQL)
+// all take it.
+var validName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]*$`)
+
+const maxNameLen = 249 - len("-enriched")
 
 // demo runs the whole command: server, streams, optional ceiling, the
 // demo itself, and its summary. When in drains (a first SIGINT or

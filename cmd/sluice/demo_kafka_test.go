@@ -332,3 +332,37 @@ func TestKafkaDemoFlagsGoTogether(t *testing.T) {
 		}
 	}
 }
+
+// TestKafkaOnlyFlagsAreRejectedWithoutKafka: --resume, --name and
+// --partitions mean nothing to the NATS demo; silently running a fresh NATS
+// demo for `sluice demo --resume` would mislead.
+func TestKafkaOnlyFlagsAreRejectedWithoutKafka(t *testing.T) {
+	for _, args := range [][]string{
+		{"demo", "--resume"},
+		{"demo", "--name", "x"},
+		{"demo", "--partitions", "8"},
+	} {
+		code, _, errOut := runCLI(t, args...)
+		if code != 2 || !strings.Contains(errOut, "--kafka") {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and a message naming --kafka", args, code, errOut)
+		}
+	}
+}
+
+// TestKafkaDemoRejectsANameNoTopicOrTableCanTake: --name becomes topic,
+// group and table names (the table's unquoted in SQL), so a name they
+// cannot take is a flag error before anything is contacted, not a failure
+// halfway through resetting the topics.
+func TestKafkaDemoRejectsANameNoTopicOrTableCanTake(t *testing.T) {
+	for _, name := range []string{"", "a b", "x;DROP TABLE t", "9lives", "a.b", "ü", strings.Repeat("n", 300)} {
+		args := []string{"demo", "--kafka", "127.0.0.1:1", "--clickhouse", "127.0.0.1:1", "--name", name}
+		code, _, errOut := runCLI(t, args...)
+		if code != 2 || !strings.Contains(errOut, "--name") {
+			t.Errorf("--name %q: exit %d, stderr %q; want 2 and a message naming --name", name, code, errOut)
+		}
+	}
+	code, _, errOut := runCLI(t, "demo", "--kafka", "127.0.0.1:1", "--clickhouse", "127.0.0.1:1", "--partitions", "3000000000")
+	if code != 2 || !strings.Contains(errOut, "--partitions") {
+		t.Errorf("--partitions 3000000000: exit %d, stderr %q; want 2 and a message naming --partitions", code, errOut)
+	}
+}

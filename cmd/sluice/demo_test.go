@@ -193,7 +193,7 @@ func TestDemoCommandComparesWithTheBrokersCeiling(t *testing.T) {
 
 func TestDemoRejectsBadFlags(t *testing.T) {
 	for _, args := range [][]string{
-		{"--events", "0"}, {"--malformed", "2"}, {"--inflight", "10"}, {"--decoders", "0"}, {"--storage", "tape"}, {"extra"},
+		{"--events", "0"}, {"--malformed", "2"}, {"--malformed", "NaN"}, {"--inflight", "10"}, {"--decoders", "0"}, {"--storage", "tape"}, {"extra"},
 	} {
 		if code, _, _ := runCLI(t, append([]string{"demo"}, args...)...); code != 2 {
 			t.Errorf("demo %v: exit %d; want 2", args, code)

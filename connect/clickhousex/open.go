@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"strconv"
 	"strings"
@@ -79,25 +80,58 @@ func Open(ctx context.Context, addr string, opts ...Option) (*sql.DB, error) {
 	q.Set("username", cfg.user)
 	q.Set("password", cfg.password)
 	q.Set("database", cfg.database)
-	q.Set("timeout", strconv.FormatFloat(cfg.timeout.Seconds(), 'f', -1, 64))
-	dsn := (&url.URL{Scheme: "tcp", Host: addr, RawQuery: q.Encode()}).String()
-	db, err := sql.Open("clickhouse", dsn)
-	if err != nil {
-		return nil, fmt.Errorf("clickhousex: open %s as %q: %w", addr, cfg.user, redact(err, cfg.password))
-	}
-	db.SetMaxOpenConns(cfg.maxConns)
-	db.SetMaxIdleConns(cfg.maxConns)
+	q.Set("timeout", seconds(cfg.timeout))
+	dsn := func(q url.Values) string { return (&url.URL{Scheme: "tcp", Host: addr, RawQuery: q.Encode()}).String() }
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, cfg.timeout)
 		defer cancel()
 	}
+	// The driver ignores ctx while it greets a new connection, and waits
+	// up to its read timeout (a minute) for a server that accepted the
+	// connection but says nothing. The check therefore runs on a
+	// connection of its own whose reads and writes time out with ctx; the
+	// pool's connections keep the driver's timeouts, which long inserts
+	// need.
+	deadline, _ := ctx.Deadline()
+	wait := max(time.Until(deadline), time.Millisecond)
+	pq := maps.Clone(q)
+	pq.Set("read_timeout", seconds(wait))
+	pq.Set("write_timeout", seconds(wait))
+	if err := ping(ctx, dsn(pq)); err != nil {
+		return nil, fmt.Errorf("clickhousex: connect to %s as %q: %w", addr, cfg.user, redact(err, cfg.password))
+	}
+	db, err := sql.Open("clickhouse", dsn(q))
+	if err != nil {
+		return nil, fmt.Errorf("clickhousex: open %s as %q: %w", addr, cfg.user, redact(err, cfg.password))
+	}
+	db.SetMaxOpenConns(cfg.maxConns)
+	db.SetMaxIdleConns(cfg.maxConns)
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("clickhousex: connect to %s as %q: %w", addr, cfg.user, redact(err, cfg.password))
 	}
 	return db, nil
 }
+
+// ping opens one connection with dsn, pings the server and closes it.
+func ping(ctx context.Context, dsn string) error {
+	db, err := sql.Open("clickhouse", dsn)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if err := db.PingContext(ctx); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return err
+	}
+	return nil
+}
+
+// seconds formats d as the driver's DSN takes durations.
+func seconds(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) }
 
 // redact returns err, or an error with err's message less every form of
 // password when the message contains one (and then without err's chain,

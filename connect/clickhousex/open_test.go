@@ -48,3 +48,42 @@ func TestOpenUnreachableServerFailsWithinTimeout(t *testing.T) {
 		t.Errorf("got error %q; want it to name %s and not the password", err, addr)
 	}
 }
+
+// TestOpenServerThatNeverAnswersFailsWithinTimeout: a server that accepts
+// the connection and then says nothing (a hung process, a port that is
+// not ClickHouse's) must not hold Open past its Timeout.
+func TestOpenServerThatNeverAnswersFailsWithinTimeout(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	var conns []net.Conn
+	accepted := make(chan struct{})
+	go func() {
+		defer close(accepted)
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			conns = append(conns, c) // held open, never answered
+		}
+	}()
+	defer func() {
+		l.Close()
+		<-accepted
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	start := time.Now()
+	db, err := clickhousex.Open(t.Context(), l.Addr().String(), clickhousex.Timeout(time.Second))
+	if err == nil {
+		db.Close()
+		t.Fatal("got no error from a server that never answers")
+	}
+	if d := time.Since(start); d > 4*time.Second {
+		t.Errorf("took %v to report %q; want about the 1 s timeout", d, err)
+	}
+}

@@ -33,6 +33,7 @@ type Source struct {
 	commitMu sync.Mutex // one commit at a time, so a later one never goes before an earlier
 
 	reading  atomic.Bool
+	unsent   []polled                        // tracked by a Read that stopped before emitting them; only the reading goroutine touches it
 	ctx      atomic.Pointer[context.Context] // the running Read's context, for dead-letter produces
 	paused   atomic.Bool
 	wake     chan struct{} // cap 1: settled enough to resume, or a retry is due
@@ -105,6 +106,9 @@ func NewSource(ctx context.Context, brokers, group string, topics []string, opts
 		kgo.OnPartitionsAssigned(s.assigned),
 		kgo.OnPartitionsRevoked(s.revoked),
 		kgo.OnPartitionsLost(s.lost),
+		// Rebalance callbacks wait while the source matches polled
+		// records with the partitions it owns (see Source.track).
+		kgo.BlockRebalanceOnPoll(),
 	}, cfg.kopts...)
 	cl, err := kgo.NewClient(kopts...)
 	if err != nil {
@@ -211,6 +215,14 @@ func (s *Source) run(ctx context.Context, out *sluice.Emitter[Msg]) error {
 		}
 	}()
 
+	// The client will not fetch again what an earlier Read tracked and
+	// did not emit, and commits cannot pass it: emit it first.
+	if _, rest, ok := s.send(s.unsent, out); !ok {
+		s.unsent = rest
+		return ctx.Err()
+	}
+	s.unsent = nil
+
 	high := int64(s.cfg.maxInFlight)
 	low := high / 2
 	idleSince := time.Now()
@@ -252,17 +264,24 @@ func (s *Source) run(ctx context.Context, out *sluice.Emitter[Msg]) error {
 
 		room := int(high - s.inflight.Load())
 		pctx, cancel := context.WithTimeout(ctx, s.pollWait())
-		var fs kgo.Fetches
-		ok := out.Await(func() { fs = s.cl.PollRecords(pctx, room) })
+		var polled []polled
+		var closed bool
+		ok := out.Await(func() {
+			fs := s.cl.PollRecords(pctx, room)
+			closed = fs.IsClientClosed()
+			polled = s.track(fs)
+			s.cl.AllowRebalance()
+		})
 		cancel()
 		if !ok || ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if fs.IsClientClosed() {
+		if closed {
 			return fmt.Errorf("kafkax: source of group %q: client closed", s.group)
 		}
-		n, ok := s.emit(fs, out)
+		n, rest, ok := s.send(polled, out)
 		if !ok {
+			s.unsent = rest
 			return ctx.Err()
 		}
 		if n > 0 {
@@ -291,46 +310,69 @@ func (s *Source) pollWait() time.Duration {
 	return s.cfg.pollWait
 }
 
-// emit tracks and sends the records of fs; it returns how many it sent and
-// false if the pipeline stopped.
-func (s *Source) emit(fs kgo.Fetches, out *sluice.Emitter[Msg]) (int, bool) {
-	sent, stopped := 0, false
+// polled is the records of one partition from one poll, tracked from
+// seq first on.
+type polled struct {
+	p     *partition
+	first uint64
+	recs  []*kgo.Record
+}
+
+// track adds the records of fs to the trackers of their partitions. It
+// runs before the client allows a rebalance after the poll
+// (BlockRebalanceOnPoll), so a partition without a tracker was revoked or
+// lost before the poll returned: its records are the new owner's, and are
+// neither emitted nor tracked. Records emitted before their partition is
+// revoked are settled as usual, but their settlements commit nothing.
+func (s *Source) track(fs kgo.Fetches) []polled {
+	var out []polled
 	fs.EachPartition(func(ftp kgo.FetchTopicPartition) {
 		if ftp.Err != nil && !errors.Is(ftp.Err, context.DeadlineExceeded) && !errors.Is(ftp.Err, context.Canceled) {
 			s.fetchErrs.Add(1)
 		}
-		if stopped || len(ftp.Records) == 0 {
+		if len(ftp.Records) == 0 {
 			return
 		}
-		p := s.partition(ftp.Topic, ftp.Partition)
+		s.mu.Lock()
+		p := s.parts[topicPart{ftp.Topic, ftp.Partition}]
+		s.mu.Unlock()
+		if p == nil {
+			return // revoked while they were fetched: the new owner reads them
+		}
 		first, ok := p.track(ftp.Records)
 		if !ok {
-			return // revoked while they were fetched: the new owner reads them
+			return
 		}
 		s.inflight.Add(int64(len(ftp.Records)))
 		s.fetched.Add(int64(len(ftp.Records)))
-		for i, r := range ftp.Records {
-			if !out.Send(Msg{r: r, p: p, seq: first + uint64(i)}) {
-				stopped = true
-				return
-			}
-		}
-		sent += len(ftp.Records)
+		out = append(out, polled{p, first, ftp.Records})
 	})
-	return sent, !stopped
+	return out
 }
 
-// partition returns the tracker of a partition, creating it if needed.
-func (s *Source) partition(topic string, part int32) *partition {
-	k := topicPart{topic, part}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	p := s.parts[k]
-	if p == nil {
-		p = newPartition(s, topic, part)
-		s.parts[k] = p
+// send emits tracked records, but those of a partition that is gone
+// meanwhile (they are the new owner's, and will not be settled). It
+// returns how many it sent, and, when the pipeline stopped (ok false), the
+// records it did not send: they stay tracked and unsettled, so no commit
+// passes them, and the next Read emits them.
+func (s *Source) send(batches []polled, out *sluice.Emitter[Msg]) (sent int, rest []polled, ok bool) {
+	for k, b := range batches {
+		b.p.mu.Lock()
+		gone := b.p.gone
+		b.p.mu.Unlock()
+		if gone {
+			s.inflight.Add(-int64(len(b.recs)))
+			continue
+		}
+		for i, r := range b.recs {
+			if !out.Send(Msg{r: r, p: b.p, seq: b.first + uint64(i)}) {
+				rest = append([]polled{{b.p, b.first + uint64(i), b.recs[i:]}}, batches[k+1:]...)
+				return sent + i, rest, false
+			}
+		}
+		sent += len(b.recs)
 	}
-	return p
+	return sent, nil, true
 }
 
 // settled is called once for every record that becomes settled.

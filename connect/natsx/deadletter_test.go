@@ -174,3 +174,52 @@ func TestDeadLetterAfterMoreThanMaxDeliverIsRefused(t *testing.T) {
 		t.Fatalf("NewSource: %v", err)
 	}
 }
+
+// TestMaxDeliverGiveUpIsCountedOnceWhenPipelinesShareTheSource: a Source
+// may be read by several pipelines at once; the server's one advisory
+// about a message it gave up on is one message given up, dead-lettered
+// once, not once per pipeline.
+func TestMaxDeliverGiveUpIsCountedOnceWhenPipelinesShareTheSource(t *testing.T) {
+	_, url, _ := embedded(t)
+	_, js := connect(t, url)
+	makeStream(t, js, "IN", "in.>")
+	makeStream(t, js, "DEAD", "dead.>")
+	publishN(t, js, "in.x", 20)
+	src, err := natsx.NewSource(ctxT(t, 5*time.Second), js, "IN", "hold", natsx.MaxDeliver(2),
+		natsx.AckWait(200*time.Millisecond), natsx.IdleCheck(50*time.Millisecond), natsx.DeadLetter("dead.in", 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(ctxT(t, time.Minute))
+	defer cancel()
+	var done []chan error
+	for range 2 {
+		p := sluice.New(ctx)
+		sluice.ForEach(p, "work", natsx.Read(p, "read", src), 1, func(_ context.Context, m natsx.Msg) error {
+			if string(m.Data()) == "7" {
+				return nil // held, as by a worker that died
+			}
+			return m.Ack()
+		})
+		d := make(chan error, 1)
+		go func() { d <- p.Wait() }()
+		done = append(done, d)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for src.Stats().DeadLettered == 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond) // time for a second advisory, were there one
+	cancel()
+	for _, d := range done {
+		if err := <-d; err != nil && !errors.Is(err, context.Canceled) {
+			t.Fatal(err)
+		}
+	}
+	if st := src.Stats(); st.GaveUp != 1 || st.DeadLettered != 1 {
+		t.Fatalf("stats %+v; want 1 given up and 1 dead-lettered", st)
+	}
+	if dead := deadMessages(t, js); len(dead) != 1 || string(dead[0].Data()) != "7" {
+		t.Fatalf("dead-letter stream holds %d messages; want message 7 once", len(dead))
+	}
+}

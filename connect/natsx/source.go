@@ -43,6 +43,12 @@ type Source struct {
 	gaveUpMu sync.Mutex
 	gaveUpEv []gaveUpEvent
 	gaveUpCh chan struct{} // cap 1: gaveUpSeq is not empty
+
+	// The advisory subscription, one for all the Reads running at once:
+	// each advisory is one message given up.
+	advMu   sync.Mutex
+	advSub  *nats.Subscription
+	advRefs int
 }
 
 type padded struct {
@@ -228,11 +234,10 @@ func (s *Source) run(ctx context.Context, out *sluice.Emitter[Msg]) error {
 	}()
 
 	nc := s.js.Conn()
-	adv, err := nc.Subscribe(maxDeliveriesAdvisory+s.stream+"."+s.durable, s.onGaveUp)
-	if err != nil {
+	if err := s.listen(nc); err != nil {
 		return fmt.Errorf("natsx: source %s/%s: subscribing to max-deliveries advisories: %w", s.stream, s.durable, err)
 	}
-	defer func() { _ = adv.Unsubscribe() }()
+	defer s.unlisten()
 	idle := time.NewTimer(s.cfg.idleCheck)
 	defer idle.Stop()
 	healthy := time.Now() // last time the server was known to be there
@@ -312,6 +317,31 @@ func (s *Source) run(ctx context.Context, out *sluice.Emitter[Msg]) error {
 			}
 			return ctx.Err()
 		}
+	}
+}
+
+// listen subscribes to the consumer's max-deliveries advisories unless a
+// running Read of s has already; unlisten undoes it when the last one ends.
+func (s *Source) listen(nc *nats.Conn) error {
+	s.advMu.Lock()
+	defer s.advMu.Unlock()
+	if s.advRefs == 0 {
+		sub, err := nc.Subscribe(maxDeliveriesAdvisory+s.stream+"."+s.durable, s.onGaveUp)
+		if err != nil {
+			return err
+		}
+		s.advSub = sub
+	}
+	s.advRefs++
+	return nil
+}
+
+func (s *Source) unlisten() {
+	s.advMu.Lock()
+	defer s.advMu.Unlock()
+	if s.advRefs--; s.advRefs == 0 {
+		_ = s.advSub.Unsubscribe()
+		s.advSub = nil
 	}
 }
 
