@@ -54,6 +54,12 @@ func (e *Elastic[T]) pump() {
 	)
 	for {
 		e.lockPump()
+		if e.closed {
+			// Close emptied the queue: what the last select received, and
+			// what In still holds, is discarded with it.
+			e.unlockPump()
+			return
+		}
 		if sent {
 			s.have = false
 		} else if s.have {

@@ -439,3 +439,22 @@ func TestElasticPushManyFromManyProducersKeepsEachBatchInOrder(t *testing.T) {
 		t.Fatalf("Len() = %d after taking everything, want 0", got)
 	}
 }
+
+// Close discards everything queued, and nothing receives from In after it:
+// a Pop after Close returns ErrClosed even when In's buffer still held
+// values at Close. (The goroutine, when Close caught it between rounds,
+// moved what In held into the emptied queue before it saw Close, and Pop
+// then returned those values.)
+func TestElasticPopAfterCloseFindsNothingFromIn(t *testing.T) {
+	for i := range 200 {
+		e := chans.NewElastic[int]()
+		in := e.In()
+		for k := range 5 {
+			in <- k
+		}
+		e.Close()
+		if v, err := e.Pop(cancelled); !errors.Is(err, chans.ErrClosed) {
+			t.Fatalf("round %d: Pop after Close = %d, %v; want ErrClosed", i, v, err)
+		}
+	}
+}
