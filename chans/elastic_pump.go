@@ -46,6 +46,7 @@ func (e *Elastic[T]) pump() {
 	defer close(e.out)
 	s := pumpState[T]{in: e.in}
 	var (
+		zero     T
 		v        T
 		ok       bool
 		received bool // the last select received v, ok from In
@@ -61,12 +62,13 @@ func (e *Elastic[T]) pump() {
 			return
 		}
 		if sent {
-			s.have = false
+			s.head, s.have = zero, false // keep nothing delivered reachable
 		} else if s.have {
 			e.held = 1
 		}
 		if received {
 			e.receivedLocked(&s, v, ok)
+			v = zero
 		}
 		moved, alive := e.moveLocked(&s)
 		if !alive {
