@@ -16,4 +16,6 @@ func TestMisusePanicsNamingChansAndTheValue(t *testing.T) {
 	panictest.Expect(t, "chans: ", func() { e.PopMany(nilCtx, make([]int, 1)) }, "nil context", "Elastic.PopMany")
 	panictest.Expect(t, "chans: ", func() { chans.MergeContext(nilCtx, make(chan int)) }, "nil context", "MergeContext")
 	panictest.Expect(t, "chans: ", func() { chans.NewElastic[int](chans.WithCapacity(4), nil) }, "nil ElasticOption", "index 1")
+	// Recv on an empty queue dereferenced the nil context.
+	panictest.Expect(t, "chans: ", func() { chans.NewDropOldest[int](1).Recv(nilCtx) }, "nil context", "DropOldestQueue.Recv")
 }

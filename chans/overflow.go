@@ -133,6 +133,9 @@ func (d *DropOldestQueue[T]) Send(v T) bool {
 // empty. It returns ErrClosed once Close has been called and the queue is
 // empty, and ctx.Err() if ctx is done first.
 func (d *DropOldestQueue[T]) Recv(ctx context.Context) (T, error) {
+	if ctx == nil {
+		panic("chans: nil context passed to DropOldestQueue.Recv")
+	}
 	d.mu.Lock()
 	for d.n == 0 {
 		if d.closed {
