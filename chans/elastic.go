@@ -125,8 +125,11 @@ func NewElastic[T any](opts ...ElasticOption) *Elastic[T] {
 // In returns the channel to send values on; close it to end the input. A
 // send blocks only while In's buffer (16 KiB worth of values, 16 to 4096) is
 // full: with no limit the goroutine keeps emptying it; with a Block limit it
-// stops while the queue is full. After Close nothing receives from In any more. The first call to In
-// or Out starts Elastic's goroutine.
+// stops while the queue is full. (A value the goroutine receives just as a
+// Push fills the queue still joins it: with both Push and In in use, a
+// Block-limited queue can hold one value more than its limit.) After Close
+// nothing receives from In any more. The first call to In or Out starts
+// Elastic's goroutine.
 func (e *Elastic[T]) In() chan<- T {
 	e.start()
 	return e.in

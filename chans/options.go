@@ -63,8 +63,9 @@ func WithCapacity(n int) ElasticOption {
 	return elasticOption(func(c *elasticConfig) { c.capacity = n })
 }
 
-// WithLimit bounds the queue at n values and says what a send does when it
-// is full. Dropped values are counted (see Elastic.Dropped). It panics if
+// WithLimit bounds the queue at n values (one more in a race between Push
+// and In under Block: see Elastic.In) and says what a send does when it is
+// full. Dropped values are counted (see Elastic.Dropped). It panics if
 // n < 1 or p is not a Policy.
 func WithLimit(n int, p Policy) ElasticOption {
 	if n < 1 {
