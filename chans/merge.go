@@ -59,8 +59,8 @@ const (
 // Merge starts between one and four goroutines (about one per 32 inputs, at
 // most GOMAXPROCS) and, while they are idle, one more per eight inputs;
 // they all return when the output is closed. The output is buffered, one
-// slot per input up to 1024, so a slow reader holds up the inputs only once
-// that buffer is full. Cost per value: one receive and one buffered send,
+// slot per input (at least 16, at most 1024), so a slow reader holds up the
+// inputs only once that buffer is full. Cost per value: one receive and one buffered send,
 // and, when values arrive slower than they are read, a goroutine wakeup.
 // Nothing is allocated per value.
 //
