@@ -39,8 +39,11 @@ type ElasticChan[T any] struct {
 	queued  atomic.Int64
 	q       queue[T] // the relay's alone
 	closing chan struct{}
-	done    chan struct{}
-	once    sync.Once
+	// stopping is set by Close before it closes closing: the relay checks
+	// it once per run, as with values flowing it may never park.
+	stopping atomic.Bool
+	done     chan struct{}
+	once     sync.Once
 }
 
 // NewElasticChan returns an empty ElasticChan and starts its relay
@@ -97,7 +100,10 @@ func (c *ElasticChan[T]) Len() int {
 // more. It waits for the relay to return. Calling it more than once, or
 // after the input has ended, is harmless.
 func (c *ElasticChan[T]) Close() {
-	c.once.Do(func() { close(c.closing) })
+	c.once.Do(func() {
+		c.stopping.Store(true)
+		close(c.closing)
+	})
 	<-c.done
 }
 
@@ -117,6 +123,11 @@ func (c *ElasticChan[T]) relay() {
 	in, out, q := c.in, c.out, &c.q
 	idle := 0 // runs in a row that found nothing to move
 	for {
+		if c.stopping.Load() {
+			q.reset()
+			c.queued.Store(0)
+			return
+		}
 		moved := false
 		// Runs of plain operations that cannot block: the relay is In's
 		// only receiver (len(in) values are there for it) and Out's only
