@@ -102,7 +102,8 @@ func defaultCapacity[T any]() int {
 }
 
 // NewElastic returns an empty Elastic. It starts no goroutine (see In and
-// Out).
+// Out). It panics on a nil option, or when WithCapacity's blocks are too
+// large for one allocation.
 func NewElastic[T any](opts ...ElasticOption) *Elastic[T] {
 	cfg := elasticConfig{capacity: defaultCapacity[T]()}
 	for i, o := range opts {
@@ -111,6 +112,7 @@ func NewElastic[T any](opts ...ElasticOption) *Elastic[T] {
 		}
 		o.apply(&cfg)
 	}
+	checkFits[T]("Elastic", cfg.capacity)
 	return &Elastic[T]{
 		q:         newQueue[T](cfg.capacity),
 		cfg:       cfg,

@@ -48,7 +48,8 @@ type ElasticChan[T any] struct {
 
 // NewElasticChan returns an empty ElasticChan and starts its relay
 // goroutine. WithCapacity sets the size of its queue's blocks; it panics
-// when given WithLimit (see Elastic for limits) or a nil option.
+// when given WithLimit (see Elastic for limits), a nil option, or blocks too
+// large for one allocation.
 func NewElasticChan[T any](opts ...ElasticOption) *ElasticChan[T] {
 	cfg := elasticConfig{capacity: defaultCapacity[T]()}
 	for i, o := range opts {
@@ -57,6 +58,7 @@ func NewElasticChan[T any](opts ...ElasticOption) *ElasticChan[T] {
 		}
 		o.apply(&cfg)
 	}
+	checkFits[T]("ElasticChan", cfg.capacity)
 	if cfg.limit > 0 {
 		panic(fmt.Sprintf("chans: NewElasticChan takes no limit, got WithLimit(%d, %v): use Elastic", cfg.limit, cfg.policy))
 	}
