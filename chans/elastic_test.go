@@ -458,3 +458,31 @@ func TestElasticPopAfterCloseFindsNothingFromIn(t *testing.T) {
 		}
 	}
 }
+
+// PopMany with an empty dst returns at once, with ErrClosed once Pop would
+// return it, as the ring queues' PopMany does: a consumer loop that stops
+// on an error must stop. (It returned 0, nil for ever.)
+func TestElasticPopManyWithEmptyDstReportsTheEnd(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := chans.NewElastic[int]()
+		e.Push(1)
+		if n, err := e.PopMany(context.Background(), nil); n != 0 || err != nil {
+			t.Fatalf("PopMany(nil) on an open Elastic = %d, %v; want 0, nil", n, err)
+		}
+		close(e.In())
+		synctest.Wait()
+		if n, err := e.PopMany(context.Background(), nil); n != 0 || err != nil {
+			t.Fatalf("PopMany(nil) with a value left = %d, %v; want 0, nil", n, err)
+		}
+		e.Pop(context.Background())
+		if n, err := e.PopMany(context.Background(), nil); n != 0 || !errors.Is(err, chans.ErrClosed) {
+			t.Fatalf("PopMany(nil) after the input ended and drained = %d, %v; want 0, ErrClosed", n, err)
+		}
+		closed := chans.NewElastic[int]()
+		closed.Push(1)
+		closed.Close()
+		if n, err := closed.PopMany(context.Background(), []int{}); n != 0 || !errors.Is(err, chans.ErrClosed) {
+			t.Fatalf("PopMany(empty) after Close = %d, %v; want 0, ErrClosed", n, err)
+		}
+	})
+}
