@@ -424,6 +424,7 @@ func (e *Elastic[T]) Close() {
 		e.closed = true
 		close(e.closing)
 		e.q.reset()
+		e.held = 0 // discarded with the queue; the goroutine never sends it
 	}
 	started := e.started.Load()
 	e.mu.Unlock()

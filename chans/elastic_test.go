@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -485,4 +486,26 @@ func TestElasticPopManyWithEmptyDstReportsTheEnd(t *testing.T) {
 			t.Fatalf("PopMany(empty) after Close = %d, %v; want 0, ErrClosed", n, err)
 		}
 	})
+}
+
+// Once Close has returned and Out has been drained to its close, nothing is
+// left in an Elastic: Len is 0. (The value the goroutine held for a full Out
+// stayed counted after Close discarded it.)
+func TestElasticLenIsZeroAfterCloseAndDrain(t *testing.T) {
+	for round := range 50 {
+		e := chans.NewElastic[int]()
+		out := e.Out()
+		for i := range cap(out) + 3 { // Out full, one held, the rest queued
+			e.Push(i)
+		}
+		for range 3 {
+			runtime.Gosched() // let the goroutine fill Out
+		}
+		e.Close()
+		for range out {
+		}
+		if got := e.Len(); got != 0 {
+			t.Fatalf("round %d: Len() = %d after Close and Out drained, want 0", round, got)
+		}
+	}
 }
