@@ -125,7 +125,8 @@ func NewElastic[T any](opts ...ElasticOption) *Elastic[T] {
 }
 
 // In returns the channel to send values on; close it to end the input. A
-// send blocks only while In's buffer (16 KiB worth of values, 16 to 4096) is
+// send blocks only while In's buffer (16 KiB worth of values, 16 to 4096,
+// and no more than the limit if there is one; Out's is the same size) is
 // full: with no limit the goroutine keeps emptying it; with a Block limit it
 // stops while the queue is full. (A value the goroutine receives just as a
 // Push fills the queue still joins it: with both Push and In in use, a
