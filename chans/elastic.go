@@ -183,8 +183,9 @@ func (e *Elastic[T]) Dropped() uint64 { return e.dropped.Load() }
 // Push queues v and reports whether it did. It never blocks unless a Block
 // limit is set and the queue is full; then it waits for room. It returns
 // false when DropNewest discards v at the limit, or after Close. It panics
-// once the input has ended (In closed), like a send on a closed channel.
-// Cost: one uncontended mutex round trip, plus a wakeup when a receiver was
+// once the input has ended, like a send on a closed channel: once Elastic's
+// goroutine has received In's close, after the values In still held (until
+// then Push queues v as usual, ahead of those values). Cost: one uncontended mutex round trip, plus a wakeup when a receiver was
 // waiting on an empty queue.
 func (e *Elastic[T]) Push(v T) bool {
 	e.mu.Lock()
