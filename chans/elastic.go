@@ -157,7 +157,8 @@ func (e *Elastic[T]) Out() <-chan T {
 // buffer, or held by its goroutine between the two. It is a snapshot for
 // metrics that never overstates: while the goroutine moves values it can
 // miss those in transit, and while it waits to hand a value to a full Out it
-// does not count that one. With In and Out unused it is exact.
+// does not count that one. With In and Out unused it is exact. After Close
+// it counts only what Out still holds: In's buffer will never be received.
 func (e *Elastic[T]) Len() int {
 	// Values flow In → queue → Out, so the parts are read downstream
 	// first: a value that moves while Len reads is missed at worst, never
@@ -170,8 +171,9 @@ func (e *Elastic[T]) Len() int {
 	}
 	e.mu.Lock()
 	n += e.q.len() + e.held
+	closed := e.closed
 	e.mu.Unlock()
-	if started {
+	if started && !closed {
 		n += len(e.in)
 	}
 	return n

@@ -88,12 +88,16 @@ func (c *ElasticChan[T]) Out() <-chan T { return c.out }
 // Len returns how many values are in the ElasticChan: in In's or Out's
 // buffer, or queued by the relay. It is a snapshot for metrics that never
 // overstates: it can miss the values the relay is moving at that instant,
-// and the one it waits to hand to a full Out.
+// and the one it waits to hand to a full Out. After Close it counts only
+// what Out still holds: In's buffer will never be received.
 func (c *ElasticChan[T]) Len() int {
 	// Downstream first, so that a value moving while Len reads is missed
 	// at worst, never counted twice.
 	n := len(c.out)
 	n += int(c.queued.Load())
+	if c.stopping.Load() {
+		return n // queued is 0 once the relay has seen Close
+	}
 	return n + len(c.in)
 }
 

@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/sluicehq/sluice/chans"
@@ -174,4 +175,27 @@ func closeUnderTraffic(t *testing.T, in chan<- int, out <-chan int, closeIt func
 	close(stop)
 	<-closed
 	wg.Wait()
+}
+
+// After Close, Len counts only what Out still holds: nothing receives from
+// In any more, so values in In's buffer will never be delivered. (Len kept
+// counting them, for good.)
+func TestLenAfterCloseCountsOnlyWhatOutHolds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := chans.NewElastic[int](chans.WithLimit(1, chans.Block))
+		e.Push(1)
+		e.In() <- 2 // waits in In's buffer: the queue is at its limit
+		synctest.Wait()
+		e.Close()
+		if got := e.Len(); got != 0 {
+			t.Fatalf("Elastic: Len() = %d after Close with Out unused, want 0", got)
+		}
+
+		c := chans.NewElasticChan[int]()
+		c.Close()
+		c.In() <- 1 // buffered, never received
+		if got := c.Len(); got != 0 {
+			t.Fatalf("ElasticChan: Len() = %d after Close, want 0", got)
+		}
+	})
 }
