@@ -10,7 +10,8 @@
 // Elastic's when its input has ended and drained or Close is called. The
 // overflow channels start none.
 //
-// Programmer errors (a nil input, a capacity below one, a send after Close)
+// Programmer errors (a nil input, a capacity below one or too large to
+// allocate, a send after Close)
 // panic with a message starting "chans: "; everything else is a value or an
 // error. Ordering: each tool keeps the order of values from one sender;
 // Merge interleaves different inputs in no promised order.

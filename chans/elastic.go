@@ -102,7 +102,8 @@ func defaultCapacity[T any]() int {
 }
 
 // NewElastic returns an empty Elastic. It starts no goroutine (see In and
-// Out).
+// Out). It panics on a nil option, or when WithCapacity's blocks are too
+// large for one allocation.
 func NewElastic[T any](opts ...ElasticOption) *Elastic[T] {
 	cfg := elasticConfig{capacity: defaultCapacity[T]()}
 	for i, o := range opts {
@@ -111,6 +112,7 @@ func NewElastic[T any](opts ...ElasticOption) *Elastic[T] {
 		}
 		o.apply(&cfg)
 	}
+	checkFits[T]("Elastic", cfg.capacity)
 	return &Elastic[T]{
 		q:         newQueue[T](cfg.capacity),
 		cfg:       cfg,
@@ -123,10 +125,14 @@ func NewElastic[T any](opts ...ElasticOption) *Elastic[T] {
 }
 
 // In returns the channel to send values on; close it to end the input. A
-// send blocks only while In's buffer (16 KiB worth of values, 16 to 4096) is
+// send blocks only while In's buffer (16 KiB worth of values, 16 to 4096,
+// and no more than the limit if there is one; Out's is the same size) is
 // full: with no limit the goroutine keeps emptying it; with a Block limit it
-// stops while the queue is full. After Close nothing receives from In any more. The first call to In
-// or Out starts Elastic's goroutine.
+// stops while the queue is full. (A value the goroutine receives just as a
+// Push fills the queue still joins it: with both Push and In in use, a
+// Block-limited queue can hold one value more than its limit.) After Close
+// nothing receives from In any more. The first call to In or Out starts
+// Elastic's goroutine.
 func (e *Elastic[T]) In() chan<- T {
 	e.start()
 	return e.in
@@ -151,7 +157,8 @@ func (e *Elastic[T]) Out() <-chan T {
 // buffer, or held by its goroutine between the two. It is a snapshot for
 // metrics that never overstates: while the goroutine moves values it can
 // miss those in transit, and while it waits to hand a value to a full Out it
-// does not count that one. With In and Out unused it is exact.
+// does not count that one. With In and Out unused it is exact. After Close
+// it counts only what Out still holds: In's buffer will never be received.
 func (e *Elastic[T]) Len() int {
 	// Values flow In → queue → Out, so the parts are read downstream
 	// first: a value that moves while Len reads is missed at worst, never
@@ -164,8 +171,9 @@ func (e *Elastic[T]) Len() int {
 	}
 	e.mu.Lock()
 	n += e.q.len() + e.held
+	closed := e.closed
 	e.mu.Unlock()
-	if started {
+	if started && !closed {
 		n += len(e.in)
 	}
 	return n
@@ -177,8 +185,9 @@ func (e *Elastic[T]) Dropped() uint64 { return e.dropped.Load() }
 // Push queues v and reports whether it did. It never blocks unless a Block
 // limit is set and the queue is full; then it waits for room. It returns
 // false when DropNewest discards v at the limit, or after Close. It panics
-// once the input has ended (In closed), like a send on a closed channel.
-// Cost: one uncontended mutex round trip, plus a wakeup when a receiver was
+// once the input has ended, like a send on a closed channel: once Elastic's
+// goroutine has received In's close, after the values In still held (until
+// then Push queues v as usual, ahead of those values). Cost: one uncontended mutex round trip, plus a wakeup when a receiver was
 // waiting on an empty queue.
 func (e *Elastic[T]) Push(v T) bool {
 	e.mu.Lock()
@@ -319,13 +328,20 @@ func (e *Elastic[T]) Pop(ctx context.Context) (T, error) {
 // what is there; when that is less than a quarter of len(dst) it first
 // yields the processor once (well under a microsecond when nothing else is
 // runnable) to let producers add to the batch. Errors are as for Pop; with
-// an error, n is 0. Cost: a few mutex round trips and one copy for the
+// an error, n is 0. With an empty dst it returns at once: 0 and ErrClosed
+// where Pop would return ErrClosed, 0 and nil otherwise. Cost: a few mutex round trips and one copy for the
 // whole batch, which makes it the cheapest way out of an Elastic.
 func (e *Elastic[T]) PopMany(ctx context.Context, dst []T) (int, error) {
 	if ctx == nil {
 		panic("chans: nil context passed to Elastic.PopMany")
 	}
 	if len(dst) == 0 {
+		e.mu.Lock()
+		end := e.closed || e.ended && e.q.len() == 0
+		e.mu.Unlock()
+		if end {
+			return 0, ErrClosed
+		}
 		return 0, nil
 	}
 	e.mu.Lock()
@@ -412,6 +428,7 @@ func (e *Elastic[T]) Close() {
 		e.closed = true
 		close(e.closing)
 		e.q.reset()
+		e.held = 0 // discarded with the queue; the goroutine never sends it
 	}
 	started := e.started.Load()
 	e.mu.Unlock()

@@ -39,13 +39,17 @@ type ElasticChan[T any] struct {
 	queued  atomic.Int64
 	q       queue[T] // the relay's alone
 	closing chan struct{}
-	done    chan struct{}
-	once    sync.Once
+	// stopping is set by Close before it closes closing: the relay checks
+	// it once per run, as with values flowing it may never park.
+	stopping atomic.Bool
+	done     chan struct{}
+	once     sync.Once
 }
 
 // NewElasticChan returns an empty ElasticChan and starts its relay
 // goroutine. WithCapacity sets the size of its queue's blocks; it panics
-// when given WithLimit (see Elastic for limits) or a nil option.
+// when given WithLimit (see Elastic for limits), a nil option, or blocks too
+// large for one allocation.
 func NewElasticChan[T any](opts ...ElasticOption) *ElasticChan[T] {
 	cfg := elasticConfig{capacity: defaultCapacity[T]()}
 	for i, o := range opts {
@@ -54,6 +58,7 @@ func NewElasticChan[T any](opts ...ElasticOption) *ElasticChan[T] {
 		}
 		o.apply(&cfg)
 	}
+	checkFits[T]("ElasticChan", cfg.capacity)
 	if cfg.limit > 0 {
 		panic(fmt.Sprintf("chans: NewElasticChan takes no limit, got WithLimit(%d, %v): use Elastic", cfg.limit, cfg.policy))
 	}
@@ -83,12 +88,16 @@ func (c *ElasticChan[T]) Out() <-chan T { return c.out }
 // Len returns how many values are in the ElasticChan: in In's or Out's
 // buffer, or queued by the relay. It is a snapshot for metrics that never
 // overstates: it can miss the values the relay is moving at that instant,
-// and the one it waits to hand to a full Out.
+// and the one it waits to hand to a full Out. After Close it counts only
+// what Out still holds: In's buffer will never be received.
 func (c *ElasticChan[T]) Len() int {
 	// Downstream first, so that a value moving while Len reads is missed
 	// at worst, never counted twice.
 	n := len(c.out)
 	n += int(c.queued.Load())
+	if c.stopping.Load() {
+		return n // queued is 0 once the relay has seen Close
+	}
 	return n + len(c.in)
 }
 
@@ -97,7 +106,10 @@ func (c *ElasticChan[T]) Len() int {
 // more. It waits for the relay to return. Calling it more than once, or
 // after the input has ended, is harmless.
 func (c *ElasticChan[T]) Close() {
-	c.once.Do(func() { close(c.closing) })
+	c.once.Do(func() {
+		c.stopping.Store(true)
+		close(c.closing)
+	})
 	<-c.done
 }
 
@@ -117,6 +129,11 @@ func (c *ElasticChan[T]) relay() {
 	in, out, q := c.in, c.out, &c.q
 	idle := 0 // runs in a row that found nothing to move
 	for {
+		if c.stopping.Load() {
+			q.reset()
+			c.queued.Store(0)
+			return
+		}
 		moved := false
 		// Runs of plain operations that cannot block: the relay is In's
 		// only receiver (len(in) values are there for it) and Out's only

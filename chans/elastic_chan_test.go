@@ -1,7 +1,11 @@
 package chans_test
 
 import (
+	"runtime"
+	"sync"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/sluicehq/sluice/chans"
 	"github.com/sluicehq/sluice/internal/panictest"
@@ -121,4 +125,77 @@ func TestElasticChanCloseAfterTheInputEndedIsHarmless(t *testing.T) {
 func TestElasticChanOptionsPanicNamingChans(t *testing.T) {
 	panictest.Expect(t, "chans: ", func() { chans.NewElasticChan[int](chans.WithLimit(8, chans.Block)) }, "WithLimit(8, Block)")
 	panictest.Expect(t, "chans: ", func() { chans.NewElasticChan[int](nil) }, "nil ElasticOption", "index 0")
+}
+
+// Close stops the goroutine at once, whatever the traffic: it must return
+// while a producer and a consumer keep In and Out busy. (ElasticChan's
+// relay looked for Close only when it parked, and with both ends busy it
+// never parked: under GOMAXPROCS=1 Close waited as long as the traffic
+// lasted.) The time limit only catches a Close that does not return.
+func TestCloseReturnsUnderSustainedTraffic(t *testing.T) {
+	old := runtime.GOMAXPROCS(1)
+	defer runtime.GOMAXPROCS(old)
+	t.Run("ElasticChan", func(t *testing.T) {
+		c := chans.NewElasticChan[int]()
+		closeUnderTraffic(t, c.In(), c.Out(), c.Close)
+	})
+	t.Run("Elastic", func(t *testing.T) {
+		e := chans.NewElastic[int]()
+		closeUnderTraffic(t, e.In(), e.Out(), e.Close)
+	})
+}
+
+func closeUnderTraffic(t *testing.T, in chan<- int, out <-chan int, closeIt func()) {
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for i := 0; ; i++ {
+			select {
+			case in <- i:
+			case <-stop:
+				return
+			}
+		}
+	})
+	wg.Go(func() {
+		for range out {
+		}
+	})
+	time.Sleep(10 * time.Millisecond) // traffic flows
+	closed := make(chan struct{})
+	go func() {
+		closeIt()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Errorf("Close has not returned after 5s of traffic")
+	}
+	close(stop)
+	<-closed
+	wg.Wait()
+}
+
+// After Close, Len counts only what Out still holds: nothing receives from
+// In any more, so values in In's buffer will never be delivered. (Len kept
+// counting them, for good.)
+func TestLenAfterCloseCountsOnlyWhatOutHolds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := chans.NewElastic[int](chans.WithLimit(1, chans.Block))
+		e.Push(1)
+		e.In() <- 2 // waits in In's buffer: the queue is at its limit
+		synctest.Wait()
+		e.Close()
+		if got := e.Len(); got != 0 {
+			t.Fatalf("Elastic: Len() = %d after Close with Out unused, want 0", got)
+		}
+
+		c := chans.NewElasticChan[int]()
+		c.Close()
+		c.In() <- 1 // buffered, never received
+		if got := c.Len(); got != 0 {
+			t.Fatalf("ElasticChan: Len() = %d after Close, want 0", got)
+		}
+	})
 }

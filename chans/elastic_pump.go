@@ -46,6 +46,7 @@ func (e *Elastic[T]) pump() {
 	defer close(e.out)
 	s := pumpState[T]{in: e.in}
 	var (
+		zero     T
 		v        T
 		ok       bool
 		received bool // the last select received v, ok from In
@@ -54,13 +55,20 @@ func (e *Elastic[T]) pump() {
 	)
 	for {
 		e.lockPump()
+		if e.closed {
+			// Close emptied the queue: what the last select received, and
+			// what In still holds, is discarded with it.
+			e.unlockPump()
+			return
+		}
 		if sent {
-			s.have = false
+			s.head, s.have = zero, false // keep nothing delivered reachable
 		} else if s.have {
 			e.held = 1
 		}
 		if received {
 			e.receivedLocked(&s, v, ok)
+			v = zero
 		}
 		moved, alive := e.moveLocked(&s)
 		if !alive {

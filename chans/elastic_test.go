@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -437,5 +438,74 @@ func TestElasticPushManyFromManyProducersKeepsEachBatchInOrder(t *testing.T) {
 	wg.Wait()
 	if got := e.Len(); got != 0 {
 		t.Fatalf("Len() = %d after taking everything, want 0", got)
+	}
+}
+
+// Close discards everything queued, and nothing receives from In after it:
+// a Pop after Close returns ErrClosed even when In's buffer still held
+// values at Close. (The goroutine, when Close caught it between rounds,
+// moved what In held into the emptied queue before it saw Close, and Pop
+// then returned those values.)
+func TestElasticPopAfterCloseFindsNothingFromIn(t *testing.T) {
+	for i := range 200 {
+		e := chans.NewElastic[int]()
+		in := e.In()
+		for k := range 5 {
+			in <- k
+		}
+		e.Close()
+		if v, err := e.Pop(cancelled); !errors.Is(err, chans.ErrClosed) {
+			t.Fatalf("round %d: Pop after Close = %d, %v; want ErrClosed", i, v, err)
+		}
+	}
+}
+
+// PopMany with an empty dst returns at once, with ErrClosed once Pop would
+// return it, as the ring queues' PopMany does: a consumer loop that stops
+// on an error must stop. (It returned 0, nil for ever.)
+func TestElasticPopManyWithEmptyDstReportsTheEnd(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := chans.NewElastic[int]()
+		e.Push(1)
+		if n, err := e.PopMany(context.Background(), nil); n != 0 || err != nil {
+			t.Fatalf("PopMany(nil) on an open Elastic = %d, %v; want 0, nil", n, err)
+		}
+		close(e.In())
+		synctest.Wait()
+		if n, err := e.PopMany(context.Background(), nil); n != 0 || err != nil {
+			t.Fatalf("PopMany(nil) with a value left = %d, %v; want 0, nil", n, err)
+		}
+		e.Pop(context.Background())
+		if n, err := e.PopMany(context.Background(), nil); n != 0 || !errors.Is(err, chans.ErrClosed) {
+			t.Fatalf("PopMany(nil) after the input ended and drained = %d, %v; want 0, ErrClosed", n, err)
+		}
+		closed := chans.NewElastic[int]()
+		closed.Push(1)
+		closed.Close()
+		if n, err := closed.PopMany(context.Background(), []int{}); n != 0 || !errors.Is(err, chans.ErrClosed) {
+			t.Fatalf("PopMany(empty) after Close = %d, %v; want 0, ErrClosed", n, err)
+		}
+	})
+}
+
+// Once Close has returned and Out has been drained to its close, nothing is
+// left in an Elastic: Len is 0. (The value the goroutine held for a full Out
+// stayed counted after Close discarded it.)
+func TestElasticLenIsZeroAfterCloseAndDrain(t *testing.T) {
+	for round := range 50 {
+		e := chans.NewElastic[int]()
+		out := e.Out()
+		for i := range cap(out) + 3 { // Out full, one held, the rest queued
+			e.Push(i)
+		}
+		for range 3 {
+			runtime.Gosched() // let the goroutine fill Out
+		}
+		e.Close()
+		for range out {
+		}
+		if got := e.Len(); got != 0 {
+			t.Fatalf("round %d: Len() = %d after Close and Out drained, want 0", round, got)
+		}
 	}
 }

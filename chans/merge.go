@@ -51,15 +51,16 @@ const (
 // panics.
 //
 // Values from one input arrive in the order they were sent; values from
-// different inputs interleave in no promised order. No input can starve
+// different inputs interleave in no promised order. A channel passed more
+// than once is one input. No input can starve
 // another: a poller takes at most one buffer-full (plus one) from an input
 // before moving to the next.
 //
 // Merge starts between one and four goroutines (about one per 32 inputs, at
 // most GOMAXPROCS) and, while they are idle, one more per eight inputs;
 // they all return when the output is closed. The output is buffered, one
-// slot per input up to 1024, so a slow reader holds up the inputs only once
-// that buffer is full. Cost per value: one receive and one buffered send,
+// slot per input (at least 16, at most 1024), so a slow reader holds up the
+// inputs only once that buffer is full. Cost per value: one receive and one buffered send,
 // and, when values arrive slower than they are read, a goroutine wakeup.
 // Nothing is allocated per value.
 //
@@ -89,6 +90,11 @@ func merge[T any](done <-chan struct{}, ins []<-chan T) <-chan T {
 			panic(fmt.Sprintf("chans: nil input channel at index %d", i))
 		}
 	}
+	if len(ins) > groupSize {
+		// Up to groupSize inputs, one goroutine owns them all; beyond, a
+		// channel passed twice could be owned by two at once.
+		ins = distinct(ins)
+	}
 	out := make(chan T, min(max(len(ins), 16), maxOutBuffer))
 	if len(ins) == 0 {
 		close(out)
@@ -104,6 +110,26 @@ func merge[T any](done <-chan struct{}, ins []<-chan T) <-chan T {
 		go m.poll(own)
 	}
 	return out
+}
+
+// distinct returns ins without repeats, in the order of their first
+// appearance: ins itself when it has none.
+func distinct[T any](ins []<-chan T) []<-chan T {
+	seen := make(map[<-chan T]struct{}, len(ins))
+	for i, in := range ins {
+		if _, dup := seen[in]; dup {
+			uniq := append([]<-chan T(nil), ins[:i]...)
+			for _, in := range ins[i+1:] {
+				if _, dup := seen[in]; !dup {
+					seen[in] = struct{}{}
+					uniq = append(uniq, in)
+				}
+			}
+			return uniq
+		}
+		seen[in] = struct{}{}
+	}
+	return ins
 }
 
 // merged is the state the pollers of one merge share.

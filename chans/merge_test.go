@@ -314,3 +314,26 @@ func TestMergePanicMessageNamesPackage(t *testing.T) {
 	}()
 	chans.MergeContext[int](context.Background(), nil)
 }
+
+// The same channel passed more than once is one input: its values arrive
+// once each, in the order they were sent. (With more than eight entries its
+// copies went to different goroutines, which received from it at the same
+// time and could deliver its values out of order.)
+func TestMergeOfOneChannelPassedManyTimesKeepsItsOrder(t *testing.T) {
+	for _, copies := range []int{2, 9, 40, 200} {
+		c := make(chan item, 64)
+		ins := make([]<-chan item, copies)
+		for i := range ins {
+			ins[i] = c
+		}
+		out := chans.Merge(ins...)
+		const n = 50_000
+		go func() {
+			for k := range n {
+				c <- item{0, k}
+			}
+			close(c)
+		}()
+		checkMerged(t, out, []int{n})
+	}
+}

@@ -3,6 +3,7 @@ package chans
 import (
 	"errors"
 	"fmt"
+	"unsafe"
 )
 
 // ErrClosed is returned by receiving methods once no value will ever come:
@@ -63,8 +64,9 @@ func WithCapacity(n int) ElasticOption {
 	return elasticOption(func(c *elasticConfig) { c.capacity = n })
 }
 
-// WithLimit bounds the queue at n values and says what a send does when it
-// is full. Dropped values are counted (see Elastic.Dropped). It panics if
+// WithLimit bounds the queue at n values (one more in a race between Push
+// and In under Block: see Elastic.In) and says what a send does when it is
+// full. Dropped values are counted (see Elastic.Dropped). It panics if
 // n < 1 or p is not a Policy.
 func WithLimit(n int, p Policy) ElasticOption {
 	if n < 1 {
@@ -74,4 +76,18 @@ func WithLimit(n int, p Policy) ElasticOption {
 		panic(fmt.Sprintf("chans: unknown policy %d", int(p)))
 	}
 	return elasticOption(func(c *elasticConfig) { c.limit, c.policy = n, p })
+}
+
+// maxAllocBytes bounds one allocation: the most a Go heap object can be on
+// 64-bit platforms (runtime.maxAlloc, 2⁴⁸ bytes).
+const maxAllocBytes = 1 << 48
+
+// checkFits panics, naming what and n, unless n values of T fit in one
+// allocation: a capacity that could never be allocated is a programmer
+// error, not a runtime one.
+func checkFits[T any](what string, n int) {
+	var zero T
+	if size := uint64(unsafe.Sizeof(zero)); size > 0 && uint64(n) > maxAllocBytes/size {
+		panic(fmt.Sprintf("chans: %s capacity %d is too large: %d bytes per value exceed what one allocation can hold", what, n, size))
+	}
 }

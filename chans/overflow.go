@@ -24,11 +24,12 @@ type DropNewestChan[T any] struct {
 }
 
 // NewDropNewest returns an empty DropNewestChan holding up to capacity
-// values. It panics if capacity < 1.
+// values. It panics if capacity < 1 or too large for one allocation.
 func NewDropNewest[T any](capacity int) *DropNewestChan[T] {
 	if capacity < 1 {
 		panic(fmt.Sprintf("chans: capacity must be ≥ 1, got %d", capacity))
 	}
+	checkFits[T]("DropNewestChan", capacity)
 	return &DropNewestChan[T]{ch: make(chan T, capacity)}
 }
 
@@ -86,11 +87,12 @@ type DropOldestQueue[T any] struct {
 }
 
 // NewDropOldest returns an empty DropOldestQueue holding up to capacity
-// values. It panics if capacity < 1.
+// values. It panics if capacity < 1 or too large for one allocation.
 func NewDropOldest[T any](capacity int) *DropOldestQueue[T] {
 	if capacity < 1 {
 		panic(fmt.Sprintf("chans: capacity must be ≥ 1, got %d", capacity))
 	}
+	checkFits[T]("DropOldestQueue", capacity)
 	return &DropOldestQueue[T]{
 		buf:     make([]T, capacity),
 		ready:   make(chan struct{}, 1),
@@ -133,6 +135,9 @@ func (d *DropOldestQueue[T]) Send(v T) bool {
 // empty. It returns ErrClosed once Close has been called and the queue is
 // empty, and ctx.Err() if ctx is done first.
 func (d *DropOldestQueue[T]) Recv(ctx context.Context) (T, error) {
+	if ctx == nil {
+		panic("chans: nil context passed to DropOldestQueue.Recv")
+	}
 	d.mu.Lock()
 	for d.n == 0 {
 		if d.closed {

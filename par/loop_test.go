@@ -279,3 +279,24 @@ func TestBadArgumentsPanicNamingPackageAndValue(t *testing.T) {
 		}
 	}
 }
+
+// Grain's contract: fewer than 2n items run on the calling goroutine alone.
+// (Items in (n, 2n) made two blocks, and a helper goroutine took the second
+// while the caller ran the first.)
+func TestGrainRunsFewerThanTwoBlocksOnTheCallerAlone(t *testing.T) {
+	withProcs(t, 4)
+	for _, tc := range []struct{ items, grain int }{{1, 1}, {3, 2}, {5, 3}, {7, 4}, {199, 100}} {
+		var helpers atomic.Int32
+		par.For(tc.items, func(i int) {
+			if i == 0 {
+				time.Sleep(time.Millisecond) // time for a helper to take the next block
+			}
+			if !onCaller() {
+				helpers.Add(1)
+			}
+		}, par.Grain(tc.grain))
+		if n := helpers.Load(); n != 0 {
+			t.Errorf("%d items, Grain(%d): %d calls on a helper, want all on the caller", tc.items, tc.grain, n)
+		}
+	}
+}

@@ -64,7 +64,7 @@ func schedule(n int, c config, serial func(lo, hi int)) plan {
 	if c.grain > 0 {
 		blocks := (n-1)/c.grain + 1
 		workers := 1
-		if blocks >= 2 {
+		if n/2 >= c.grain { // n ≥ 2·grain, without overflow
 			workers = min(runtime.GOMAXPROCS(0), blocks)
 		}
 		return plan{grain: c.grain, blocks: blocks, workers: workers}
