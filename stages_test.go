@@ -494,3 +494,41 @@ func TestFirstChunkGrowsForAConsumerThatWantsFullChunks(t *testing.T) {
 		t.Fatalf("first call got %d items, want a full chunk's worth", first)
 	}
 }
+
+// OrderedMap hands on one result chunk per input chunk; its output's Chunk
+// option still bounds what its consumer gets at once (a ForEachChunk
+// behind it is promised no more than its producer's chunk size).
+func TestOrderedMapOutputKeepsItsChunkSize(t *testing.T) {
+	for _, workers := range []int{1, 4} {
+		t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				p := sluice.New(t.Context())
+				src := sluice.FromSlice(p, "src", ints(3000), sluice.Chunk(500))
+				m := sluice.OrderedMap(p, "om", src, workers, double, sluice.Chunk(10))
+				var mu sync.Mutex
+				var got []int
+				largest := 0
+				sluice.ForEachChunk(p, "sink", m, 1, func(_ context.Context, items []int) error {
+					mu.Lock()
+					defer mu.Unlock()
+					largest = max(largest, len(items))
+					got = append(got, items...)
+					return nil
+				})
+				if err := p.Wait(); err != nil {
+					t.Fatal(err)
+				}
+				if largest > 10 {
+					t.Fatalf("a call got %d items, want at most the 10 of OrderedMap's Chunk(10)", largest)
+				}
+				want := ints(3000)
+				for i := range want {
+					want[i] *= 2
+				}
+				if !slices.Equal(got, want) {
+					t.Fatalf("got %d items (head %v), want %d doubled in order", len(got), head(got), len(want))
+				}
+			})
+		})
+	}
+}
