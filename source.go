@@ -203,9 +203,17 @@ func FromSeq[T any](p *Pipeline, name string, seq iter.Seq[T], opts ...StageOpti
 	s, oe, em := newSource[T](p, name, opts)
 	out := &em.s
 	source(p, s, em, false, func() error {
+		if p.intakeClosed() {
+			return nil
+		}
+		// An item seq has yielded is taken: it is sent even when a drain
+		// began meanwhile, and the iteration stops after it.
 		for v := range seq {
-			if p.intakeClosed() || !out.send(v) {
+			if !out.send(v) {
 				return errStopped
+			}
+			if p.intakeClosed() {
+				break
 			}
 		}
 		return nil
@@ -264,11 +272,15 @@ func FromSeq2[T any](p *Pipeline, name string, seq iter.Seq2[T, error], opts ...
 	s, oe, em := newSource[T](p, name, opts)
 	out := &em.s
 	source(p, s, em, false, func() error {
+		if p.intakeClosed() {
+			return nil
+		}
 		for v, err := range seq {
 			if err != nil {
 				return err
 			}
-			if p.intakeClosed() || !out.send(v) {
+			// Taken once yielded, as in FromSeq.
+			if !out.send(v) || p.intakeClosed() {
 				break
 			}
 		}
