@@ -3,8 +3,10 @@ package sluice_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -312,5 +314,49 @@ func TestErrorOptionsMisuse(t *testing.T) {
 			mustPanic(t, func() { tc.build(p) }, tc.parts...)
 			cancelAndDrain(p)
 		})
+	}
+}
+
+// A failed item is handed on to the dead-letter stream when the stage would
+// otherwise wait for input, as its results are: a trickle of input does not
+// hold failures back until the input ends.
+func TestDeadLettersAreHandedOnWhenTheStageIdles(t *testing.T) {
+	bad := func(_ context.Context, v int) (int, error) { return v, errBad }
+	stages := map[string]func(p *sluice.Pipeline, in sluice.Stream[int], n int, opt sluice.StageOption) sluice.Stream[int]{
+		"Map": func(p *sluice.Pipeline, in sluice.Stream[int], n int, opt sluice.StageOption) sluice.Stream[int] {
+			return sluice.Map(p, "stage", in, n, bad, opt)
+		},
+		"OrderedMap": func(p *sluice.Pipeline, in sluice.Stream[int], n int, opt sluice.StageOption) sluice.Stream[int] {
+			return sluice.OrderedMap(p, "stage", in, n, bad, opt)
+		},
+	}
+	for name, build := range stages {
+		for _, n := range []int{1, 2, 4} {
+			t.Run(fmt.Sprintf("%s/workers=%d", name, n), func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					p := sluice.New(t.Context())
+					ch := make(chan int)
+					var dead sluice.Stream[sluice.Failed[int]]
+					out := build(p, sluice.FromChan(p, "src", ch), n, sluice.DeadLetter(&dead))
+					sluice.Collect(p, "out", out)
+					var failed atomic.Int64
+					sluice.ForEach(p, "dead", dead, 1, func(context.Context, sluice.Failed[int]) error {
+						failed.Add(1)
+						return nil
+					})
+					for i := range 3 {
+						ch <- i
+						synctest.Wait() // the pipeline is idle again
+						if got := failed.Load(); got != int64(i+1) {
+							t.Fatalf("after %d failed items and an idle input, %d reached the dead-letter stream", i+1, got)
+						}
+					}
+					close(ch)
+					if err := p.Wait(); err != nil {
+						t.Fatal(err)
+					}
+				})
+			})
+		}
 	}
 }
