@@ -171,7 +171,10 @@ func FlatMap[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(ctx
 	}
 	ctx := p.ctx
 	mapStage(p, s, ie, oe, pol, func(items []T, out *sender[U], h *onError[T]) error {
-		emit := out.send
+		// emit checks the halt flag as the loop does before each call:
+		// once the pipeline stops it returns false at once, not only when
+		// the chunk fills.
+		emit := func(u U) bool { return !p.halted() && out.send(u) }
 		for _, v := range items {
 			if p.halted() {
 				return errStopped
