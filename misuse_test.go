@@ -132,3 +132,34 @@ func TestEmitterUsedAfterItsGeneratorReturnedPanics(t *testing.T) {
 		})
 	}
 }
+
+// A nil or zero *Pipeline is programmer error: every stage and method
+// panics at once with a message naming it, instead of a nil dereference
+// (or, for a zero Pipeline, a crash inside a stage's goroutine).
+func TestMisuseOfANilOrZeroPipelinePanicsWithAClearMessage(t *testing.T) {
+	for _, pc := range []struct {
+		name string
+		p    *sluice.Pipeline
+	}{{"nil", nil}, {"zero", new(sluice.Pipeline)}} {
+		uses := []struct {
+			name  string
+			use   func(p *sluice.Pipeline)
+			parts []string
+		}{
+			{"FromSlice", func(p *sluice.Pipeline) { sluice.FromSlice(p, "src", ints(3)) }, []string{`"src"`}},
+			{"From", func(p *sluice.Pipeline) {
+				sluice.From(p, "gen", func(context.Context, *sluice.Emitter[int]) error { return nil })
+			}, []string{`"gen"`}},
+			{"Merge", func(p *sluice.Pipeline) { sluice.Merge(p, "m", sluice.Stream[int]{}) }, []string{`"m"`}},
+			{"Wait", func(p *sluice.Pipeline) { p.Wait() }, []string{"Wait"}},
+			{"Drain", func(p *sluice.Pipeline) { p.Drain() }, []string{"Drain"}},
+			{"DrainOn", func(p *sluice.Pipeline) { p.DrainOn(context.Background()) }, []string{"DrainOn"}},
+			{"Stats", func(p *sluice.Pipeline) { p.Stats() }, []string{"Stats"}},
+		}
+		for _, u := range uses {
+			t.Run(pc.name+"/"+u.name, func(t *testing.T) {
+				mustPanic(t, func() { u.use(pc.p) }, append([]string{"sluice: ", "sluice.New"}, u.parts...)...)
+			})
+		}
+	}
+}

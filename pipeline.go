@@ -79,6 +79,18 @@ func New(ctx context.Context, opts ...Option) *Pipeline {
 	return p
 }
 
+// mustBeMade panics unless p was made by New: a nil or zero *Pipeline is
+// programmer error, and would otherwise crash a stage's goroutine.
+func (p *Pipeline) mustBeMade(what string) {
+	if p == nil || p.ctx == nil {
+		kind := "zero"
+		if p == nil {
+			kind = "nil"
+		}
+		panic(fmt.Sprintf("sluice: %s called with a %s *Pipeline; create one with sluice.New", what, kind))
+	}
+}
+
 // Name returns the pipeline's name (see [Named]); "pipeline" by default.
 func (p *Pipeline) Name() string { return p.name }
 
@@ -99,6 +111,7 @@ func (p *Pipeline) Context() context.Context { return p.ctx }
 // panics, after cancelling the scope and letting every goroutine exit, if
 // any stream is left unconsumed.
 func (p *Pipeline) Wait() error {
+	p.mustBeMade("Wait")
 	p.mu.Lock()
 	if p.sealed {
 		p.mu.Unlock()
@@ -171,12 +184,16 @@ func (p *Pipeline) intakeClosed() bool { return p.noIntake.Load() }
 // drain. Cancelling the context during a drain aborts it as any
 // cancellation does. Safe to call from any goroutine, any number of times,
 // before or after Wait.
-func (p *Pipeline) Drain() { p.closeIntake() }
+func (p *Pipeline) Drain() {
+	p.mustBeMade("Drain")
+	p.closeIntake()
+}
 
 // DrainOn drains the pipeline (see [Pipeline.Drain]) when ctx is done —
 // for example a context from signal.NotifyContext, so that SIGTERM lets
 // the pipeline finish what it holds. It must be called before Wait.
 func (p *Pipeline) DrainOn(ctx context.Context) {
+	p.mustBeMade("DrainOn")
 	if ctx == nil {
 		panic(fmt.Sprintf("sluice: pipeline %q: DrainOn called with a nil context", p.name))
 	}
