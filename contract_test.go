@@ -222,6 +222,19 @@ var stageRows = []stageRow{
 		}()
 		return func() []int { <-done; return got }
 	}},
+	{name: "ToSeq", errs: true, build: func(p *sluice.Pipeline, xs []int, _ int, h hook, opts ...sluice.StageOption) func() []int {
+		m := sluice.Map(p, "hook-map", sluice.FromSlice(p, "src", xs), 1, viaHook(h))
+		seq := sluice.ToSeq(p, "stage", m)
+		var got []int
+		done := make(chan struct{})
+		go func() { // owned by the test: ends when the sequence does
+			defer close(done)
+			for v := range seq {
+				got = append(got, v)
+			}
+		}()
+		return func() []int { <-done; return got }
+	}},
 }
 
 const harnessItems = 3000
