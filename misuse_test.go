@@ -89,6 +89,17 @@ func TestWaitPanicsOnAStreamNobodyConsumes(t *testing.T) {
 	mustPanic(t, func() { p.Wait() }, `stream "orphan"`, "never consumed")
 }
 
+// A dead-letter stream left unconsumed is named as such: the stage's
+// output was consumed, so a message naming only the stage would point at
+// the wrong stream.
+func TestWaitPanicNamesAnUnconsumedDeadLetterStream(t *testing.T) {
+	p := sluice.New(context.Background())
+	var dead sluice.Stream[sluice.Failed[int]]
+	m := sluice.Map(p, "m", sluice.FromSlice(p, "s", ints(10)), 1, double, sluice.DeadLetter(&dead))
+	sluice.Collect(p, "c", m)
+	mustPanic(t, func() { p.Wait() }, `dead-letter stream of stage "m"`, "never consumed")
+}
+
 func TestAddingAStageAfterWaitPanics(t *testing.T) {
 	p := sluice.New(context.Background())
 	sluice.Collect(p, "c", sluice.FromSlice(p, "s", ints(3)))

@@ -121,8 +121,12 @@ func (p *Pipeline) Wait() error {
 	p.sealed = true
 	var dangling []string
 	for _, e := range p.edges {
-		if e.consumer() == nil {
-			dangling = append(dangling, fmt.Sprintf("%q (from stage %q)", e.name(), e.producer().name))
+		switch {
+		case e.consumer() != nil:
+		case e.deadLetter():
+			dangling = append(dangling, fmt.Sprintf("the dead-letter stream of stage %q (see DeadLetter)", e.producer().name))
+		default:
+			dangling = append(dangling, fmt.Sprintf("stream %q (from stage %q)", e.name(), e.producer().name))
 		}
 	}
 	p.mu.Unlock()
@@ -141,7 +145,7 @@ func (p *Pipeline) Wait() error {
 	p.finished = time.Now()
 	close(p.waited)
 	if len(dangling) > 0 {
-		panic(fmt.Sprintf("sluice: pipeline %q: stream %s is never consumed; every stream must feed a stage or sink", p.name, dangling[0]))
+		panic(fmt.Sprintf("sluice: pipeline %q: %s is never consumed; every stream must feed a stage or sink", p.name, dangling[0]))
 	}
 	return p.waitErr
 }
