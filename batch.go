@@ -30,6 +30,7 @@ func Batch[T any](p *Pipeline, name string, in Stream[T], size int, maxWait time
 	// By default the output holds about 2048 items' worth of batches,
 	// handed on one at a time.
 	cfg := stageOptions(append([]StageOption{Chunk(1), Buffer(max(1, 2048/size))}, opts...))
+	noWindow("Batch", name, cfg)
 	noErrorPolicy("Batch", name, cfg)
 	s := newStage(p, "batch", name, 1)
 	ie := consume(p, s, in, 1)
@@ -109,6 +110,7 @@ func (b *batcher[T]) alarm() <-chan time.Time {
 // slice of in, in order.
 func Unbatch[T any](p *Pipeline, name string, in Stream[[]T], opts ...StageOption) Stream[T] {
 	cfg := stageOptions(opts)
+	noWindow("Unbatch", name, cfg)
 	noErrorPolicy("Unbatch", name, cfg)
 	s := newStage(p, "unbatch", name, 1)
 	ie := consume(p, s, in, 1)

@@ -63,6 +63,18 @@ func TestMisusePanicsWithAClearMessage(t *testing.T) {
 			sluice.Collect(p, "same", sluice.FromSlice(p, "s", ints(1)))
 			sluice.FromSlice(p, "same", ints(1))
 		}, []string{`stage name "same" is already used`}},
+		{"chunk on a sink", func(p *sluice.Pipeline) {
+			sluice.ForEachChunk(p, "bulk", sluice.FromSlice(p, "s", ints(1)), 1, func(context.Context, []int) error { return nil }, sluice.Chunk(100))
+		}, []string{"sluice", `ForEachChunk "bulk"`, "Chunk", "feeds"}},
+		{"overflow on a sink", func(p *sluice.Pipeline) {
+			sluice.ForEach(p, "each", sluice.FromSlice(p, "s", ints(1)), 1, func(context.Context, int) error { return nil }, sluice.OnFull(sluice.DropNewest))
+		}, []string{"sluice", `ForEach "each"`, "OnFull"}},
+		{"window on Map", func(p *sluice.Pipeline) {
+			sluice.Map(p, "m", sluice.FromSlice(p, "s", ints(1)), 4, id, sluice.Window(8))
+		}, []string{"sluice", `Map "m"`, "Window(8)", "only to OrderedMap"}},
+		{"window on a source", func(p *sluice.Pipeline) {
+			sluice.FromSlice(p, "s", ints(1), sluice.Window(8))
+		}, []string{"sluice", `"s"`, "Window(8)"}},
 		{"partition count", func(p *sluice.Pipeline) {
 			sluice.Partition(p, "part", sluice.FromSlice(p, "s", ints(1)), 0, func(v int) int { return v })
 		}, []string{`Partition "part"`, "n must be ≥ 1, got 0"}},

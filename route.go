@@ -84,6 +84,7 @@ func Broadcast[T any](p *Pipeline, name string, in Stream[T], n int, opts ...Sta
 // stopped.
 func fanOut[T any](p *Pipeline, kind, name string, in Stream[T], n int, opts []StageOption, route func(items []T, outs []*sender[T]) bool) []Stream[T] {
 	cfg := stageOptions(opts)
+	noWindow(kind, name, cfg)
 	noErrorPolicy(kind, name, cfg)
 	s := newStage(p, kind, name, 1)
 	ie := consume(p, s, in, 1)
