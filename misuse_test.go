@@ -2,6 +2,7 @@ package sluice_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"testing"
@@ -184,5 +185,20 @@ func TestMisuseOfANilOrZeroPipelinePanicsWithAClearMessage(t *testing.T) {
 				mustPanic(t, func() { u.use(pc.p) }, append([]string{"sluice: ", "sluice.New"}, u.parts...)...)
 			})
 		}
+	}
+}
+
+// Await(nil) in a generator fails the pipeline with a panic that says so,
+// not a nil dereference.
+func TestEmitterAwaitWithANilFunctionPanicsWithAClearMessage(t *testing.T) {
+	p := sluice.New(context.Background())
+	src := sluice.From(p, "gen", func(_ context.Context, out *sluice.Emitter[int]) error {
+		out.Await(nil)
+		return nil
+	})
+	sluice.Collect(p, "c", src)
+	var pe *sluice.PanicError
+	if err := p.Wait(); !errors.As(err, &pe) || pe.Value != `sluice: From "gen": Emitter.Await called with a nil function` {
+		t.Fatalf("Wait returned %v, want a *PanicError saying Await got a nil function", err)
 	}
 }

@@ -27,13 +27,16 @@ type Emitter[T any] struct {
 	done    <-chan struct{}
 	ended   bool   // the generator has returned: every method panics
 	misuse  string // the panic message then
+	// nilAwait is the panic message of Await(nil).
+	nilAwait string
 }
 
 func newEmitter[T any](e *edge[T], s *stage) *Emitter[T] {
 	em := &Emitter[T]{
 		full: make(chan struct{}), flushed: make(chan bool),
 		stop: &e.p.noIntake.Bool, done: e.p.intake,
-		misuse: fmt.Sprintf("sluice: From %q: Emitter used after its generator returned; an Emitter is valid only inside the generator's call", s.name),
+		misuse:   fmt.Sprintf("sluice: From %q: Emitter used after its generator returned; an Emitter is valid only inside the generator's call", s.name),
+		nilAwait: fmt.Sprintf("sluice: From %q: Emitter.Await called with a nil function", s.name),
 	}
 	em.s.init(e, 0, s.workers[0])
 	em.s.take(e.get())
@@ -100,6 +103,9 @@ func (e *Emitter[T]) Flush() bool {
 //
 //	ok := out.Await(func() { msg, err = sub.Next() })
 func (e *Emitter[T]) Await(wait func()) bool {
+	if wait == nil {
+		panic(e.nilAwait)
+	}
 	if !e.Flush() || e.stop.Load() {
 		return false
 	}
