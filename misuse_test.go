@@ -76,6 +76,15 @@ func TestMisusePanicsWithAClearMessage(t *testing.T) {
 		{"window on a source", func(p *sluice.Pipeline) {
 			sluice.FromSlice(p, "s", ints(1), sluice.Window(8))
 		}, []string{"sluice", `"s"`, "Window(8)"}},
+		{"nil stage option", func(p *sluice.Pipeline) {
+			sluice.Map(p, "m", sluice.FromSlice(p, "s", ints(1)), 1, id, sluice.Chunk(4), nil)
+		}, []string{"sluice", `Map "m"`, "StageOption 1 is nil"}},
+		{"nil batch option", func(p *sluice.Pipeline) {
+			sluice.Batch(p, "b", sluice.FromSlice(p, "s", ints(1)), 10, time.Second, nil)
+		}, []string{"sluice", `Batch "b"`, "StageOption 0 is nil"}},
+		{"nil pipeline option", func(*sluice.Pipeline) {
+			sluice.New(ctx, sluice.Named("x"), nil)
+		}, []string{"sluice: New", "Option 1 is nil"}},
 		{"partition count", func(p *sluice.Pipeline) {
 			sluice.Partition(p, "part", sluice.FromSlice(p, "s", ints(1)), 0, func(v int) int { return v })
 		}, []string{`Partition "part"`, "n must be ≥ 1, got 0"}},

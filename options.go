@@ -144,11 +144,11 @@ func noOutput(kind, name string, cfg stageConfig) {
 	}
 }
 
-func stageOptions(opts []StageOption) stageConfig {
+func stageOptions(kind, name string, opts []StageOption) stageConfig {
 	var c stageConfig
-	for _, o := range opts {
+	for i, o := range opts {
 		if o == nil {
-			panic("sluice: nil StageOption")
+			panic(fmt.Sprintf("sluice: %s %q: StageOption %d is nil", kind, name, i))
 		}
 		o.applyStage(&c)
 	}

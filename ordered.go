@@ -21,7 +21,7 @@ import (
 func OrderedMap[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(ctx context.Context, v T) (U, error), opts ...StageOption) Stream[U] {
 	checkWorkers("OrderedMap", name, n)
 	checkFunc("OrderedMap", name, f == nil)
-	cfg := stageOptions(opts)
+	cfg := stageOptions("OrderedMap", name, opts)
 	s := newStage(p, "ordered-map", name, n)
 	ie := consume(p, s, in, n)
 	oe := newEdge[U](p, s, n, cfg)

@@ -64,7 +64,10 @@ func New(ctx context.Context, opts ...Option) *Pipeline {
 		panic("sluice: New called with a nil context")
 	}
 	cfg := config{name: "pipeline"}
-	for _, o := range opts {
+	for i, o := range opts {
+		if o == nil {
+			panic(fmt.Sprintf("sluice: New: Option %d is nil", i))
+		}
 		o.apply(&cfg)
 	}
 	c, cancel := context.WithCancelCause(ctx)

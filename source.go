@@ -157,7 +157,7 @@ func source[T any](p *Pipeline, s *stage, em *Emitter[T], flusher bool, gen func
 
 // newSource registers a source stage and its output edge.
 func newSource[T any](p *Pipeline, name string, opts []StageOption) (*stage, *edge[T], *Emitter[T]) {
-	cfg := stageOptions(opts)
+	cfg := stageOptions("source", name, opts)
 	noWindow("source", name, cfg)
 	noErrorPolicy("source", name, cfg)
 	s := newStage(p, "source", name, 1)

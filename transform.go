@@ -83,7 +83,7 @@ func apply[T, U any](p *Pipeline, ctx context.Context, f func(context.Context, T
 func Map[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(ctx context.Context, v T) (U, error), opts ...StageOption) Stream[U] {
 	checkWorkers("Map", name, n)
 	checkFunc("Map", name, f == nil)
-	cfg := stageOptions(opts)
+	cfg := stageOptions("Map", name, opts)
 	noWindow("Map", name, cfg)
 	s := newStage(p, "map", name, n)
 	ie := consume(p, s, in, n)
@@ -121,7 +121,7 @@ func orStopped(err error) error {
 func Filter[T any](p *Pipeline, name string, in Stream[T], n int, keep func(ctx context.Context, v T) (bool, error), opts ...StageOption) Stream[T] {
 	checkWorkers("Filter", name, n)
 	checkFunc("Filter", name, keep == nil)
-	cfg := stageOptions(opts)
+	cfg := stageOptions("Filter", name, opts)
 	noWindow("Filter", name, cfg)
 	s := newStage(p, "filter", name, n)
 	ie := consume(p, s, in, n)
@@ -158,7 +158,7 @@ func Filter[T any](p *Pipeline, name string, in Stream[T], n int, keep func(ctx 
 func FlatMap[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(ctx context.Context, v T, emit func(U) bool) error, opts ...StageOption) Stream[U] {
 	checkWorkers("FlatMap", name, n)
 	checkFunc("FlatMap", name, f == nil)
-	cfg := stageOptions(opts)
+	cfg := stageOptions("FlatMap", name, opts)
 	noWindow("FlatMap", name, cfg)
 	s := newStage(p, "flat-map", name, n)
 	ie := consume(p, s, in, n)
