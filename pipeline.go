@@ -41,7 +41,8 @@ type Pipeline struct {
 	intake     chan struct{}
 	intakeOnce sync.Once
 
-	afterStops []func() bool // AfterFuncs to stop at Wait (halt on cancel, DrainOn); guarded by mu
+	afterStops []func() bool  // AfterFuncs to stop at Wait (halt on cancel, DrainOn); guarded by mu
+	afters     sync.WaitGroup // those AfterFuncs neither stopped nor finished
 
 	wg      sync.WaitGroup
 	errOnce sync.Once
@@ -75,11 +76,23 @@ func New(ctx context.Context, opts ...Option) *Pipeline {
 		waited: make(chan struct{}), intake: make(chan struct{})}
 	// A cancelled parent raises halt at once, so that a stage busy with a
 	// chunk notices it before its next item, not at its next wait.
-	p.afterStops = append(p.afterStops, context.AfterFunc(c, func() {
+	p.afterFunc(c, func() {
 		p.halt.Store(true)
 		p.closeIntake()
-	}))
+	})
 	return p
+}
+
+// afterFunc runs f in a goroutine of the scope once ctx is done, as
+// context.AfterFunc does; Wait stops it, or waits for it if it has
+// started, so that it does not outlive Wait. Called before Wait, with p.mu
+// held or before p is shared.
+func (p *Pipeline) afterFunc(ctx context.Context, f func()) {
+	p.afters.Add(1)
+	p.afterStops = append(p.afterStops, context.AfterFunc(ctx, func() {
+		defer p.afters.Done()
+		f()
+	}))
 }
 
 // mustBeMade panics unless p was made by New: a nil or zero *Pipeline is
@@ -140,9 +153,12 @@ func (p *Pipeline) Wait() error {
 	p.wg.Wait()
 	p.mu.Lock()
 	for _, stop := range p.afterStops {
-		stop()
+		if stop() { // it will never run
+			p.afters.Done()
+		}
 	}
 	p.mu.Unlock()
+	p.afters.Wait() // those that had started
 	p.cancel(nil)
 	p.waitErr = p.err
 	p.finished = time.Now()
@@ -209,7 +225,7 @@ func (p *Pipeline) DrainOn(ctx context.Context) {
 	if p.sealed {
 		panic(fmt.Sprintf("sluice: pipeline %q: DrainOn called after Wait", p.name))
 	}
-	p.afterStops = append(p.afterStops, context.AfterFunc(ctx, p.Drain))
+	p.afterFunc(ctx, p.Drain)
 }
 
 // halted reports whether the scope has failed or been cancelled: a plain
