@@ -360,3 +360,53 @@ func TestDeadLettersAreHandedOnWhenTheStageIdles(t *testing.T) {
 		}
 	}
 }
+
+// Under every error policy, a parent cancel stops the stage as it does
+// without one: the function's ctx.Err() is an echo of the stop, not a
+// failed item to skip, retry or dead-letter; Wait returns the parent's
+// cause; and no call comes after the stop is noticed.
+func TestPoliciesStopAtAParentCancelWithItsCause(t *testing.T) {
+	cause := errors.New("shutting down")
+	for name, opts := range map[string][]sluice.StageOption{
+		"skip":             {sluice.SkipErrors()},
+		"retry":            {sluice.Retry(3, time.Millisecond, time.Second), sluice.SkipErrors()},
+		"timeout":          {sluice.Timeout(time.Second), sluice.SkipErrors()},
+		"retry, then fail": {sluice.Retry(2, 0, 0)},
+		"retry forever":    {sluice.Retry(1<<30, time.Millisecond, time.Millisecond)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			forEachPolicyStage(t, func(t *testing.T, row stageRow, n int) {
+				ctx, cancel := context.WithCancelCause(t.Context())
+				defer cancel(nil)
+				p := sluice.New(ctx)
+				var late atomic.Int64
+				var noticed atomic.Bool
+				at, gate := make(chan struct{}), make(chan struct{})
+				out := row.build(p, ints(harnessItems), n, func(ctx context.Context, v int) error {
+					if noticed.Load() {
+						late.Add(1)
+					}
+					if v == 100 {
+						close(at)
+						<-gate
+					}
+					return ctx.Err()
+				}, opts...)
+				<-at
+				cancel(cause)
+				synctest.Wait() // the stop is noticed
+				noticed.Store(true)
+				close(gate)
+				if err := p.Wait(); err != cause {
+					t.Fatalf("Wait returned %v, want the parent's cause", err)
+				}
+				if got := late.Load(); got != 0 {
+					t.Fatalf("%d calls after the stop was noticed, want 0", got)
+				}
+				if out != nil {
+					out()
+				}
+			})
+		})
+	}
+}
