@@ -15,9 +15,9 @@ import (
 // until earlier results leave, unless its chunk is the next to leave. The
 // input's chunks adapt to f's cost as in [Map], but stay small enough that
 // the window holds two per worker, and no larger than the output's chunks
-// ([Chunk], [Buffer]); results of a larger input chunk (fixed by its
-// producer's Chunk) leave in chunks of the output's size. An error from f
-// fails the pipeline.
+// ([Chunk], [Buffer]). Results leave in chunks of the size the next stage
+// asks for, as any stage's do: a larger chunk of results is split. An
+// error from f fails the pipeline.
 func OrderedMap[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(ctx context.Context, v T) (U, error), opts ...StageOption) Stream[U] {
 	checkWorkers("OrderedMap", name, n)
 	checkFunc("OrderedMap", name, f == nil)
@@ -30,7 +30,8 @@ func OrderedMap[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(
 		window = cfg.window
 	}
 	// One output chunk per input chunk: an input chunk no larger than the
-	// output's chunks needs no splitting (see handoffSized).
+	// output's chunks needs no splitting unless the consumer asks for
+	// smaller ones (see handoffSized).
 	ie.measured(max(1, min(window/(2*n), oe.size)))
 	pol := newPolicy[T](p, s, n, cfg.errs)
 	f = timed(f, cfg.errs.timeout)
@@ -71,17 +72,19 @@ func OrderedMap[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(
 }
 
 // handoffSized hands c on through out in chunks of at most the output
-// edge's size, so that the output's [Chunk] and [Buffer] hold even when an
-// input chunk was larger (its producer's Chunk fixed it). Like handoff,
-// it returns false when the pipeline stopped, and the caller then still
-// owns c.
+// edge's chunk limit: the size its consumer asks for (slow items spread
+// over its workers), never more than the output's [Chunk] or [Buffer] —
+// even when an input chunk was larger (its producer's Chunk fixed it, or
+// this stage's items are cheaper than the next stage's). Like handoff, it
+// returns false when the pipeline stopped, and the caller then still owns
+// c.
 func handoffSized[U any](out *sender[U], c *chunk[U]) bool {
 	e := out.e
-	if len(c.items) <= e.size {
+	if len(c.items) <= e.chunkLimit() {
 		return out.handoff(c)
 	}
 	for items := c.items; len(items) > 0; {
-		k := min(len(items), e.size)
+		k := min(len(items), e.chunkLimit())
 		pc := e.get()
 		pc.items = append(pc.items[:0], items[:k]...)
 		items = items[k:]

@@ -362,18 +362,27 @@ func TestStatsIsSafeWhileThePipelineIsBuilt(t *testing.T) {
 // A few slow items from a fast source reach every worker of a Map without
 // a Chunk option: each call below returns only once all the workers are in
 // a call at the same time, which needs the items spread over 8 chunks. The
-// same through Merge, which passes chunks on whole, and through two Merges.
+// same through Merge, which passes chunks on whole, through two Merges, and
+// through an OrderedMap, which hands on one result chunk per input chunk.
 func TestSlowItemsSpreadOverEveryWorker(t *testing.T) {
-	for _, path := range []string{"direct", "merge", "merge of merges"} {
+	for _, path := range []string{"direct", "merge", "merge of merges", "ordered map"} {
 		t.Run(path, func(t *testing.T) {
 			p := sluice.New(context.Background())
-			in := sluice.FromSlice(p, "src", ints(200))
+			var opts []sluice.StageOption
+			if path == "ordered map" {
+				// Its input in chunks of 100: the chunks it hands on
+				// must still be sized by the stage after it.
+				opts = append(opts, sluice.Chunk(100))
+			}
+			in := sluice.FromSlice(p, "src", ints(200), opts...)
 			switch path {
 			case "merge":
 				in = sluice.Merge(p, "merge", in)
 			case "merge of merges":
 				other := sluice.FromSlice(p, "none", []int{})
 				in = sluice.Merge(p, "outer", sluice.Merge(p, "inner", in), other)
+			case "ordered map":
+				in = sluice.OrderedMap(p, "order", in, 2, func(_ context.Context, v int) (int, error) { return v, nil })
 			}
 			checkAllWorkersBusyAtOnce(t, p, in, 8, ints(200))
 		})
