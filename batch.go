@@ -29,7 +29,14 @@ func Batch[T any](p *Pipeline, name string, in Stream[T], size int, maxWait time
 	}
 	// By default the output holds about 2048 items' worth of batches,
 	// handed on one at a time.
-	cfg := stageOptions(append([]StageOption{Chunk(1), Buffer(max(1, 2048/size))}, opts...))
+	cfg := stageOptions("Batch", name, opts)
+	if cfg.chunk == 0 {
+		cfg.chunk = 1
+	}
+	if cfg.buffer == 0 {
+		cfg.buffer = max(1, 2048/size)
+	}
+	noWindow("Batch", name, cfg)
 	noErrorPolicy("Batch", name, cfg)
 	s := newStage(p, "batch", name, 1)
 	ie := consume(p, s, in, 1)
@@ -108,7 +115,8 @@ func (b *batcher[T]) alarm() <-chan time.Time {
 // Unbatch starts a one-goroutine stage that sends on every item of every
 // slice of in, in order.
 func Unbatch[T any](p *Pipeline, name string, in Stream[[]T], opts ...StageOption) Stream[T] {
-	cfg := stageOptions(opts)
+	cfg := stageOptions("Unbatch", name, opts)
+	noWindow("Unbatch", name, cfg)
 	noErrorPolicy("Unbatch", name, cfg)
 	s := newStage(p, "unbatch", name, 1)
 	ie := consume(p, s, in, 1)

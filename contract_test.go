@@ -38,6 +38,9 @@ type stageRow struct {
 	// source: the hook runs in the source before it takes the item, so an
 	// item whose hook drains the pipeline is not taken.
 	source bool
+	// yields: the source is an iterator; an item it has yielded is taken
+	// (the iterator cannot take it back), so a drain must deliver it.
+	yields bool
 	// build makes the pipeline: the stage under test fed with xs. It
 	// returns what reached the end of the pipeline, to be called after
 	// Wait, or nil when the hook's calls are the output (sinks).
@@ -135,7 +138,7 @@ var stageRows = []stageRow{
 		})
 		return collected(sluice.Collect(p, "out", src))
 	}},
-	{name: "FromSeq", source: true, build: func(p *sluice.Pipeline, xs []int, _ int, h hook, opts ...sluice.StageOption) func() []int {
+	{name: "FromSeq", source: true, yields: true, build: func(p *sluice.Pipeline, xs []int, _ int, h hook, opts ...sluice.StageOption) func() []int {
 		ctx := p.Context()
 		seq := func(yield func(int) bool) {
 			for _, v := range xs {
@@ -146,6 +149,21 @@ var stageRows = []stageRow{
 			}
 		}
 		return collected(sluice.Collect(p, "out", sluice.FromSeq(p, "stage", seq)))
+	}},
+	{name: "FromSeq2", errs: true, source: true, yields: true, build: func(p *sluice.Pipeline, xs []int, _ int, h hook, opts ...sluice.StageOption) func() []int {
+		ctx := p.Context()
+		seq := func(yield func(int, error) bool) {
+			for _, v := range xs {
+				if err := h(ctx, v); err != nil {
+					yield(0, err)
+					return
+				}
+				if !yield(v, nil) {
+					return
+				}
+			}
+		}
+		return collected(sluice.Collect(p, "out", sluice.FromSeq2(p, "stage", seq)))
 	}},
 	// Stages without a user function: the hook runs right after them.
 	{name: "FromSlice", errs: true, build: func(p *sluice.Pipeline, xs []int, _ int, h hook, opts ...sluice.StageOption) func() []int {
@@ -199,6 +217,19 @@ var stageRows = []stageRow{
 		go func() { // owned by the test: ends when ch closes
 			defer close(done)
 			for v := range ch {
+				got = append(got, v)
+			}
+		}()
+		return func() []int { <-done; return got }
+	}},
+	{name: "ToSeq", errs: true, build: func(p *sluice.Pipeline, xs []int, _ int, h hook, opts ...sluice.StageOption) func() []int {
+		m := sluice.Map(p, "hook-map", sluice.FromSlice(p, "src", xs), 1, viaHook(h))
+		seq := sluice.ToSeq(p, "stage", m)
+		var got []int
+		done := make(chan struct{})
+		go func() { // owned by the test: ends when the sequence does
+			defer close(done)
+			for v := range seq {
 				got = append(got, v)
 			}
 		}()

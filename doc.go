@@ -109,7 +109,7 @@
 // and [Batch] (which regroups items) carry full chunks; [Merge] passes
 // chunks on whole, so its inputs are sized by the stage after it; the
 // input of [OrderedMap] stays small enough that its [Window] holds two
-// chunks per worker.
+// chunks per worker, and no larger than its output's chunks.
 //
 // # Backpressure and overflow
 //

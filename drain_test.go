@@ -46,6 +46,9 @@ func TestContractDrainFinishesWhatWasTaken(t *testing.T) {
 			// The hook runs before the source takes the item: the source
 			// took a prefix of what the hook saw, at least up to the drain.
 			got := out()
+			if row.yields && !slices.Equal(got, seen) {
+				t.Fatalf("the source delivered %d items (%v…), want every one of the %d its iterator yielded", len(got), head(got), len(seen))
+			}
 			if len(got) < 100 || !slices.Equal(got, seen[:len(got)]) {
 				t.Fatalf("the source delivered %d items (%v…), want a prefix of the %d it saw, of 100 or more", len(got), head(got), len(seen))
 			}

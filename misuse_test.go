@@ -2,6 +2,7 @@ package sluice_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"testing"
@@ -63,6 +64,27 @@ func TestMisusePanicsWithAClearMessage(t *testing.T) {
 			sluice.Collect(p, "same", sluice.FromSlice(p, "s", ints(1)))
 			sluice.FromSlice(p, "same", ints(1))
 		}, []string{`stage name "same" is already used`}},
+		{"chunk on a sink", func(p *sluice.Pipeline) {
+			sluice.ForEachChunk(p, "bulk", sluice.FromSlice(p, "s", ints(1)), 1, func(context.Context, []int) error { return nil }, sluice.Chunk(100))
+		}, []string{"sluice", `ForEachChunk "bulk"`, "Chunk", "feeds"}},
+		{"overflow on a sink", func(p *sluice.Pipeline) {
+			sluice.ForEach(p, "each", sluice.FromSlice(p, "s", ints(1)), 1, func(context.Context, int) error { return nil }, sluice.OnFull(sluice.DropNewest))
+		}, []string{"sluice", `ForEach "each"`, "OnFull"}},
+		{"window on Map", func(p *sluice.Pipeline) {
+			sluice.Map(p, "m", sluice.FromSlice(p, "s", ints(1)), 4, id, sluice.Window(8))
+		}, []string{"sluice", `Map "m"`, "Window(8)", "only to OrderedMap"}},
+		{"window on a source", func(p *sluice.Pipeline) {
+			sluice.FromSlice(p, "s", ints(1), sluice.Window(8))
+		}, []string{"sluice", `"s"`, "Window(8)"}},
+		{"nil stage option", func(p *sluice.Pipeline) {
+			sluice.Map(p, "m", sluice.FromSlice(p, "s", ints(1)), 1, id, sluice.Chunk(4), nil)
+		}, []string{"sluice", `Map "m"`, "StageOption 1 is nil"}},
+		{"nil batch option", func(p *sluice.Pipeline) {
+			sluice.Batch(p, "b", sluice.FromSlice(p, "s", ints(1)), 10, time.Second, nil)
+		}, []string{"sluice", `Batch "b"`, "StageOption 0 is nil"}},
+		{"nil pipeline option", func(*sluice.Pipeline) {
+			sluice.New(ctx, sluice.Named("x"), nil)
+		}, []string{"sluice: New", "Option 1 is nil"}},
 		{"partition count", func(p *sluice.Pipeline) {
 			sluice.Partition(p, "part", sluice.FromSlice(p, "s", ints(1)), 0, func(v int) int { return v })
 		}, []string{`Partition "part"`, "n must be ≥ 1, got 0"}},
@@ -87,6 +109,17 @@ func TestWaitPanicsOnAStreamNobodyConsumes(t *testing.T) {
 	p := sluice.New(context.Background())
 	sluice.FromSlice(p, "orphan", ints(100_000))
 	mustPanic(t, func() { p.Wait() }, `stream "orphan"`, "never consumed")
+}
+
+// A dead-letter stream left unconsumed is named as such: the stage's
+// output was consumed, so a message naming only the stage would point at
+// the wrong stream.
+func TestWaitPanicNamesAnUnconsumedDeadLetterStream(t *testing.T) {
+	p := sluice.New(context.Background())
+	var dead sluice.Stream[sluice.Failed[int]]
+	m := sluice.Map(p, "m", sluice.FromSlice(p, "s", ints(10)), 1, double, sluice.DeadLetter(&dead))
+	sluice.Collect(p, "c", m)
+	mustPanic(t, func() { p.Wait() }, `dead-letter stream of stage "m"`, "never consumed")
 }
 
 func TestAddingAStageAfterWaitPanics(t *testing.T) {
@@ -130,5 +163,51 @@ func TestEmitterUsedAfterItsGeneratorReturnedPanics(t *testing.T) {
 				t.Fatalf("got %v, want [7]", v)
 			}
 		})
+	}
+}
+
+// A nil or zero *Pipeline is programmer error: every stage and method
+// panics at once with a message naming it, instead of a nil dereference
+// (or, for a zero Pipeline, a crash inside a stage's goroutine).
+func TestMisuseOfANilOrZeroPipelinePanicsWithAClearMessage(t *testing.T) {
+	for _, pc := range []struct {
+		name string
+		p    *sluice.Pipeline
+	}{{"nil", nil}, {"zero", new(sluice.Pipeline)}} {
+		uses := []struct {
+			name  string
+			use   func(p *sluice.Pipeline)
+			parts []string
+		}{
+			{"FromSlice", func(p *sluice.Pipeline) { sluice.FromSlice(p, "src", ints(3)) }, []string{`"src"`}},
+			{"From", func(p *sluice.Pipeline) {
+				sluice.From(p, "gen", func(context.Context, *sluice.Emitter[int]) error { return nil })
+			}, []string{`"gen"`}},
+			{"Merge", func(p *sluice.Pipeline) { sluice.Merge(p, "m", sluice.Stream[int]{}) }, []string{`"m"`}},
+			{"Wait", func(p *sluice.Pipeline) { p.Wait() }, []string{"Wait"}},
+			{"Drain", func(p *sluice.Pipeline) { p.Drain() }, []string{"Drain"}},
+			{"DrainOn", func(p *sluice.Pipeline) { p.DrainOn(context.Background()) }, []string{"DrainOn"}},
+			{"Stats", func(p *sluice.Pipeline) { p.Stats() }, []string{"Stats"}},
+		}
+		for _, u := range uses {
+			t.Run(pc.name+"/"+u.name, func(t *testing.T) {
+				mustPanic(t, func() { u.use(pc.p) }, append([]string{"sluice: ", "sluice.New"}, u.parts...)...)
+			})
+		}
+	}
+}
+
+// Await(nil) in a generator fails the pipeline with a panic that says so,
+// not a nil dereference.
+func TestEmitterAwaitWithANilFunctionPanicsWithAClearMessage(t *testing.T) {
+	p := sluice.New(context.Background())
+	src := sluice.From(p, "gen", func(_ context.Context, out *sluice.Emitter[int]) error {
+		out.Await(nil)
+		return nil
+	})
+	sluice.Collect(p, "c", src)
+	var pe *sluice.PanicError
+	if err := p.Wait(); !errors.As(err, &pe) || pe.Value != `sluice: From "gen": Emitter.Await called with a nil function` {
+		t.Fatalf("Wait returned %v, want a *PanicError saying Await got a nil function", err)
 	}
 }

@@ -26,6 +26,7 @@ type stageConfig struct {
 	slots     int      // chunks the output edge holds when buffer is not set; 0: defaultChunks
 	window    int      // OrderedMap's reorder window, in items
 	setWindow bool
+	edgeOpts  []string    // the output-edge options given (Buffer, Chunk, OnFull), for noOutput
 	errs      errorConfig // per-item error policy (failure.go)
 }
 
@@ -59,19 +60,21 @@ func Buffer(n int) StageOption {
 	if n < 1 {
 		panic(fmt.Sprintf("sluice: Buffer must be ≥ 1, got %d", n))
 	}
-	return stageOptionFunc(func(c *stageConfig) { c.buffer = n })
+	return stageOptionFunc(func(c *stageConfig) { c.buffer = n; c.edgeOpts = append(c.edgeOpts, "Buffer") })
 }
 
 // Chunk sets the most items moved between goroutines at once on the stage's
 // output edge, and turns off the adaptive sizing described in the package
 // documentation: every chunk is filled to n items unless its producer would
 // otherwise wait. Larger chunks cost less per item and add latency only
-// under load. Panics if n < 1; the stage panics if n > 2^20.
+// under load. Panics if n < 1; the stage panics if n > 2^20, and a sink
+// ([ForEach], [ForEachChunk]), which has no output edge, panics when given
+// Chunk, Buffer or OnFull: they belong to the stage that feeds it.
 func Chunk(n int) StageOption {
 	if n < 1 {
 		panic(fmt.Sprintf("sluice: Chunk must be ≥ 1, got %d", n))
 	}
-	return stageOptionFunc(func(c *stageConfig) { c.chunk = n })
+	return stageOptionFunc(func(c *stageConfig) { c.chunk = n; c.edgeOpts = append(c.edgeOpts, "Chunk") })
 }
 
 // Overflow says what a stage does when its output edge is full.
@@ -108,13 +111,14 @@ func OnFull(o Overflow) StageOption {
 	if o < Block || o > DropOldest {
 		panic(fmt.Sprintf("sluice: unknown overflow policy %d", int(o)))
 	}
-	return stageOptionFunc(func(c *stageConfig) { c.overflow = o })
+	return stageOptionFunc(func(c *stageConfig) { c.overflow = o; c.edgeOpts = append(c.edgeOpts, "OnFull") })
 }
 
 // Window bounds how many items [OrderedMap] holds between taking them and
 // handing their results on, waiting for earlier items to finish (default:
 // four full chunks per worker). One chunk may pass the bound: the chunk
-// that is next to leave always goes on. Panics if n < 1.
+// that is next to leave always goes on. Panics if n < 1; any stage other
+// than OrderedMap panics when given it.
 func Window(n int) StageOption {
 	if n < 1 {
 		panic(fmt.Sprintf("sluice: Window must be ≥ 1, got %d", n))
@@ -122,11 +126,29 @@ func Window(n int) StageOption {
 	return stageOptionFunc(func(c *stageConfig) { c.window, c.setWindow = n, true })
 }
 
-func stageOptions(opts []StageOption) stageConfig {
+// noWindow panics if a stage other than OrderedMap was given Window,
+// which would do nothing there.
+func noWindow(kind, name string, cfg stageConfig) {
+	if cfg.setWindow {
+		panic(fmt.Sprintf("sluice: %s %q: Window(%d) applies only to OrderedMap", kind, name, cfg.window))
+	}
+}
+
+// noOutput panics if a sink was given an option for an output edge, which
+// it does not have: the option belongs to the stage that feeds it.
+func noOutput(kind, name string, cfg stageConfig) {
+	noWindow(kind, name, cfg)
+	if len(cfg.edgeOpts) > 0 {
+		panic(fmt.Sprintf("sluice: %s %q: %s sets a stage's output edge, and a sink has none; give it to the stage that feeds this one",
+			kind, name, cfg.edgeOpts[0]))
+	}
+}
+
+func stageOptions(kind, name string, opts []StageOption) stageConfig {
 	var c stageConfig
-	for _, o := range opts {
+	for i, o := range opts {
 		if o == nil {
-			panic("sluice: nil StageOption")
+			panic(fmt.Sprintf("sluice: %s %q: StageOption %d is nil", kind, name, i))
 		}
 		o.applyStage(&c)
 	}

@@ -14,11 +14,14 @@ import (
 // full chunks per worker): a worker whose chunk would pass the window waits
 // until earlier results leave, unless its chunk is the next to leave. The
 // input's chunks adapt to f's cost as in [Map], but stay small enough that
-// the window holds two per worker. An error from f fails the pipeline.
+// the window holds two per worker, and no larger than the output's chunks
+// ([Chunk], [Buffer]). Results leave in chunks of the size the next stage
+// asks for, as any stage's do: a larger chunk of results is split. An
+// error from f fails the pipeline.
 func OrderedMap[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(ctx context.Context, v T) (U, error), opts ...StageOption) Stream[U] {
 	checkWorkers("OrderedMap", name, n)
 	checkFunc("OrderedMap", name, f == nil)
-	cfg := stageOptions(opts)
+	cfg := stageOptions("OrderedMap", name, opts)
 	s := newStage(p, "ordered-map", name, n)
 	ie := consume(p, s, in, n)
 	oe := newEdge[U](p, s, n, cfg)
@@ -26,7 +29,10 @@ func OrderedMap[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(
 	if cfg.setWindow {
 		window = cfg.window
 	}
-	ie.measured(max(1, window/(2*n)))
+	// One output chunk per input chunk: an input chunk no larger than the
+	// output's chunks needs no splitting unless the consumer asks for
+	// smaller ones (see handoffSized).
+	ie.measured(max(1, min(window/(2*n), oe.size)))
 	pol := newPolicy[T](p, s, n, cfg.errs)
 	f = timed(f, cfg.errs.timeout)
 	ro := &reorder[U]{window: window, slots: make(map[uint64]deposit[U]), room: make(chan struct{})}
@@ -63,6 +69,32 @@ func OrderedMap[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(
 		}})
 	}
 	return Stream[U]{oe}
+}
+
+// handoffSized hands c on through out in chunks of at most the output
+// edge's chunk limit: the size its consumer asks for (slow items spread
+// over its workers), never more than the output's [Chunk] or [Buffer] —
+// even when an input chunk was larger (its producer's Chunk fixed it, or
+// this stage's items are cheaper than the next stage's). Like handoff, it
+// returns false when the pipeline stopped, and the caller then still owns
+// c.
+func handoffSized[U any](out *sender[U], c *chunk[U]) bool {
+	e := out.e
+	if len(c.items) <= e.chunkLimit() {
+		return out.handoff(c)
+	}
+	for items := c.items; len(items) > 0; {
+		k := min(len(items), e.chunkLimit())
+		pc := e.get()
+		pc.items = append(pc.items[:0], items[:k]...)
+		items = items[k:]
+		if !out.handoff(pc) {
+			e.put(pc)
+			return false
+		}
+	}
+	e.put(c)
+	return true
 }
 
 // reorder lets output chunks leave in the order their inputs arrived, and
@@ -133,7 +165,7 @@ func (ro *reorder[U]) deposit(c *chunk[U], admitted int, out *sender[U]) bool {
 		ro.mu.Unlock()
 		n, sent := next.admitted, true
 		if len(next.c.items) > 0 {
-			sent = out.handoff(next.c)
+			sent = handoffSized(out, next.c)
 		} else {
 			out.e.put(next.c)
 		}

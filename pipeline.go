@@ -41,7 +41,8 @@ type Pipeline struct {
 	intake     chan struct{}
 	intakeOnce sync.Once
 
-	afterStops []func() bool // AfterFuncs to stop at Wait (halt on cancel, DrainOn); guarded by mu
+	afterStops []func() bool  // AfterFuncs to stop at Wait (halt on cancel, DrainOn); guarded by mu
+	afters     sync.WaitGroup // those AfterFuncs neither stopped nor finished
 
 	wg      sync.WaitGroup
 	errOnce sync.Once
@@ -64,7 +65,10 @@ func New(ctx context.Context, opts ...Option) *Pipeline {
 		panic("sluice: New called with a nil context")
 	}
 	cfg := config{name: "pipeline"}
-	for _, o := range opts {
+	for i, o := range opts {
+		if o == nil {
+			panic(fmt.Sprintf("sluice: New: Option %d is nil", i))
+		}
 		o.apply(&cfg)
 	}
 	c, cancel := context.WithCancelCause(ctx)
@@ -72,11 +76,35 @@ func New(ctx context.Context, opts ...Option) *Pipeline {
 		waited: make(chan struct{}), intake: make(chan struct{})}
 	// A cancelled parent raises halt at once, so that a stage busy with a
 	// chunk notices it before its next item, not at its next wait.
-	p.afterStops = append(p.afterStops, context.AfterFunc(c, func() {
+	p.afterFunc(c, func() {
 		p.halt.Store(true)
 		p.closeIntake()
-	}))
+	})
 	return p
+}
+
+// afterFunc runs f in a goroutine of the scope once ctx is done, as
+// context.AfterFunc does; Wait stops it, or waits for it if it has
+// started, so that it does not outlive Wait. Called before Wait, with p.mu
+// held or before p is shared.
+func (p *Pipeline) afterFunc(ctx context.Context, f func()) {
+	p.afters.Add(1)
+	p.afterStops = append(p.afterStops, context.AfterFunc(ctx, func() {
+		defer p.afters.Done()
+		f()
+	}))
+}
+
+// mustBeMade panics unless p was made by New: a nil or zero *Pipeline is
+// programmer error, and would otherwise crash a stage's goroutine.
+func (p *Pipeline) mustBeMade(what string) {
+	if p == nil || p.ctx == nil {
+		kind := "zero"
+		if p == nil {
+			kind = "nil"
+		}
+		panic(fmt.Sprintf("sluice: %s called with a %s *Pipeline; create one with sluice.New", what, kind))
+	}
 }
 
 // Name returns the pipeline's name (see [Named]); "pipeline" by default.
@@ -99,6 +127,7 @@ func (p *Pipeline) Context() context.Context { return p.ctx }
 // panics, after cancelling the scope and letting every goroutine exit, if
 // any stream is left unconsumed.
 func (p *Pipeline) Wait() error {
+	p.mustBeMade("Wait")
 	p.mu.Lock()
 	if p.sealed {
 		p.mu.Unlock()
@@ -108,8 +137,12 @@ func (p *Pipeline) Wait() error {
 	p.sealed = true
 	var dangling []string
 	for _, e := range p.edges {
-		if e.consumer() == nil {
-			dangling = append(dangling, fmt.Sprintf("%q (from stage %q)", e.name(), e.producer().name))
+		switch {
+		case e.consumer() != nil:
+		case e.deadLetter():
+			dangling = append(dangling, fmt.Sprintf("the dead-letter stream of stage %q (see DeadLetter)", e.producer().name))
+		default:
+			dangling = append(dangling, fmt.Sprintf("stream %q (from stage %q)", e.name(), e.producer().name))
 		}
 	}
 	p.mu.Unlock()
@@ -120,15 +153,18 @@ func (p *Pipeline) Wait() error {
 	p.wg.Wait()
 	p.mu.Lock()
 	for _, stop := range p.afterStops {
-		stop()
+		if stop() { // it will never run
+			p.afters.Done()
+		}
 	}
 	p.mu.Unlock()
+	p.afters.Wait() // those that had started
 	p.cancel(nil)
 	p.waitErr = p.err
 	p.finished = time.Now()
 	close(p.waited)
 	if len(dangling) > 0 {
-		panic(fmt.Sprintf("sluice: pipeline %q: stream %s is never consumed; every stream must feed a stage or sink", p.name, dangling[0]))
+		panic(fmt.Sprintf("sluice: pipeline %q: %s is never consumed; every stream must feed a stage or sink", p.name, dangling[0]))
 	}
 	return p.waitErr
 }
@@ -171,12 +207,16 @@ func (p *Pipeline) intakeClosed() bool { return p.noIntake.Load() }
 // drain. Cancelling the context during a drain aborts it as any
 // cancellation does. Safe to call from any goroutine, any number of times,
 // before or after Wait.
-func (p *Pipeline) Drain() { p.closeIntake() }
+func (p *Pipeline) Drain() {
+	p.mustBeMade("Drain")
+	p.closeIntake()
+}
 
 // DrainOn drains the pipeline (see [Pipeline.Drain]) when ctx is done —
 // for example a context from signal.NotifyContext, so that SIGTERM lets
 // the pipeline finish what it holds. It must be called before Wait.
 func (p *Pipeline) DrainOn(ctx context.Context) {
+	p.mustBeMade("DrainOn")
 	if ctx == nil {
 		panic(fmt.Sprintf("sluice: pipeline %q: DrainOn called with a nil context", p.name))
 	}
@@ -185,7 +225,7 @@ func (p *Pipeline) DrainOn(ctx context.Context) {
 	if p.sealed {
 		panic(fmt.Sprintf("sluice: pipeline %q: DrainOn called after Wait", p.name))
 	}
-	p.afterStops = append(p.afterStops, context.AfterFunc(ctx, p.Drain))
+	p.afterFunc(ctx, p.Drain)
 }
 
 // halted reports whether the scope has failed or been cancelled: a plain

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/sluicehq/sluice"
@@ -360,4 +362,33 @@ func TestGeneratorItemsArriveInOrderAcrossChunksAndFlushes(t *testing.T) {
 	if !slices.Equal(got.Value(), ints(n)) {
 		t.Fatalf("got %d items, not 0..%d in order", len(got.Value()), n-1)
 	}
+}
+
+// After Wait returns, no goroutine of the scope runs — including the
+// callbacks that a cancel of the parent context starts (the one that raises
+// the halt flag, DrainOn's). One processor, so that a callback the cancel
+// made runnable has not run by itself when Wait returns.
+func TestNoGoroutineOfTheScopeRunsAfterWait(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		drainCtx, stopDrain := context.WithCancel(t.Context())
+		p := sluice.New(ctx)
+		p.DrainOn(drainCtx)
+		sluice.Collect(p, "c", sluice.FromSlice(p, "src", ints(10)))
+		synctest.Wait() // every stage has finished
+		cancel()
+		stopDrain()
+		p.Wait()
+		buf := make([]byte, 1<<20)
+		self := string(buf[:runtime.Stack(buf, false)])
+		bubble := self[strings.Index(self, "synctest bubble"):strings.Index(self, "]")]
+		stacks := string(buf[:runtime.Stack(buf, true)])
+		for _, g := range strings.Split(stacks, "\n\n") {
+			header, _, _ := strings.Cut(g, "\n")
+			if strings.Contains(header, bubble+"]") && strings.Contains(g, "sluice.") && !strings.Contains(g, "_test.") {
+				t.Fatalf("a goroutine of the scope is still there after Wait:\n%s", g)
+			}
+		}
+	})
 }

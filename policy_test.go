@@ -3,8 +3,10 @@ package sluice_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -311,6 +313,100 @@ func TestErrorOptionsMisuse(t *testing.T) {
 			p := sluice.New(context.Background())
 			mustPanic(t, func() { tc.build(p) }, tc.parts...)
 			cancelAndDrain(p)
+		})
+	}
+}
+
+// A failed item is handed on to the dead-letter stream when the stage would
+// otherwise wait for input, as its results are: a trickle of input does not
+// hold failures back until the input ends.
+func TestDeadLettersAreHandedOnWhenTheStageIdles(t *testing.T) {
+	bad := func(_ context.Context, v int) (int, error) { return v, errBad }
+	stages := map[string]func(p *sluice.Pipeline, in sluice.Stream[int], n int, opt sluice.StageOption) sluice.Stream[int]{
+		"Map": func(p *sluice.Pipeline, in sluice.Stream[int], n int, opt sluice.StageOption) sluice.Stream[int] {
+			return sluice.Map(p, "stage", in, n, bad, opt)
+		},
+		"OrderedMap": func(p *sluice.Pipeline, in sluice.Stream[int], n int, opt sluice.StageOption) sluice.Stream[int] {
+			return sluice.OrderedMap(p, "stage", in, n, bad, opt)
+		},
+	}
+	for name, build := range stages {
+		for _, n := range []int{1, 2, 4} {
+			t.Run(fmt.Sprintf("%s/workers=%d", name, n), func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					p := sluice.New(t.Context())
+					ch := make(chan int)
+					var dead sluice.Stream[sluice.Failed[int]]
+					out := build(p, sluice.FromChan(p, "src", ch), n, sluice.DeadLetter(&dead))
+					sluice.Collect(p, "out", out)
+					var failed atomic.Int64
+					sluice.ForEach(p, "dead", dead, 1, func(context.Context, sluice.Failed[int]) error {
+						failed.Add(1)
+						return nil
+					})
+					for i := range 3 {
+						ch <- i
+						synctest.Wait() // the pipeline is idle again
+						if got := failed.Load(); got != int64(i+1) {
+							t.Fatalf("after %d failed items and an idle input, %d reached the dead-letter stream", i+1, got)
+						}
+					}
+					close(ch)
+					if err := p.Wait(); err != nil {
+						t.Fatal(err)
+					}
+				})
+			})
+		}
+	}
+}
+
+// Under every error policy, a parent cancel stops the stage as it does
+// without one: the function's ctx.Err() is an echo of the stop, not a
+// failed item to skip, retry or dead-letter; Wait returns the parent's
+// cause; and no call comes after the stop is noticed.
+func TestPoliciesStopAtAParentCancelWithItsCause(t *testing.T) {
+	cause := errors.New("shutting down")
+	for name, opts := range map[string][]sluice.StageOption{
+		"skip":             {sluice.SkipErrors()},
+		"retry":            {sluice.Retry(3, time.Millisecond, time.Second), sluice.SkipErrors()},
+		"timeout":          {sluice.Timeout(time.Second), sluice.SkipErrors()},
+		"retry, then fail": {sluice.Retry(2, 0, 0)},
+		"retry forever":    {sluice.Retry(1<<30, time.Millisecond, time.Millisecond)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			forEachPolicyStage(t, func(t *testing.T, row stageRow, n int) {
+				ctx, cancel := context.WithCancelCause(t.Context())
+				defer cancel(nil)
+				p := sluice.New(ctx)
+				var late atomic.Int64
+				var noticed atomic.Bool
+				at, gate := make(chan struct{}), make(chan struct{})
+				out := row.build(p, ints(harnessItems), n, func(ctx context.Context, v int) error {
+					if noticed.Load() {
+						late.Add(1)
+					}
+					if v == 100 {
+						close(at)
+						<-gate
+					}
+					return ctx.Err()
+				}, opts...)
+				<-at
+				cancel(cause)
+				synctest.Wait() // the stop is noticed
+				noticed.Store(true)
+				close(gate)
+				if err := p.Wait(); err != cause {
+					t.Fatalf("Wait returned %v, want the parent's cause", err)
+				}
+				if got := late.Load(); got != 0 {
+					t.Fatalf("%d calls after the stop was noticed, want 0", got)
+				}
+				if out != nil {
+					out()
+				}
+			})
 		})
 	}
 }

@@ -102,7 +102,8 @@ func (r *receiver[T]) tune(n int) {
 // the pipeline is stopping, or an alarm fired while it waited (rang).
 // Before it waits, it calls idle (if not nil): stages pass a function that
 // flushes their partial output, which is what keeps latency low when input
-// trickles; idle returns false when the pipeline stopped. Then it asks
+// trickles (an ordered stage's worker also calls it before it waits for
+// its turn); idle returns false when the pipeline stopped. Then it asks
 // alarm (if not nil) for a channel that ends the wait early. The caller
 // gives the chunk back with release.
 func (r *receiver[T]) next(idle func() bool, alarm func() <-chan time.Time) (c *chunk[T], rang bool) {
@@ -111,6 +112,12 @@ func (r *receiver[T]) next(idle func() bool, alarm func() <-chan time.Time) (c *
 		select {
 		case <-r.order.turn:
 		default:
+			// Waiting for the turn is waiting for input: hand on what
+			// this worker holds first, or it would wait behind a worker
+			// that waits for input.
+			if idle != nil && !idle() {
+				return nil, false
+			}
 			r.w.waitInput()
 			select {
 			case <-r.order.turn:

@@ -34,7 +34,8 @@ func sinkStage[T any](p *Pipeline, s *stage, ie *edge[T], adapt bool, pol *polic
 func ForEach[T any](p *Pipeline, name string, in Stream[T], n int, f func(ctx context.Context, v T) error, opts ...StageOption) {
 	checkWorkers("ForEach", name, n)
 	checkFunc("ForEach", name, f == nil)
-	cfg := stageOptions(opts)
+	cfg := stageOptions("ForEach", name, opts)
+	noOutput("ForEach", name, cfg)
 	s := newStage(p, "sink", name, n)
 	ie := consume(p, s, in, n)
 	pol := newPolicy[T](p, s, n, cfg.errs)
@@ -70,7 +71,8 @@ func ForEach[T any](p *Pipeline, name string, in Stream[T], n int, f func(ctx co
 func ForEachChunk[T any](p *Pipeline, name string, in Stream[T], n int, f func(ctx context.Context, items []T) error, opts ...StageOption) {
 	checkWorkers("ForEachChunk", name, n)
 	checkFunc("ForEachChunk", name, f == nil)
-	cfg := stageOptions(opts)
+	cfg := stageOptions("ForEachChunk", name, opts)
+	noOutput("ForEachChunk", name, cfg)
 	s := newStage(p, "sink", name, n)
 	ie := consume(p, s, in, n)
 	pol := newPolicy[T](p, s, n, cfg.errs)

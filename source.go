@@ -27,13 +27,16 @@ type Emitter[T any] struct {
 	done    <-chan struct{}
 	ended   bool   // the generator has returned: every method panics
 	misuse  string // the panic message then
+	// nilAwait is the panic message of Await(nil).
+	nilAwait string
 }
 
 func newEmitter[T any](e *edge[T], s *stage) *Emitter[T] {
 	em := &Emitter[T]{
 		full: make(chan struct{}), flushed: make(chan bool),
 		stop: &e.p.noIntake.Bool, done: e.p.intake,
-		misuse: fmt.Sprintf("sluice: From %q: Emitter used after its generator returned; an Emitter is valid only inside the generator's call", s.name),
+		misuse:   fmt.Sprintf("sluice: From %q: Emitter used after its generator returned; an Emitter is valid only inside the generator's call", s.name),
+		nilAwait: fmt.Sprintf("sluice: From %q: Emitter.Await called with a nil function", s.name),
 	}
 	em.s.init(e, 0, s.workers[0])
 	em.s.take(e.get())
@@ -100,6 +103,9 @@ func (e *Emitter[T]) Flush() bool {
 //
 //	ok := out.Await(func() { msg, err = sub.Next() })
 func (e *Emitter[T]) Await(wait func()) bool {
+	if wait == nil {
+		panic(e.nilAwait)
+	}
 	if !e.Flush() || e.stop.Load() {
 		return false
 	}
@@ -151,7 +157,8 @@ func source[T any](p *Pipeline, s *stage, em *Emitter[T], flusher bool, gen func
 
 // newSource registers a source stage and its output edge.
 func newSource[T any](p *Pipeline, name string, opts []StageOption) (*stage, *edge[T], *Emitter[T]) {
-	cfg := stageOptions(opts)
+	cfg := stageOptions("source", name, opts)
+	noWindow("source", name, cfg)
 	noErrorPolicy("source", name, cfg)
 	s := newStage(p, "source", name, 1)
 	oe := newEdge[T](p, s, 1, cfg)
@@ -203,9 +210,17 @@ func FromSeq[T any](p *Pipeline, name string, seq iter.Seq[T], opts ...StageOpti
 	s, oe, em := newSource[T](p, name, opts)
 	out := &em.s
 	source(p, s, em, false, func() error {
+		if p.intakeClosed() {
+			return nil
+		}
+		// An item seq has yielded is taken: it is sent even when a drain
+		// began meanwhile, and the iteration stops after it.
 		for v := range seq {
-			if p.intakeClosed() || !out.send(v) {
+			if !out.send(v) {
 				return errStopped
+			}
+			if p.intakeClosed() {
+				break
 			}
 		}
 		return nil
@@ -264,11 +279,15 @@ func FromSeq2[T any](p *Pipeline, name string, seq iter.Seq2[T, error], opts ...
 	s, oe, em := newSource[T](p, name, opts)
 	out := &em.s
 	source(p, s, em, false, func() error {
+		if p.intakeClosed() {
+			return nil
+		}
 		for v, err := range seq {
 			if err != nil {
 				return err
 			}
-			if p.intakeClosed() || !out.send(v) {
+			// Taken once yielded, as in FromSeq.
+			if !out.send(v) || p.intakeClosed() {
 				break
 			}
 		}

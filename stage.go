@@ -18,9 +18,10 @@ type stage struct {
 	onDone  []func() // run after outs are closed
 }
 
-// newStage registers a stage with n worker goroutines. It panics if the
-// name is empty or n < 1.
+// newStage registers a stage with n worker goroutines. It panics if p
+// was not made by New, the name is empty or n < 1.
 func newStage(p *Pipeline, kind, name string, n int) *stage {
+	p.mustBeMade(fmt.Sprintf("%s %q", kind, name))
 	if name == "" {
 		panic("sluice: " + kind + ": stage name must not be empty")
 	}

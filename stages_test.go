@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -361,18 +362,27 @@ func TestStatsIsSafeWhileThePipelineIsBuilt(t *testing.T) {
 // A few slow items from a fast source reach every worker of a Map without
 // a Chunk option: each call below returns only once all the workers are in
 // a call at the same time, which needs the items spread over 8 chunks. The
-// same through Merge, which passes chunks on whole, and through two Merges.
+// same through Merge, which passes chunks on whole, through two Merges, and
+// through an OrderedMap, which hands on one result chunk per input chunk.
 func TestSlowItemsSpreadOverEveryWorker(t *testing.T) {
-	for _, path := range []string{"direct", "merge", "merge of merges"} {
+	for _, path := range []string{"direct", "merge", "merge of merges", "ordered map"} {
 		t.Run(path, func(t *testing.T) {
 			p := sluice.New(context.Background())
-			in := sluice.FromSlice(p, "src", ints(200))
+			var opts []sluice.StageOption
+			if path == "ordered map" {
+				// Its input in chunks of 100: the chunks it hands on
+				// must still be sized by the stage after it.
+				opts = append(opts, sluice.Chunk(100))
+			}
+			in := sluice.FromSlice(p, "src", ints(200), opts...)
 			switch path {
 			case "merge":
 				in = sluice.Merge(p, "merge", in)
 			case "merge of merges":
 				other := sluice.FromSlice(p, "none", []int{})
 				in = sluice.Merge(p, "outer", sluice.Merge(p, "inner", in), other)
+			case "ordered map":
+				in = sluice.OrderedMap(p, "order", in, 2, func(_ context.Context, v int) (int, error) { return v, nil })
 			}
 			checkAllWorkersBusyAtOnce(t, p, in, 8, ints(200))
 		})
@@ -493,4 +503,77 @@ func TestFirstChunkGrowsForAConsumerThatWantsFullChunks(t *testing.T) {
 	if first < 16 {
 		t.Fatalf("first call got %d items, want a full chunk's worth", first)
 	}
+}
+
+// OrderedMap hands on one result chunk per input chunk; its output's Chunk
+// option still bounds what its consumer gets at once (a ForEachChunk
+// behind it is promised no more than its producer's chunk size).
+func TestOrderedMapOutputKeepsItsChunkSize(t *testing.T) {
+	for _, workers := range []int{1, 4} {
+		t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				p := sluice.New(t.Context())
+				src := sluice.FromSlice(p, "src", ints(3000), sluice.Chunk(500))
+				m := sluice.OrderedMap(p, "om", src, workers, double, sluice.Chunk(10))
+				var mu sync.Mutex
+				var got []int
+				largest := 0
+				sluice.ForEachChunk(p, "sink", m, 1, func(_ context.Context, items []int) error {
+					mu.Lock()
+					defer mu.Unlock()
+					largest = max(largest, len(items))
+					got = append(got, items...)
+					return nil
+				})
+				if err := p.Wait(); err != nil {
+					t.Fatal(err)
+				}
+				if largest > 10 {
+					t.Fatalf("a call got %d items, want at most the 10 of OrderedMap's Chunk(10)", largest)
+				}
+				want := ints(3000)
+				for i := range want {
+					want[i] *= 2
+				}
+				if !slices.Equal(got, want) {
+					t.Fatalf("got %d items (head %v), want %d doubled in order", len(got), head(got), len(want))
+				}
+			})
+		})
+	}
+}
+
+// FlatMap's emit returns false once the pipeline has stopped, as its doc
+// says, so that an f emitting many results can stop at once — not only
+// when its output chunk happens to fill.
+func TestFlatMapEmitReturnsFalseOnceStopped(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		p := sluice.New(ctx)
+		at, gate := make(chan struct{}), make(chan struct{})
+		var accepted atomic.Int64
+		out := sluice.FlatMap(p, "expand", sluice.FromSlice(p, "src", ints(1)), 1, func(_ context.Context, v int, emit func(int) bool) error {
+			close(at)
+			<-gate
+			for i := range 10 {
+				if !emit(i) {
+					return nil
+				}
+				accepted.Add(1)
+			}
+			return nil
+		}, sluice.Chunk(64))
+		sluice.Collect(p, "out", out)
+		<-at
+		cancel()
+		synctest.Wait() // the stop is noticed
+		close(gate)
+		if err := p.Wait(); err != context.Canceled {
+			t.Fatalf("Wait returned %v, want context.Canceled", err)
+		}
+		if got := accepted.Load(); got != 0 {
+			t.Fatalf("emit accepted %d items after the stop, want 0", got)
+		}
+	})
 }

@@ -184,6 +184,7 @@ type Snapshot struct {
 // any time from any goroutine, while the pipeline runs and after. It costs
 // a few atomic loads per worker and edge and takes no lock a stage holds.
 func (p *Pipeline) Stats() Snapshot {
+	p.mustBeMade("Stats")
 	// The graph (stages, their edges, the edges' counters) grows while the
 	// pipeline is built; p.mu keeps a snapshot from reading it half-made.
 	// Stages never take p.mu while running.

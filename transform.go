@@ -83,7 +83,8 @@ func apply[T, U any](p *Pipeline, ctx context.Context, f func(context.Context, T
 func Map[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(ctx context.Context, v T) (U, error), opts ...StageOption) Stream[U] {
 	checkWorkers("Map", name, n)
 	checkFunc("Map", name, f == nil)
-	cfg := stageOptions(opts)
+	cfg := stageOptions("Map", name, opts)
+	noWindow("Map", name, cfg)
 	s := newStage(p, "map", name, n)
 	ie := consume(p, s, in, n)
 	oe := newEdge[U](p, s, n, cfg)
@@ -120,7 +121,8 @@ func orStopped(err error) error {
 func Filter[T any](p *Pipeline, name string, in Stream[T], n int, keep func(ctx context.Context, v T) (bool, error), opts ...StageOption) Stream[T] {
 	checkWorkers("Filter", name, n)
 	checkFunc("Filter", name, keep == nil)
-	cfg := stageOptions(opts)
+	cfg := stageOptions("Filter", name, opts)
+	noWindow("Filter", name, cfg)
 	s := newStage(p, "filter", name, n)
 	ie := consume(p, s, in, n)
 	oe := newEdge[T](p, s, n, cfg)
@@ -156,7 +158,8 @@ func Filter[T any](p *Pipeline, name string, in Stream[T], n int, keep func(ctx 
 func FlatMap[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(ctx context.Context, v T, emit func(U) bool) error, opts ...StageOption) Stream[U] {
 	checkWorkers("FlatMap", name, n)
 	checkFunc("FlatMap", name, f == nil)
-	cfg := stageOptions(opts)
+	cfg := stageOptions("FlatMap", name, opts)
+	noWindow("FlatMap", name, cfg)
 	s := newStage(p, "flat-map", name, n)
 	ie := consume(p, s, in, n)
 	oe := newEdge[U](p, s, n, cfg)
@@ -171,7 +174,10 @@ func FlatMap[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(ctx
 	}
 	ctx := p.ctx
 	mapStage(p, s, ie, oe, pol, func(items []T, out *sender[U], h *onError[T]) error {
-		emit := out.send
+		// emit checks the halt flag as the loop does before each call:
+		// once the pipeline stops it returns false at once, not only when
+		// the chunk fills.
+		emit := func(u U) bool { return !p.halted() && out.send(u) }
 		for _, v := range items {
 			if p.halted() {
 				return errStopped
