@@ -374,6 +374,40 @@ func TestContractParentCancelReturnsItsCause(t *testing.T) {
 	})
 }
 
+// TestContractAPanicAfterAParentCancelIsItsEcho: a panic or Goexit in a
+// function after the parent was cancelled comes after the stop, like an
+// error returned then, so Wait returns the parent's cause: the first of
+// the two, as doc.go promises.
+func TestContractAPanicAfterAParentCancelIsItsEcho(t *testing.T) {
+	cause := errors.New("shutting down")
+	for _, how := range []string{"panic", "Goexit"} {
+		t.Run(how, func(t *testing.T) {
+			forEachStage(t, func(t *testing.T, row stageRow, n int) {
+				ctx, cancel := context.WithCancelCause(t.Context())
+				defer cancel(nil)
+				p := sluice.New(ctx)
+				out := row.build(p, ints(harnessItems), n, func(ctx context.Context, v int) error {
+					if v == 100 {
+						cancel(cause)
+						if how == "panic" {
+							panic("a function that panics when its context is done")
+						}
+						runtime.Goexit()
+					}
+					return nil
+				})
+				err := p.Wait()
+				if err != cause {
+					t.Fatalf("Wait returned %v (%T), want the parent's cause %v", err, err, cause)
+				}
+				if out != nil {
+					out()
+				}
+			})
+		})
+	}
+}
+
 func TestContractNoCallAfterTheCancelIsNoticed(t *testing.T) {
 	forEachStage(t, func(t *testing.T, row stageRow, n int) {
 		ctx, cancel := context.WithCancel(t.Context())

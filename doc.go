@@ -33,9 +33,9 @@
 // first error — a [*StageError] naming the stage, or a [*PanicError] with the
 // panic value and stack — or, if the parent context was cancelled before
 // every goroutine had exited, the parent's cause. Later errors are dropped,
-// and so is an error a function returns after the stop (such as ctx.Err()
-// from a function that saw the cancellation): it is an echo of the stop,
-// not news. A stage function that calls runtime.Goexit (t.FailNow or t.Fatal
+// and so is an error a function returns, a panic it raises or a Goexit it
+// calls after the stop (such as ctx.Err() from a function that saw the
+// cancellation): it is an echo of the stop, not news. A stage function that calls runtime.Goexit (t.FailNow or t.Fatal
 // in a test) fails the pipeline with an error wrapping [ErrGoexit].
 //
 // A stop is noticed at once: a failure raises the scope's halt flag before

@@ -172,9 +172,14 @@ func (p *Pipeline) Wait() error {
 var errDangling = errors.New("sluice: a stream is never consumed")
 
 // fail records err as the pipeline's error if it is the first, and cancels
-// the scope.
+// the scope. A failure after the parent context was cancelled (a panic in a
+// function that saw it, say) comes after that stop: the parent's cause is
+// recorded instead, as settle does for errors returned then.
 func (p *Pipeline) fail(err error) {
 	p.errOnce.Do(func() {
+		if c := context.Cause(p.ctx); c != nil {
+			err = c
+		}
 		p.err = err
 		// halt before cancel: a function that returns because the
 		// context is done must find halt already set, or its stage would
