@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"regexp"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -38,6 +39,11 @@ type demoFlags struct {
 	name              string // its topics, group and table
 	resume            bool   // consume what is left, generating nothing
 	partitions        int
+
+	// Claimed by runDemo before anything is contacted, so that a busy
+	// port or an unwritable profile fails at once; nil when not asked for.
+	live    *liveDash // serves --dash
+	profOut *os.File  // --cpuprofile's file
 }
 
 // Subjects and streams of the demo. They are purged when a run starts.
@@ -150,20 +156,64 @@ flags:`)
 		fmt.Fprintf(stderr, "sluice demo: --name must start with a letter and hold only ASCII letters, digits, - and _ (at most %d), got %q\n", maxNameLen, f.name)
 		return 2
 	}
+	release, err := claim(&f, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "sluice demo:", err)
+		return 1
+	}
 	in := catchSignals(stderr)
 	defer in.stop()
+	run := demo
 	if f.kafka != "" {
-		if err := demoKafka(context.Background(), in, f, stdout, stderr); err != nil {
-			fmt.Fprintln(stderr, "sluice demo:", err)
-			return 1
-		}
-		return 0
+		run = demoKafka
 	}
-	if err := demo(context.Background(), in, f, stdout, stderr); err != nil {
+	err = errors.Join(run(context.Background(), in, f, stdout, stderr), release())
+	if err != nil {
 		fmt.Fprintln(stderr, "sluice demo:", err)
 		return 1
 	}
 	return 0
+}
+
+// claim takes what the flags ask for that can fail for reasons of the
+// machine's — --dash's port, --cpuprofile's file — before the demo contacts
+// anything, and returns the function that releases them.
+func claim(f *demoFlags, stderr io.Writer) (release func() error, err error) {
+	if f.profile != "" {
+		if f.profOut, err = os.Create(f.profile); err != nil {
+			return nil, fmt.Errorf("--cpuprofile: %w", err)
+		}
+	}
+	if f.dash != "" {
+		if f.live, err = startDash(f.dash, stderr); err != nil {
+			if f.profOut != nil {
+				f.profOut.Close()
+			}
+			return nil, err
+		}
+	}
+	return func() error {
+		var err error
+		if f.live != nil {
+			err = f.live.stop()
+		}
+		if f.profOut != nil {
+			err = errors.Join(err, f.profOut.Close())
+		}
+		return err
+	}, nil
+}
+
+// profile writes a CPU profile to f.profOut, if there is one, until the
+// returned function is called.
+func profile(f demoFlags) (stop func(), err error) {
+	if f.profOut == nil {
+		return func() {}, nil
+	}
+	if err := pprof.StartCPUProfile(f.profOut); err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return pprof.StopCPUProfile, nil
 }
 
 // validName is what --name may be: its topics (NAME-enriched, at most 249
@@ -228,14 +278,7 @@ func demo(ctx context.Context, in *interrupts, f demoFlags, stdout, stderr io.Wr
 	if err := resetStreams(ctx, js, storageOf(f), demoIn, demoOut, demoDead); err != nil {
 		return err
 	}
-	var d *liveDash
-	if f.dash != "" {
-		if d, err = startDash(f.dash, stderr); err != nil {
-			return err
-		}
-		defer func() { err = errors.Join(err, d.stop()) }()
-	}
-	res, err := runMarket(ctx, drain, url, f, stdout, d)
+	res, err := runMarket(ctx, drain, url, f, stdout, f.live)
 	if err != nil {
 		return err
 	}

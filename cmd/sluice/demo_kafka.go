@@ -131,14 +131,13 @@ func demoKafka(ctx context.Context, in *interrupts, f demoFlags, stdout, stderr 
 		fmt.Fprintf(stdout, "generator: %d events produced to %s in %.2fs = %s events/s (before the pipeline starts)\n",
 			n, names.in, res.genWall.Seconds(), si(float64(n)/res.genWall.Seconds()))
 	}
-	var d *liveDash
-	if f.dash != "" {
-		if d, err = startDash(f.dash, stderr); err != nil {
-			return err
-		}
-		defer func() { err = errors.Join(err, d.stop()) }()
+	stopProfile, err := profile(f)
+	if err != nil {
+		return err
 	}
-	if err := runKafkaMarket(ctx, drain, db, names, f, stdout, d, &res); err != nil {
+	err = runKafkaMarket(ctx, drain, db, names, f, stdout, f.live, &res)
+	stopProfile()
+	if err != nil {
 		return err
 	}
 	res.print(stdout, f)

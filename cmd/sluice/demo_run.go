@@ -7,8 +7,6 @@ import (
 	"io"
 	"maps"
 	"math/rand/v2"
-	"os"
-	"runtime/pprof"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -161,17 +159,11 @@ func runMarket(ctx context.Context, drain context.Context, url string, f demoFla
 		d.show(p)
 	}
 
-	if f.profile != "" {
-		pf, err := os.Create(f.profile)
-		if err != nil {
-			return res, err
-		}
-		defer pf.Close()
-		if err := pprof.StartCPUProfile(pf); err != nil {
-			return res, err
-		}
-		defer pprof.StopCPUProfile()
+	stopProfile, err := profile(f)
+	if err != nil {
+		return res, err
 	}
+	defer stopProfile()
 	m := startMeasure()
 	start := time.Now()
 	genErr := make(chan error, 1)

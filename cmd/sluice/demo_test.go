@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"net"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -205,5 +207,35 @@ func TestDemoReportsAnUnreachableServer(t *testing.T) {
 	code, _, stderr := runCLI(t, "demo", "--nats", "nats://127.0.0.1:1", "--events", "10")
 	if code != 1 || !strings.Contains(stderr, "natsx: connect to nats://127.0.0.1:1") {
 		t.Fatalf("exit %d, stderr %q; want 1 and an error naming the server", code, stderr)
+	}
+}
+
+// TestDemoClaimsItsPortAndProfileBeforeContactingAnything: a busy --dash
+// port or an unwritable --cpuprofile is reported at once, before the demo
+// connects to a server (here an unreachable one, which would fail
+// otherwise), and for the Kafka demo before it contacts the brokers or
+// generates events.
+func TestDemoClaimsItsPortAndProfileBeforeContactingAnything(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	badProfile := filepath.Join(t.TempDir(), "no-such-dir", "cpu.prof")
+	nats := []string{"demo", "--nats", "nats://127.0.0.1:1", "--events", "10"}
+	kafka := []string{"demo", "--kafka", "127.0.0.1:1", "--clickhouse", "127.0.0.1:1", "--events", "10"}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{slices.Concat(nats, []string{"--dash", busy.Addr().String()}), "--dash: listen tcp " + busy.Addr().String()},
+		{slices.Concat(nats, []string{"--cpuprofile", badProfile}), "--cpuprofile: open " + badProfile},
+		{slices.Concat(kafka, []string{"--dash", busy.Addr().String()}), "--dash: listen tcp " + busy.Addr().String()},
+		{slices.Concat(kafka, []string{"--cpuprofile", badProfile}), "--cpuprofile: open " + badProfile},
+	} {
+		code, _, stderr := runCLI(t, c.args...)
+		if code != 1 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 1 and %q", c.args, code, stderr, c.want)
+		}
 	}
 }
