@@ -46,6 +46,9 @@ func (b *Board) serveEvents(w http.ResponseWriter, r *http.Request) {
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Accel-Buffering", "no") // tell proxies not to hold messages back
 	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodHead {
+		return // the headers are the whole answer: no stream to hold open
+	}
 	// A client whose stream ends (say, the next run of a program serving
 	// this board) reconnects after a second.
 	if _, err := fmt.Fprint(w, "retry: 1000\n\n"); err != nil {

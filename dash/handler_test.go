@@ -351,6 +351,30 @@ func TestCloseEndsEveryStreamAfterAFinalView(t *testing.T) {
 	}
 }
 
+// TestEventsAnswersHEADWithItsHeadersAlone: HEAD /events (what GET routes
+// answer too) returns the stream's headers at once rather than streaming
+// until the client goes away.
+func TestEventsAnswersHEADWithItsHeadersAlone(t *testing.T) {
+	board := Handler()
+	defer board.Close()
+	rec := httptest.NewRecorder()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		board.ServeHTTP(rec, httptest.NewRequest("HEAD", "/events", nil))
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second): // a hang, not a speed check
+		board.Close()
+		<-done
+		t.Fatal("HEAD /events was still streaming after 10 s")
+	}
+	if ct := rec.Header().Get("Content-Type"); rec.Code != http.StatusOK || ct != "text/event-stream" || rec.Body.Len() != 0 {
+		t.Fatalf("HEAD /events: %d, Content-Type %q, body %q; want 200, text/event-stream, nothing", rec.Code, ct, rec.Body.String())
+	}
+}
+
 func TestEventsRejectsAPeriodOutOfRange(t *testing.T) {
 	board := Handler()
 	for _, every := range []string{"1ms", "1h", "soon"} {
