@@ -87,8 +87,9 @@ type edge[T any] struct {
 	// the others park at once, so idle workers do not churn the scheduler.
 	spinning atomic.Bool
 
-	dropped atomic.Int64 // items discarded by the overflow policy (slow path only)
-	evicted atomic.Int64 // of those, items taken back out of ch by DropOldest
+	// dropped is the items discarded by the overflow policy (slow path
+	// only): sent, but never received.
+	dropped atomic.Int64
 
 	// limit is how many items (≤ size) a sender puts in a chunk before it
 	// hands the chunk on. It starts at one item; a consumer that measures
