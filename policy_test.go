@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -448,6 +449,29 @@ func TestRetryBackoffStaysWithinItsBounds(t *testing.T) {
 		}
 		if waited == 0 {
 			t.Fatal("every backoff was 0")
+		}
+	})
+}
+
+// A call that fails because its Timeout expired says so: the error names
+// the Timeout, and still wraps context.DeadlineExceeded.
+func TestTimeoutErrorSaysTheCallTimedOut(t *testing.T) {
+	forEachPolicyStage(t, func(t *testing.T, row stageRow, n int) {
+		p := sluice.New(t.Context())
+		out := row.build(p, ints(harnessItems), n, func(ctx context.Context, v int) error {
+			if v != 100 {
+				return nil
+			}
+			<-ctx.Done() // a call that hangs until its deadline
+			return ctx.Err()
+		}, sluice.Timeout(50*time.Millisecond))
+		err := p.Wait()
+		var se *sluice.StageError
+		if !errors.As(err, &se) || !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "Timeout(50ms)") {
+			t.Fatalf("Wait returned %v, want a *StageError naming Timeout(50ms) and wrapping context.DeadlineExceeded", err)
+		}
+		if out != nil {
+			out()
 		}
 	})
 }
