@@ -82,6 +82,10 @@ type edge[T any] struct {
 
 	scrub       bool // T holds pointers: clear recycled chunks so they keep nothing alive
 	deadLetters bool // a stage's dead-letter stream (DeadLetter): not counted in its Out
+	// branch names one of several outputs of a stage (Partition,
+	// Broadcast), as messages show it: "output 1 of stage "split""; "" for
+	// a stage's only output.
+	branch string
 
 	// spinning is held by the one consumer that yields waiting for input;
 	// the others park at once, so idle workers do not churn the scheduler.

@@ -141,6 +141,8 @@ func (p *Pipeline) Wait() error {
 		case e.consumer() != nil:
 		case e.deadLetter():
 			dangling = append(dangling, fmt.Sprintf("the dead-letter stream of stage %q (see DeadLetter)", e.producer().name))
+		case e.branchName() != "":
+			dangling = append(dangling, e.branchName())
 		default:
 			dangling = append(dangling, fmt.Sprintf("stream %q (from stage %q)", e.name(), e.producer().name))
 		}
