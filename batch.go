@@ -16,8 +16,8 @@ import (
 //
 // Batches are handed on one at a time (the output edge's chunk size is 1
 // unless [Chunk] says otherwise), so a batch is never held back behind the
-// next; the output edge holds max(1, 2048/size) batches unless [Buffer]
-// says otherwise. The time limit is checked when a chunk of input arrives
+// next; the output edge holds max(1, 2048/size) batches, and at least one
+// chunk, unless [Buffer] says otherwise. The time limit is checked when a chunk of input arrives
 // and by a timer while the input is idle; a batch may leave up to the
 // processing time of one input chunk after maxWait.
 func Batch[T any](p *Pipeline, name string, in Stream[T], size int, maxWait time.Duration, opts ...StageOption) Stream[[]T] {
@@ -28,13 +28,13 @@ func Batch[T any](p *Pipeline, name string, in Stream[T], size int, maxWait time
 		panic(fmt.Sprintf("sluice: Batch %q: maxWait must be ≥ 0, got %v", name, maxWait))
 	}
 	// By default the output holds about 2048 items' worth of batches,
-	// handed on one at a time.
+	// handed on one at a time, and at least one chunk of a Chunk given.
 	cfg := stageOptions("Batch", name, opts)
 	if cfg.chunk == 0 {
 		cfg.chunk = 1
 	}
 	if cfg.buffer == 0 {
-		cfg.buffer = max(1, 2048/size)
+		cfg.buffer = max(cfg.chunk, 2048/size)
 	}
 	noWindow("Batch", name, cfg)
 	noErrorPolicy("Batch", name, cfg)

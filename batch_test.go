@@ -146,3 +146,29 @@ func TestTrickledItemIsNotHeldBackByChunking(t *testing.T) {
 		}
 	})
 }
+
+// Chunk on a Batch sets how many batches its output moves at once, as on
+// any stage: the default buffer of large batches must not shrink it.
+func TestBatchKeepsTheChunkItIsGiven(t *testing.T) {
+	for _, tc := range []struct{ size, chunk, buffer int }{{1000, 10, 0}, {1, 10, 0}, {1000, 10, 30}} {
+		t.Run(fmt.Sprintf("size=%d/chunk=%d/buffer=%d", tc.size, tc.chunk, tc.buffer), func(t *testing.T) {
+			p := sluice.New(t.Context())
+			opts := []sluice.StageOption{sluice.Chunk(tc.chunk)}
+			if tc.buffer > 0 {
+				opts = append(opts, sluice.Buffer(tc.buffer))
+			}
+			b := sluice.Batch(p, "batch", sluice.FromSlice(p, "src", ints(5000)), tc.size, 0, opts...)
+			got := sluice.Collect(p, "c", b)
+			if err := p.Wait(); err != nil {
+				t.Fatal(err)
+			}
+			if n := len(got.Value()); n != (5000+tc.size-1)/tc.size {
+				t.Fatalf("got %d batches", n)
+			}
+			e := p.Stats().Edges[1]
+			if e.ChunkSize != tc.chunk || e.Capacity < tc.buffer {
+				t.Fatalf("batch output edge: chunk size %d, capacity %d; want Chunk(%d) and room for at least %d", e.ChunkSize, e.Capacity, tc.chunk, tc.buffer)
+			}
+		})
+	}
+}

@@ -207,6 +207,56 @@ func TestDrainOnDrainsWhenTheContextIsDone(t *testing.T) {
 	})
 }
 
+// DrainOn a context that is already done (a SIGTERM that came while the
+// pipeline was being built) has drained the pipeline when it returns: a
+// source built after it takes nothing.
+func TestDrainOnAContextAlreadyDoneDrainsAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sig, stop := context.WithCancel(t.Context())
+		stop()
+		p := sluice.New(t.Context())
+		p.DrainOn(sig)
+		got := sluice.Collect(p, "c", sluice.FromSlice(p, "src", ints(harnessItems)))
+		if err := p.Wait(); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(got.Value()); n != 0 {
+			t.Fatalf("the source took %d items after DrainOn with a done context returned, want 0", n)
+		}
+	})
+}
+
+// Drain may be called any number of times, before and after Wait, and
+// DrainOn with a context done only after Wait does nothing.
+func TestDrainTwiceAndAfterWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sig, stop := context.WithCancel(t.Context())
+		p := sluice.New(t.Context())
+		p.DrainOn(sig)
+		src := sluice.From(p, "gen", func(ctx context.Context, out *sluice.Emitter[int]) error {
+			for i := 0; out.Send(i); i++ {
+				if i == 10 {
+					p.Drain()
+					p.Drain()
+				}
+			}
+			return nil
+		})
+		got := sluice.Collect(p, "c", src)
+		if err := p.Wait(); err != nil {
+			t.Fatal(err)
+		}
+		p.Drain()
+		stop()
+		if err := p.Wait(); err != nil {
+			t.Fatalf("Wait after a late Drain returned %v, want nil", err)
+		}
+		if v := got.Value(); len(v) < 11 || !slices.Equal(v, ints(len(v))) {
+			t.Fatalf("got %d items (%v…), want 0..n in order, n ≥ 11", len(v), head(v))
+		}
+	})
+}
+
 func TestToSeqRangesOverTheStream(t *testing.T) {
 	p := sluice.New(context.Background())
 	seq := sluice.ToSeq(p, "out", sluice.Map(p, "double", sluice.FromSlice(p, "src", ints(5000)), 3, double))

@@ -82,13 +82,18 @@ type edge[T any] struct {
 
 	scrub       bool // T holds pointers: clear recycled chunks so they keep nothing alive
 	deadLetters bool // a stage's dead-letter stream (DeadLetter): not counted in its Out
+	// branch names one of several outputs of a stage (Partition,
+	// Broadcast), as messages show it: "output 1 of stage "split""; "" for
+	// a stage's only output.
+	branch string
 
 	// spinning is held by the one consumer that yields waiting for input;
 	// the others park at once, so idle workers do not churn the scheduler.
 	spinning atomic.Bool
 
-	dropped atomic.Int64 // items discarded by the overflow policy (slow path only)
-	evicted atomic.Int64 // of those, items taken back out of ch by DropOldest
+	// dropped is the items discarded by the overflow policy (slow path
+	// only): sent, but never received.
+	dropped atomic.Int64
 
 	// limit is how many items (≤ size) a sender puts in a chunk before it
 	// hands the chunk on. It starts at one item; a consumer that measures

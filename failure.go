@@ -99,8 +99,12 @@ func Retry(attempts int, base, maxDelay time.Duration) StageOption {
 // Timeout gives each call of a stage's function a context that expires
 // after d. A call that returns an error after its deadline has a failed
 // item, settled under the stage's policy (retried with [Retry], skipped,
-// dead-lettered, or failing the pipeline). Costs a context and a timer per
-// call: one to two microseconds. Panics if d ≤ 0.
+// dead-lettered, or failing the pipeline); its error says that the call
+// took longer than its Timeout and wraps the function's error (errors.Is
+// sees context.DeadlineExceeded when the function returned ctx.Err()).
+// A call is not abandoned: a function that ignores its context runs to
+// its end, and its result is kept if it returns no error. Costs a context
+// and a timer per call: one to two microseconds. Panics if d ≤ 0.
 func Timeout(d time.Duration) StageOption {
 	if d <= 0 {
 		panic(fmt.Sprintf("sluice: Timeout must be > 0, got %v", d))
@@ -269,8 +273,22 @@ func timed[T, U any](f func(context.Context, T) (U, error), d time.Duration) fun
 	return func(ctx context.Context, v T) (U, error) {
 		c, cancel := context.WithTimeout(ctx, d)
 		defer cancel()
-		return f(c, v)
+		u, err := f(c, v)
+		if err != nil {
+			err = timedOut(ctx, c, d, err)
+		}
+		return u, err
 	}
+}
+
+// timedOut returns err, the error of a call given c, a context that
+// expires after d: wrapped so that it says the call timed out if c's
+// deadline passed while ctx, the stage's, is live.
+func timedOut(ctx, c context.Context, d time.Duration, err error) error {
+	if ctx.Err() == nil && errors.Is(c.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("call took longer than its Timeout(%v): %w", d, err)
+	}
+	return err
 }
 
 // timedErr is timed for functions that return only an error.
@@ -281,7 +299,10 @@ func timedErr[T any](f func(context.Context, T) error, d time.Duration) func(con
 	return func(ctx context.Context, v T) error {
 		c, cancel := context.WithTimeout(ctx, d)
 		defer cancel()
-		return f(c, v)
+		if err := f(c, v); err != nil {
+			return timedOut(ctx, c, d, err)
+		}
+		return nil
 	}
 }
 

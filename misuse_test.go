@@ -211,3 +211,24 @@ func TestEmitterAwaitWithANilFunctionPanicsWithAClearMessage(t *testing.T) {
 		t.Fatalf("Wait returned %v, want a *PanicError saying Await got a nil function", err)
 	}
 }
+
+// A Partition or Broadcast output left unconsumed is named by its index:
+// every output comes from the same stage, so the stage's name alone does
+// not say which one was forgotten.
+func TestWaitPanicNamesTheUnconsumedOutputOfAFanOut(t *testing.T) {
+	for _, kind := range []string{"Partition", "Broadcast"} {
+		t.Run(kind, func(t *testing.T) {
+			p := sluice.New(context.Background())
+			src := sluice.FromSlice(p, "s", ints(100))
+			var outs []sluice.Stream[int]
+			if kind == "Partition" {
+				outs = sluice.Partition(p, "split", src, 3, func(v int) int { return v })
+			} else {
+				outs = sluice.Broadcast(p, "split", src, 3)
+			}
+			sluice.Collect(p, "c0", outs[0])
+			sluice.Collect(p, "c2", outs[2])
+			mustPanic(t, func() { p.Wait() }, "sluice: ", `output 1 of stage "split"`, "never consumed")
+		})
+	}
+}

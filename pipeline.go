@@ -141,6 +141,8 @@ func (p *Pipeline) Wait() error {
 		case e.consumer() != nil:
 		case e.deadLetter():
 			dangling = append(dangling, fmt.Sprintf("the dead-letter stream of stage %q (see DeadLetter)", e.producer().name))
+		case e.branchName() != "":
+			dangling = append(dangling, e.branchName())
 		default:
 			dangling = append(dangling, fmt.Sprintf("stream %q (from stage %q)", e.name(), e.producer().name))
 		}
@@ -219,7 +221,8 @@ func (p *Pipeline) Drain() {
 
 // DrainOn drains the pipeline (see [Pipeline.Drain]) when ctx is done —
 // for example a context from signal.NotifyContext, so that SIGTERM lets
-// the pipeline finish what it holds. It must be called before Wait.
+// the pipeline finish what it holds; if ctx is already done, the pipeline
+// is drained when DrainOn returns. It must be called before Wait.
 func (p *Pipeline) DrainOn(ctx context.Context) {
 	p.mustBeMade("DrainOn")
 	if ctx == nil {
@@ -229,6 +232,10 @@ func (p *Pipeline) DrainOn(ctx context.Context) {
 	defer p.mu.Unlock()
 	if p.sealed {
 		panic(fmt.Sprintf("sluice: pipeline %q: DrainOn called after Wait", p.name))
+	}
+	if ctx.Err() != nil { // drained when DrainOn returns, not when AfterFunc's goroutine runs
+		p.closeIntake()
+		return
 	}
 	p.afterFunc(ctx, p.Drain)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -409,4 +410,68 @@ func TestPoliciesStopAtAParentCancelWithItsCause(t *testing.T) {
 			})
 		})
 	}
+}
+
+// Retry's waits follow exponential backoff with full jitter: the wait
+// before retry k is below min(maxDelay, base·2^(k-1)), and not always 0.
+func TestRetryBackoffStaysWithinItsBounds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const base, maxDelay, tries = time.Millisecond, 5 * time.Millisecond, 7
+		p := sluice.New(t.Context())
+		calls := make(map[int][]time.Time)
+		var dead sluice.Stream[sluice.Failed[int]]
+		sluice.ForEach(p, "stage", sluice.FromSlice(p, "src", ints(200)), 1, func(_ context.Context, v int) error {
+			calls[v] = append(calls[v], time.Now())
+			return errBad
+		}, sluice.Retry(tries, base, maxDelay), sluice.DeadLetter(&dead))
+		letters := sluice.Collect(p, "dead", dead)
+		if err := p.Wait(); err != nil {
+			t.Fatal(err)
+		}
+		if len(letters.Value()) != 200 {
+			t.Fatalf("got %d dead letters, want 200", len(letters.Value()))
+		}
+		var waited time.Duration
+		for v, at := range calls {
+			if len(at) != tries {
+				t.Fatalf("item %d: %d calls, want %d", v, len(at), tries)
+			}
+			for k := 1; k < tries; k++ {
+				ceil := min(maxDelay, base<<(k-1))
+				if d := at[k].Sub(at[k-1]); d < 0 || d >= ceil {
+					t.Fatalf("item %d: waited %v before retry %d, want [0, %v)", v, d, k, ceil)
+				}
+				waited += at[k].Sub(at[k-1])
+			}
+		}
+		if st := stageStats(t, p); st.Retries != 200*(tries-1) || st.Failed != 200 {
+			t.Fatalf("Retries %d, Failed %d; want %d and 200", st.Retries, st.Failed, 200*(tries-1))
+		}
+		if waited == 0 {
+			t.Fatal("every backoff was 0")
+		}
+	})
+}
+
+// A call that fails because its Timeout expired says so: the error names
+// the Timeout, and still wraps context.DeadlineExceeded.
+func TestTimeoutErrorSaysTheCallTimedOut(t *testing.T) {
+	forEachPolicyStage(t, func(t *testing.T, row stageRow, n int) {
+		p := sluice.New(t.Context())
+		out := row.build(p, ints(harnessItems), n, func(ctx context.Context, v int) error {
+			if v != 100 {
+				return nil
+			}
+			<-ctx.Done() // a call that hangs until its deadline
+			return ctx.Err()
+		}, sluice.Timeout(50*time.Millisecond))
+		err := p.Wait()
+		var se *sluice.StageError
+		if !errors.As(err, &se) || !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "Timeout(50ms)") {
+			t.Fatalf("Wait returned %v, want a *StageError naming Timeout(50ms) and wrapping context.DeadlineExceeded", err)
+		}
+		if out != nil {
+			out()
+		}
+	})
 }

@@ -36,7 +36,9 @@ func Merge[T any](p *Pipeline, name string, ins ...Stream[T]) Stream[T] {
 // Partition starts a one-goroutine stage that splits in into n streams by
 // key: items with equal keys go to the same stream, in input order. Keys are
 // spread by a hash seeded per stage, so the assignment differs between
-// runs. Each output has the stage's options.
+// runs. Each output has the stage's options. One goroutine routes every
+// item, so under the default [Block] policy an output whose consumer is
+// slow holds up the others once its edge is full.
 func Partition[T any, K comparable](p *Pipeline, name string, in Stream[T], n int, key func(T) K, opts ...StageOption) []Stream[T] {
 	if n < 1 {
 		panic(fmt.Sprintf("sluice: Partition %q: n must be ≥ 1, got %d", name, n))
@@ -94,6 +96,7 @@ func fanOut[T any](p *Pipeline, kind, name string, in Stream[T], n int, opts []S
 	flushers := make([]flusher, n)
 	for i := range outs {
 		oe := newEdge[T](p, s, 1, cfg)
+		oe.branch = fmt.Sprintf("output %d of stage %q (of its %d)", i, name, n)
 		streams[i] = Stream[T]{oe}
 		outs[i] = newSender(oe, 0, w)
 		flushers[i] = outs[i]

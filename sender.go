@@ -155,9 +155,10 @@ func (s *sender[T]) handoff(c *chunk[T]) bool {
 	default:
 		switch s.e.policy {
 		case DropNewest:
+			// Counted as sent and as dropped, as DropOldest's evictions
+			// are: the stage handed the items on, its edge discarded them.
 			s.e.dropped.Add(int64(n))
 			s.e.put(c)
-			return true
 		case DropOldest:
 			s.evictAndSend(c)
 		default:
@@ -214,9 +215,7 @@ func (s *sender[T]) evictAndSend(c *chunk[T]) {
 		}
 		select {
 		case old := <-s.e.ch:
-			n := int64(len(old.items))
-			s.e.dropped.Add(n)
-			s.e.evicted.Add(n)
+			s.e.dropped.Add(int64(len(old.items)))
 			s.e.put(old)
 		default:
 		}

@@ -202,7 +202,10 @@ func FromSlice[T any](p *Pipeline, name string, xs []T, opts ...StageOption) Str
 // FromSeq starts a source stage that sends every item of seq, then closes
 // the stream. Items are flushed in chunks; use [From] with [Emitter.Flush]
 // or [FromChan] when seq waits between items and latency matters. One
-// goroutine; seq stops being iterated once the pipeline stops.
+// goroutine; seq stops being iterated once the pipeline drains or stops.
+// seq itself is not interrupted: a drain or stop is noticed when it next
+// yields, so a seq that can block (on a network, a channel) should also
+// end when p.Context() is done, or Wait waits for it.
 func FromSeq[T any](p *Pipeline, name string, seq iter.Seq[T], opts ...StageOption) Stream[T] {
 	if seq == nil {
 		panic(fmt.Sprintf("sluice: FromSeq %q: nil sequence", name))
@@ -271,7 +274,8 @@ func FromChan[T any](p *Pipeline, name string, ch <-chan T, opts ...StageOption)
 // ends or yields a non-nil error, which fails the pipeline (a
 // [*StageError]): as at any failure, items still on their way are
 // abandoned. The value beside an error is not sent. It stops
-// iterating when the pipeline drains or stops. One goroutine.
+// iterating when the pipeline drains or stops, noticed when seq next
+// yields (see [FromSeq]). One goroutine.
 func FromSeq2[T any](p *Pipeline, name string, seq iter.Seq2[T, error], opts ...StageOption) Stream[T] {
 	if seq == nil {
 		panic(fmt.Sprintf("sluice: FromSeq2 %q: nil sequence", name))

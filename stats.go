@@ -67,16 +67,18 @@ func (l *latency) addTo(h *Histogram) {
 type edgeInfo interface {
 	name() string
 	deadLetter() bool
+	branchName() string
 	producer() *stage
 	consumer() *stage
 	stats() EdgeStats
 	close()
 }
 
-func (e *edge[T]) name() string     { return e.from.name }
-func (e *edge[T]) deadLetter() bool { return e.deadLetters }
-func (e *edge[T]) producer() *stage { return e.from }
-func (e *edge[T]) consumer() *stage { return e.to.Load() }
+func (e *edge[T]) name() string       { return e.from.name }
+func (e *edge[T]) deadLetter() bool   { return e.deadLetters }
+func (e *edge[T]) branchName() string { return e.branch }
+func (e *edge[T]) producer() *stage   { return e.from }
+func (e *edge[T]) consumer() *stage   { return e.to.Load() }
 func (e *edge[T]) stats() EdgeStats {
 	var sent, recvd int64
 	for _, c := range e.sent {
@@ -85,14 +87,14 @@ func (e *edge[T]) stats() EdgeStats {
 	for _, c := range e.recvd {
 		recvd += c.n.Load()
 	}
-	evicted := e.evicted.Load()
+	dropped := e.dropped.Load()
 	limit := e.chunkLimit()
-	depth := max(0, sent-recvd-evicted)
+	depth := max(0, sent-recvd-dropped)
 	st := EdgeStats{
 		From:      e.from.name,
 		Sent:      sent,
 		Received:  recvd,
-		Dropped:   e.dropped.Load(),
+		Dropped:   dropped,
 		Depth:     depth,
 		Capacity:  max(cap(e.ch)*limit, int(depth)),
 		Chunks:    len(e.ch),
@@ -109,9 +111,10 @@ func (e *edge[T]) stats() EdgeStats {
 // EdgeStats describes one edge at the moment of a snapshot.
 type EdgeStats struct {
 	From, To string // producing and consuming stage ("" if not consumed yet)
-	Sent     int64  // items handed to the edge
-	Received int64  // items taken by the consumer
-	Dropped  int64  // items discarded by the overflow policy
+	// Sent is the items handed to the edge, Received those its consumer
+	// took, and Dropped those its overflow policy discarded: Sent is
+	// Received + Depth + Dropped.
+	Sent, Received, Dropped int64
 	// Depth is the number of items queued in the edge. Items in a chunk
 	// that a producer is still filling are not counted yet.
 	Depth int64
@@ -143,8 +146,9 @@ type StageStats struct {
 	// bottleneck, its consumer is.
 	WaitingForRoom int
 	In             int64 // items taken from its input edges
-	Out            int64 // items handed to its output edges (dead letters not counted)
-	Dropped        int64 // items its output edges discarded
+	// Out is the items handed to its output edges (dead letters not
+	// counted), Dropped those of them the edges' overflow policy discarded.
+	Out, Dropped int64
 	// Failed is the items whose function failed and that were settled by
 	// the stage's error policy: skipped ([SkipErrors]) or dead-lettered
 	// ([DeadLetter]). Retries is the calls repeated by [Retry].

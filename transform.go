@@ -169,7 +169,10 @@ func FlatMap[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(ctx
 		f = func(ctx context.Context, v T, emit func(U) bool) error {
 			c, cancel := context.WithTimeout(ctx, d)
 			defer cancel()
-			return inner(c, v, emit)
+			if err := inner(c, v, emit); err != nil {
+				return timedOut(ctx, c, d, err)
+			}
+			return nil
 		}
 	}
 	ctx := p.ctx

@@ -1,0 +1,108 @@
+package sluice_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"testing/synctest"
+
+	"github.com/sluicehq/sluice"
+)
+
+// checkEdgesAddUp fails unless every edge of the snapshot accounts for
+// every item handed to it: received, still queued, or discarded.
+func checkEdgesAddUp(t *testing.T, snap sluice.Snapshot) {
+	t.Helper()
+	for _, e := range snap.Edges {
+		if e.Sent != e.Received+e.Depth+e.Dropped {
+			t.Fatalf("edge %s→%s: sent %d, want received %d + depth %d + dropped %d = %d",
+				e.From, e.To, e.Sent, e.Received, e.Depth, e.Dropped, e.Received+e.Depth+e.Dropped)
+		}
+	}
+}
+
+// After Wait, every stage of the harness reports itself finished and every
+// edge's counts add up: drained after a clean run, and accounting for
+// what was left queued after a failure.
+func TestContractStatsAddUpAfterWait(t *testing.T) {
+	for _, fail := range []bool{false, true} {
+		t.Run(fmt.Sprintf("fail=%v", fail), func(t *testing.T) {
+			forEachStage(t, func(t *testing.T, row stageRow, n int) {
+				if fail && !row.errs {
+					t.Skip("the stage's function returns no error")
+				}
+				p := sluice.New(t.Context())
+				errStop := errors.New("stop")
+				out := row.build(p, ints(harnessItems), n, func(_ context.Context, v int) error {
+					if fail && v == 100 {
+						return errStop
+					}
+					return nil
+				})
+				err := p.Wait()
+				if out != nil {
+					out()
+				}
+				snap := p.Stats()
+				if !snap.Done || (err == nil) == fail {
+					t.Fatalf("Wait returned %v; snapshot done %v", err, snap.Done)
+				}
+				for _, s := range snap.Stages {
+					if s.Running != 0 || s.Waiting != 0 || s.WaitingForRoom != 0 {
+						t.Fatalf("stage %s after Wait: running %d, waiting %d (%d for room), want 0", s.Name, s.Running, s.Waiting, s.WaitingForRoom)
+					}
+				}
+				checkEdgesAddUp(t, snap)
+				if fail {
+					return
+				}
+				for _, e := range snap.Edges {
+					if e.Depth != 0 || e.Dropped != 0 || e.Sent != e.Received {
+						t.Fatalf("edge %s→%s after a clean run: %+v, want every item received", e.From, e.To, e)
+					}
+				}
+			})
+		})
+	}
+}
+
+// Under every overflow policy, a stage's Out counts every item it handed
+// to its output edge, and the edge's Dropped those it discarded: a Map's
+// Out equals its In, and the edge's counts add up.
+func TestStatsCountDroppedItemsAsSentUnderEveryPolicy(t *testing.T) {
+	for _, policy := range []sluice.Overflow{sluice.Block, sluice.DropNewest, sluice.DropOldest} {
+		for _, n := range []int{1, 4} {
+			t.Run(fmt.Sprintf("%v/workers=%d", policy, n), func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					const items = 10_000
+					p := sluice.New(t.Context())
+					src := sluice.FromSlice(p, "src", ints(items))
+					m := sluice.Map(p, "stage", src, n, double, sluice.Buffer(64), sluice.Chunk(16), sluice.OnFull(policy))
+					gate := make(chan struct{})
+					var got int
+					sluice.ForEach(p, "sink", m, 1, func(context.Context, int) error {
+						<-gate
+						got++
+						return nil
+					})
+					synctest.Wait() // the source and the stage are done or blocked
+					close(gate)
+					if err := p.Wait(); err != nil {
+						t.Fatal(err)
+					}
+					snap := p.Stats()
+					st := snap.Stages[1]
+					if st.In != items || st.Out != items {
+						t.Fatalf("stage in %d, out %d (dropped %d); want %d in and %d out", st.In, st.Out, st.Dropped, items, items)
+					}
+					e := snap.Edges[1]
+					checkEdgesAddUp(t, snap)
+					if e.Received != int64(got) || e.Dropped != st.Dropped || (policy == sluice.Block) != (e.Dropped == 0) {
+						t.Fatalf("edge %+v; stage dropped %d; %d items reached the sink", e, st.Dropped, got)
+					}
+				})
+			})
+		}
+	}
+}
