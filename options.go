@@ -15,8 +15,10 @@ func (f optionFunc) apply(c *config) { f(c) }
 // and in Prometheus labels.
 func Named(name string) Option { return optionFunc(func(c *config) { c.name = name }) }
 
-// StageOption configures one stage: the edge it writes to, its reorder
-// window.
+// StageOption configures one stage: the edge it writes to ([Chunk],
+// [Buffer], [OnFull]), OrderedMap's reorder [Window], and what happens to an
+// item whose function fails ([SkipErrors], [DeadLetter], [Retry],
+// [Timeout]). A stage panics when given an option it has no use for.
 type StageOption interface{ applyStage(*stageConfig) }
 
 type stageConfig struct {
@@ -41,7 +43,8 @@ const DefaultBuffer = 8 * DefaultChunk
 
 // DefaultChunk is the largest number of items moved between goroutines in
 // one chunk unless [Chunk] says otherwise. Chunks of large elements are
-// smaller, so that one chunk stays near 16 KiB. Below that ceiling the size
+// smaller, so that one chunk stays near 16 KiB, but never fewer than 16
+// items (a chunk of elements over 1 KiB is larger). Below that ceiling the size
 // adapts to the consuming stage (see the package documentation): cheap
 // items travel in full chunks, slow ones in chunks of a few items or one.
 const DefaultChunk = 2048

@@ -17,7 +17,8 @@ import (
 // the window holds two per worker, and no larger than the output's chunks
 // ([Chunk], [Buffer]). Results leave in chunks of the size the next stage
 // asks for, as any stage's do: a larger chunk of results is split. An
-// error from f fails the pipeline.
+// error from f fails the pipeline unless an error option ([SkipErrors],
+// [DeadLetter], [Retry]) settles it.
 func OrderedMap[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(ctx context.Context, v T) (U, error), opts ...StageOption) Stream[U] {
 	checkWorkers("OrderedMap", name, n)
 	checkFunc("OrderedMap", name, f == nil)

@@ -74,7 +74,8 @@ func apply[T, U any](p *Pipeline, ctx context.Context, f func(context.Context, T
 // Map starts n workers that each take items from in, apply f and send the
 // result on. Output order is not input order when n > 1 (see [OrderedMap]);
 // with n == 1 it is. The output closes once in is drained and every worker
-// has finished. An error from f fails the pipeline.
+// has finished. An error from f fails the pipeline unless an error option
+// ([SkipErrors], [DeadLetter], [Retry]) settles it.
 //
 // Cost: one call of f per item plus a store; chunks cross goroutines in
 // one channel operation each. Each worker takes a whole input chunk; the
@@ -117,7 +118,8 @@ func orStopped(err error) error {
 }
 
 // Filter starts n workers that pass on the items for which keep returns
-// true. Order is kept when n == 1. An error from keep fails the pipeline.
+// true. Order is kept when n == 1. An error from keep fails the pipeline
+// unless an error option ([SkipErrors], [DeadLetter], [Retry]) settles it.
 func Filter[T any](p *Pipeline, name string, in Stream[T], n int, keep func(ctx context.Context, v T) (bool, error), opts ...StageOption) Stream[T] {
 	checkWorkers("Filter", name, n)
 	checkFunc("Filter", name, keep == nil)
@@ -154,7 +156,8 @@ func Filter[T any](p *Pipeline, name string, in Stream[T], n int, keep func(ctx 
 // FlatMap starts n workers that call f for each item; f sends any number of
 // results through emit, which returns false once the pipeline has stopped
 // (f should then return). Order is kept when n == 1. An error from f fails
-// the pipeline. emit must not be called after f returns.
+// the pipeline unless an error option ([SkipErrors], [DeadLetter], [Retry])
+// settles it. emit must not be called after f returns.
 func FlatMap[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(ctx context.Context, v T, emit func(U) bool) error, opts ...StageOption) Stream[U] {
 	checkWorkers("FlatMap", name, n)
 	checkFunc("FlatMap", name, f == nil)
