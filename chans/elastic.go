@@ -367,6 +367,10 @@ func (e *Elastic[T]) PopMany(ctx context.Context, dst []T) (int, error) {
 			e.mu.Lock()
 			continue
 		}
+		if e.popReady == nil {
+			e.mu.Unlock()
+			panicZero("Elastic", "NewElastic")
+		}
 		e.popWaiters++
 		e.mu.Unlock()
 		var err error

@@ -24,6 +24,9 @@ func (e *Elastic[T]) start() {
 	if e.started.Load() {
 		return
 	}
+	if e.pumpWake == nil {
+		panicZero("Elastic", "NewElastic")
+	}
 	buf := chanBuffer[T](e.cfg.limit)
 	e.in = make(chan T, buf)
 	e.out = make(chan T, buf)

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/sluicehq/sluice/chans"
 	"github.com/sluicehq/sluice/internal/panictest"
@@ -27,4 +28,24 @@ func TestMisusePanicsNamingChansAndTheValue(t *testing.T) {
 	panictest.Expect(t, "chans: ", func() { chans.NewDropOldest[[64]byte](1 << 45) }, "DropOldestQueue capacity", strconv.Itoa(1<<45), "too large")
 	// Recv on an empty queue dereferenced the nil context.
 	panictest.Expect(t, "chans: ", func() { chans.NewDropOldest[int](1).Recv(nilCtx) }, "nil context", "DropOldestQueue.Recv")
+}
+
+// A zero DropNewestChan, DropOldestQueue or Elastic panics naming the type
+// and its constructor. A zero DropNewestChan's Send silently dropped (and
+// counted) every value and its Out never delivered; a zero DropOldestQueue's
+// Recv and a zero Elastic's Pop waited until their context was done; a zero
+// Elastic's In started a goroutine that would crash the program; Send on a
+// zero DropOldestQueue and Close on a zero DropNewestChan gave bare runtime
+// errors.
+func TestZeroValuesPanicNamingChansAndTheConstructor(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second) // only to end a hang
+	defer cancel()
+	// A fresh zero value each time: a panic must not leave one locked.
+	panictest.Expect(t, "chans: ", func() { (&chans.DropNewestChan[int]{}).Send(1) }, "zero DropNewestChan", "NewDropNewest")
+	panictest.Expect(t, "chans: ", func() { (&chans.DropNewestChan[int]{}).Out() }, "zero DropNewestChan", "NewDropNewest")
+	panictest.Expect(t, "chans: ", func() { (&chans.DropNewestChan[int]{}).Close() }, "zero DropNewestChan", "NewDropNewest")
+	panictest.Expect(t, "chans: ", func() { (&chans.DropOldestQueue[int]{}).Send(1) }, "zero DropOldestQueue", "NewDropOldest")
+	panictest.Expect(t, "chans: ", func() { (&chans.DropOldestQueue[int]{}).Recv(ctx) }, "zero DropOldestQueue", "NewDropOldest")
+	panictest.Expect(t, "chans: ", func() { (&chans.Elastic[int]{}).Pop(ctx) }, "zero Elastic", "NewElastic")
+	panictest.Expect(t, "chans: ", func() { (&chans.Elastic[int]{}).In() }, "zero Elastic", "NewElastic")
 }

@@ -78,6 +78,13 @@ func WithLimit(n int, p Policy) ElasticOption {
 	return elasticOption(func(c *elasticConfig) { c.limit, c.policy = n, p })
 }
 
+// panicZero reports a zero value of type what used where it would hang or
+// drop silently. Callers check only off their fast paths: where a queue
+// looks full or empty, or where a goroutine is about to wait.
+func panicZero(what, constructor string) {
+	panic(fmt.Sprintf("chans: zero %s used: make one with %s", what, constructor))
+}
+
 // maxAllocBytes bounds one allocation: the most a Go heap object can be on
 // 64-bit platforms (runtime.maxAlloc, 2⁴⁸ bytes).
 const maxAllocBytes = 1 << 48

@@ -44,6 +44,9 @@ func (d *DropNewestChan[T]) Send(v T) bool {
 	case d.ch <- v:
 		return true
 	default:
+		if d.ch == nil { // a nil channel takes nothing: all would be dropped
+			panicZero("DropNewestChan", "NewDropNewest")
+		}
 		d.dropped.Add(1)
 		return false
 	}
@@ -51,7 +54,12 @@ func (d *DropNewestChan[T]) Send(v T) bool {
 
 // Out returns the channel to receive from, in the order values were queued.
 // It is closed by Close, after the values it still holds.
-func (d *DropNewestChan[T]) Out() <-chan T { return d.ch }
+func (d *DropNewestChan[T]) Out() <-chan T {
+	if d.ch == nil {
+		panicZero("DropNewestChan", "NewDropNewest")
+	}
+	return d.ch
+}
 
 // Dropped returns how many values Send has discarded.
 func (d *DropNewestChan[T]) Dropped() uint64 { return d.dropped.Load() }
@@ -66,6 +74,9 @@ func (d *DropNewestChan[T]) Cap() int { return cap(d.ch) }
 // concurrently with Send, and Send after it panics; a second Close is
 // harmless.
 func (d *DropNewestChan[T]) Close() {
+	if d.ch == nil {
+		panicZero("DropNewestChan", "NewDropNewest")
+	}
 	if d.closed.CompareAndSwap(false, true) {
 		close(d.ch)
 	}
@@ -112,6 +123,10 @@ func (d *DropOldestQueue[T]) Send(v T) bool {
 	}
 	kept := true
 	if d.n == len(d.buf) {
+		if len(d.buf) == 0 {
+			d.mu.Unlock()
+			panicZero("DropOldestQueue", "NewDropOldest")
+		}
 		var zero T
 		d.buf[d.head] = zero
 		d.head = (d.head + 1) % len(d.buf)
@@ -144,6 +159,10 @@ func (d *DropOldestQueue[T]) Recv(ctx context.Context) (T, error) {
 			d.mu.Unlock()
 			var zero T
 			return zero, ErrClosed
+		}
+		if d.ready == nil {
+			d.mu.Unlock()
+			panicZero("DropOldestQueue", "NewDropOldest")
 		}
 		d.waiters++
 		d.mu.Unlock()

@@ -61,7 +61,12 @@
 // forms return ErrClosed or the context's error. Constructing a queue with a
 // capacity that is not a power of two ≥ 2, or too large for one allocation,
 // and passing a nil context to a blocking form are programmer errors and
-// panic with a message naming the package and the value.
+// panic with a message naming the package and the value. So is using a zero
+// queue (one not made by its constructor): a zero SPSC, and a push on a zero
+// MPSC, panic naming the constructor where they would otherwise report full
+// or empty for ever; a zero MPMC, and a pop from a zero MPSC, panic on first
+// use with the runtime's index error, as a check would cost their fast
+// paths.
 package ring
 
 import (
@@ -112,6 +117,13 @@ func checkCapacity[T any](kind string, c int, extra uintptr) uint64 {
 		panic(fmt.Sprintf("ring: %s capacity %d is too large: %d bytes per slot exceed what one allocation can hold", kind, c, per))
 	}
 	return uint64(c - 1)
+}
+
+// panicZero reports a queue of the given kind used without its
+// constructor. Callers check for it only where the queue already looks full
+// or empty (a zero queue has no slots), so the fast paths pay nothing.
+func panicZero(kind string) {
+	panic("ring: zero " + kind + " used: make one with New" + kind)
 }
 
 // checkContext panics if ctx is nil: a programmer error, which would

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/sluicehq/sluice/internal/panictest"
 )
@@ -29,4 +30,27 @@ func TestHugeCapacityPanicsNamingRingAndTheCapacity(t *testing.T) {
 		panictest.Expect(t, "ring: ", func() { NewMPSC[int](c) }, "MPSC", "too large", strconv.Itoa(c))
 		panictest.Expect(t, "ring: ", func() { NewMPMC[int](c) }, "MPMC", "too large", strconv.Itoa(c))
 	}
+}
+
+// A queue that was never made (a zero SPSC or MPSC) panics naming the type
+// and its constructor. TryPush reported ErrFull and TryPop ErrEmpty for
+// ever, and Push and Pop waited until their context was done: a zero
+// queue looked like a full or empty one.
+func TestZeroQueuePanicsNamingRingAndTheConstructor(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second) // only to end a hang
+	defer cancel()
+	var s SPSC[int]
+	panictest.Expect(t, "ring: ", func() { s.TryPush(1) }, "zero SPSC", "NewSPSC")
+	panictest.Expect(t, "ring: ", func() { s.TryPushMany([]int{1}) }, "zero SPSC", "NewSPSC")
+	panictest.Expect(t, "ring: ", func() { s.TryPop() }, "zero SPSC", "NewSPSC")
+	panictest.Expect(t, "ring: ", func() { s.TryPopMany(make([]int, 1)) }, "zero SPSC", "NewSPSC")
+	panictest.Expect(t, "ring: ", func() { s.Push(ctx, 1) }, "zero SPSC", "NewSPSC")
+	panictest.Expect(t, "ring: ", func() { s.PushMany(ctx, []int{1}) }, "zero SPSC", "NewSPSC")
+	panictest.Expect(t, "ring: ", func() { s.Pop(ctx) }, "zero SPSC", "NewSPSC")
+	panictest.Expect(t, "ring: ", func() { s.PopMany(ctx, make([]int, 1)) }, "zero SPSC", "NewSPSC")
+	var m MPSC[int]
+	panictest.Expect(t, "ring: ", func() { m.TryPush(1) }, "zero MPSC", "NewMPSC")
+	panictest.Expect(t, "ring: ", func() { m.TryPushMany([]int{1}) }, "zero MPSC", "NewMPSC")
+	panictest.Expect(t, "ring: ", func() { m.Push(ctx, 1) }, "zero MPSC", "NewMPSC")
+	panictest.Expect(t, "ring: ", func() { m.PushMany(ctx, []int{1}) }, "zero MPSC", "NewMPSC")
 }

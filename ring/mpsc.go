@@ -119,6 +119,9 @@ func (q *MPSC[T]) reserve(want uint64) (p, n uint64, err error) {
 		}
 		n := min(want, size-(t-h))
 		if n == 0 {
+			if size == 0 {
+				panicZero("MPSC")
+			}
 			return 0, 0, nil
 		}
 		if q.tail.CompareAndSwap(t, t+n) {

@@ -89,6 +89,9 @@ func (q *SPSC[T]) TryPush(v T) error {
 	if t-q.headCache == uint64(len(q.buf)) {
 		q.headCache = q.head.Load()
 		if t-q.headCache == uint64(len(q.buf)) {
+			if len(q.buf) == 0 {
+				panicZero("SPSC")
+			}
 			return ErrFull
 		}
 	}
@@ -121,6 +124,9 @@ func (q *SPSC[T]) TryPushMany(xs []T) (int, error) {
 	}
 	n := min(uint64(len(xs)), free)
 	if n == 0 {
+		if len(q.buf) == 0 {
+			panicZero("SPSC")
+		}
 		return 0, nil
 	}
 	copyIn(q.buf, q.mask, t, xs[:n])
@@ -141,6 +147,9 @@ func (q *SPSC[T]) TryPop() (T, error) {
 		t := q.tail.Load()
 		q.tailCache = t &^ closedBit
 		if h == q.tailCache {
+			if len(q.buf) == 0 {
+				panicZero("SPSC")
+			}
 			if t&closedBit != 0 {
 				return zero, ErrClosed
 			}
@@ -171,6 +180,9 @@ func (q *SPSC[T]) TryPopMany(dst []T) (int, error) {
 	}
 	n := min(uint64(len(dst)), avail)
 	if n == 0 {
+		if len(q.buf) == 0 {
+			panicZero("SPSC")
+		}
 		return 0, nil
 	}
 	copyOut(dst[:n], q.buf, q.mask, h)
