@@ -212,7 +212,15 @@ func (s *Source) run(ctx context.Context, out *sluice.Emitter[Msg]) error {
 	}
 	defer func() {
 		close(stop)
-		cc.Stop()
+		if s.js.Conn().IsConnected() {
+			// Drain, not Stop: Stop discards what nats.go has received
+			// and not yet passed to deliver, which would then come back
+			// only after AckWait; Drain passes it on, and deliver hands
+			// it back.
+			cc.Drain()
+		} else {
+			cc.Stop() // a hand-back could not reach the server now
+		}
 		select {
 		case <-cc.Closed():
 		case <-time.After(5 * time.Second):
