@@ -264,8 +264,11 @@ func SinkWorkers(n int) SinkOption {
 // Retries sets how many times the messages of a batch that the server did
 // not acknowledge are sent again (default [DefaultRetries]), with a pause
 // of wait before the first retry, doubling up to 2s (default
-// [DefaultRetryWait]). Once they run out the sink fails the pipeline.
-// Panics if n < 0 or wait < 0.
+// [DefaultRetryWait]). Once they run out the sink fails the pipeline. A
+// message the server rejects (a 400 answer: its subject belongs to another
+// stream than ToStream's, it is larger than the stream allows, …) or the
+// client refuses (larger than the server's max payload) is not sent again:
+// it fails the pipeline at once. Panics if n < 0 or wait < 0.
 func Retries(n int, wait time.Duration) SinkOption {
 	if n < 0 || wait < 0 {
 		panic(fmt.Sprintf("natsx: Retries needs n ≥ 0 and wait ≥ 0, got %d, %v", n, wait))
