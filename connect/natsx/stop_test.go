@@ -3,6 +3,7 @@ package natsx_test
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -72,4 +73,31 @@ func TestStopHandsBackEveryMessageReceivedButNotEmitted(t *testing.T) {
 	if got := src2.Stats().Acked; got != want {
 		t.Fatalf("the second run got %d messages within 10s, want %d: all but the %d the first run holds (first run: %+v)", got, want, st.InFlight, st)
 	}
+}
+
+// A consumer deleted under a running source fails the run at once, with
+// an error naming the consumer, rather than leaving it waiting.
+func TestDeletedConsumerFailsTheRun(t *testing.T) {
+	_, url, _ := embedded(t)
+	_, js := connect(t, url)
+	makeStream(t, js, "IN", "in.>")
+	publishN(t, js, "in.x", 10)
+	ctx := ctxT(t, 30*time.Second)
+	src, err := natsx.NewSource(ctx, js, "IN", "gone", natsx.IdleCheck(20*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := sluice.New(ctx)
+	var acked atomic.Int64
+	sluice.ForEach(p, "ack", natsx.Read(p, "read", src), 1, func(_ context.Context, m natsx.Msg) error {
+		acked.Add(1)
+		return m.Ack()
+	})
+	eventually(t, 10*time.Second, "the messages acknowledged", func() bool { return acked.Load() == 10 })
+	if err := js.DeleteConsumer(ctx, "IN", "gone"); err != nil {
+		t.Fatal(err)
+	}
+	err = quickly(t, 10*time.Second, p.Wait)
+	wantErr(t, err, nil, "natsx: source IN/gone")
+	t.Log(err)
 }
