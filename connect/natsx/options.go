@@ -253,7 +253,9 @@ func PublishBatch(n int, wait time.Duration) SinkOption {
 
 // SinkWorkers sets how many batches are published at once, each by its
 // own goroutine (default [DefaultSinkWorkers]). With more than one, batches
-// are stored in no particular order. Panics if n < 1.
+// are stored in no particular order; with one, each batch after the one
+// before it, and a batch in order unless some of its messages are sent
+// again ([Retries]): those are stored after the others. Panics if n < 1.
 func SinkWorkers(n int) SinkOption {
 	if n < 1 {
 		panic(fmt.Sprintf("natsx: SinkWorkers must be ≥ 1, got %d", n))
