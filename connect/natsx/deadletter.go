@@ -71,6 +71,13 @@ func deadHeader(orig nats.Header, msg, stream, consumer string, seq, delivered u
 // the publish fails it naks m and returns the error.
 func (m Msg) deadLetter(cause error) error {
 	s := m.src
+	// A message already settled must not be dead-lettered: InProgress
+	// fails for it (jetstream.ErrMsgAlreadyAckd), and otherwise restarts
+	// its AckWait, so that it is not delivered again while it is being
+	// published.
+	if err := m.m.InProgress(); err != nil {
+		return fmt.Errorf("natsx: dead-lettering %s: %w", m.ID(), err)
+	}
 	o := DeadLetterOut(m, s.cfg.deadSubject, cause)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

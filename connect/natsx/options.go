@@ -253,7 +253,9 @@ func PublishBatch(n int, wait time.Duration) SinkOption {
 
 // SinkWorkers sets how many batches are published at once, each by its
 // own goroutine (default [DefaultSinkWorkers]). With more than one, batches
-// are stored in no particular order. Panics if n < 1.
+// are stored in no particular order; with one, each batch after the one
+// before it, and a batch in order unless some of its messages are sent
+// again ([Retries]): those are stored after the others. Panics if n < 1.
 func SinkWorkers(n int) SinkOption {
 	if n < 1 {
 		panic(fmt.Sprintf("natsx: SinkWorkers must be ≥ 1, got %d", n))
@@ -264,8 +266,11 @@ func SinkWorkers(n int) SinkOption {
 // Retries sets how many times the messages of a batch that the server did
 // not acknowledge are sent again (default [DefaultRetries]), with a pause
 // of wait before the first retry, doubling up to 2s (default
-// [DefaultRetryWait]). Once they run out the sink fails the pipeline.
-// Panics if n < 0 or wait < 0.
+// [DefaultRetryWait]). Once they run out the sink fails the pipeline. A
+// message the server rejects (a 400 answer: its subject belongs to another
+// stream than ToStream's, it is larger than the stream allows, …) or the
+// client refuses (larger than the server's max payload) is not sent again:
+// it fails the pipeline at once. Panics if n < 0 or wait < 0.
 func Retries(n int, wait time.Duration) SinkOption {
 	if n < 0 || wait < 0 {
 		panic(fmt.Sprintf("natsx: Retries needs n ≥ 0 and wait ≥ 0, got %d, %v", n, wait))

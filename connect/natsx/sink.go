@@ -122,10 +122,13 @@ func Publish(p *sluice.Pipeline, name string, in sluice.Stream[Out], sink *Sink)
 // without waiting (PublishAsync), then waits for the server's
 // acknowledgements, sends again those that failed or timed out (up to
 // [Retries] times, with growing pauses), and acknowledges each message's
-// From once the whole batch is stored. When the retries run out, the From
-// of every message not stored is failed ([Msg.Fail]) and the stage fails
-// the pipeline; when the pipeline stops first, they are handed back
-// ([Msg.Nak]) for another delivery.
+// From once the whole batch is stored. When the retries run out, or the
+// server rejects a message (which is never sent again, see [Retries]), the
+// From of every message not stored is failed ([Msg.Fail]) and the stage
+// fails the pipeline, with an error naming one of their subjects; the
+// From of those stored is acknowledged. When the pipeline stops first,
+// the From of the messages not stored are handed back ([Msg.Nak]) for
+// another delivery.
 func PublishBatches(p *sluice.Pipeline, name string, in sluice.Stream[[]Out], sink *Sink) {
 	if sink == nil {
 		panic(fmt.Sprintf("natsx: PublishBatches %q: nil Sink", name))
@@ -164,11 +167,19 @@ func (s *Sink) publish(ctx context.Context, batch []Out) error {
 	}
 	futs := make([]jetstream.PubAckFuture, len(batch))
 	wait := s.cfg.retryWait
-	var lastErr error
+	var lastErr, rejErr error
+	var rejected []int // indexes the server rejected: never sent again
 	for attempt := 0; ; attempt++ {
-		var err error
-		todo, err = s.attempt(ctx, msgs, todo, futs)
-		if err == nil || ctx.Err() != nil {
+		var err, rerr error
+		var rej []int
+		todo, rej, err, rerr = s.attempt(ctx, msgs, todo, futs)
+		if len(rej) > 0 {
+			rejected = append(rejected, rej...)
+			if rejErr == nil {
+				rejErr = rerr
+			}
+		}
+		if len(todo) == 0 || ctx.Err() != nil {
 			break
 		}
 		lastErr = err
@@ -182,7 +193,7 @@ func (s *Sink) publish(ctx context.Context, batch []Out) error {
 		s.retried.Add(int64(len(todo)))
 	}
 
-	if len(todo) == 0 {
+	if len(todo) == 0 && len(rejected) == 0 {
 		s.published.Add(int64(len(batch)))
 		if err := settle(batch, nil, Msg.Ack); err != nil {
 			return err
@@ -194,21 +205,34 @@ func (s *Sink) publish(ctx context.Context, batch []Out) error {
 	}
 
 	// Some messages were not stored: acknowledge the From of those that
-	// were, hand back the others.
+	// were, fail those rejected, hand back the others.
 	notStored := make([]bool, len(batch))
 	for _, i := range todo {
 		notStored[i] = true
 	}
-	s.published.Add(int64(len(batch) - len(todo)))
+	for _, i := range rejected {
+		notStored[i] = true
+	}
+	s.published.Add(int64(len(batch) - len(todo) - len(rejected)))
 	ackErr := settle(batch, notStored, Msg.Ack)
+	s.failed.Add(int64(len(rejected)))
+	var errs []error
+	if len(rejected) > 0 {
+		errs = append(errs, fmt.Errorf("natsx: the server rejected %d of %d messages, e.g. one to %q: %w",
+			len(rejected), len(batch), batch[rejected[0]].Subject, rejErr),
+			settleOnly(batch, rejected, func(m Msg) error { return m.Fail(rejErr) }))
+	}
 	if err := ctx.Err(); err != nil {
 		_ = settleOnly(batch, todo, func(m Msg) error { return m.Nak(0) })
-		return err
+		return errors.Join(append([]error{err}, errs...)...)
 	}
-	s.failed.Add(int64(len(todo)))
-	failErr := settleOnly(batch, todo, func(m Msg) error { return m.Fail(lastErr) })
-	return errors.Join(fmt.Errorf("natsx: %d of %d messages not stored after %d attempts, e.g. one to %q: %w",
-		len(todo), len(batch), s.cfg.retries+1, batch[todo[0]].Subject, lastErr), ackErr, failErr)
+	if len(todo) > 0 {
+		s.failed.Add(int64(len(todo)))
+		errs = append(errs, fmt.Errorf("natsx: %d of %d messages not stored after %d attempts, e.g. one to %q: %w",
+			len(todo), len(batch), s.cfg.retries+1, batch[todo[0]].Subject, lastErr),
+			settleOnly(batch, todo, func(m Msg) error { return m.Fail(lastErr) }))
+	}
+	return errors.Join(append(errs, ackErr)...)
 }
 
 // settle applies f to the From of every message of batch whose skip entry
@@ -239,9 +263,23 @@ func settleOnly(batch []Out, idx []int, f func(Msg) error) error {
 
 // attempt publishes msgs[i] for every i in todo and waits for the server's
 // answers, up to the ack timeout. It returns the indexes still not stored
-// and the first error seen, or nil when every message was stored.
-func (s *Sink) attempt(ctx context.Context, msgs []nats.Msg, todo []int, futs []jetstream.PubAckFuture) ([]int, error) {
+// and the first error seen (nil when none is left), and those rejected —
+// not to be sent again — with the first rejection.
+func (s *Sink) attempt(ctx context.Context, msgs []nats.Msg, todo []int, futs []jetstream.PubAckFuture) (left, rejected []int, err, rejErr error) {
 	var firstErr error
+	fail := func(i int, err error) {
+		if permanent(err) {
+			rejected = append(rejected, i)
+			if rejErr == nil {
+				rejErr = err
+			}
+			return
+		}
+		left = append(left, i)
+		if firstErr == nil {
+			firstErr = err
+		}
+	}
 	for _, i := range todo {
 		// A fresh nats.Msg each time: nats.go keeps the one it was given
 		// until its acknowledgement arrives or times out.
@@ -249,9 +287,7 @@ func (s *Sink) attempt(ctx context.Context, msgs []nats.Msg, todo []int, futs []
 		f, err := s.js.PublishMsgAsync(&m)
 		if err != nil {
 			futs[i] = nil
-			if firstErr == nil {
-				firstErr = err
-			}
+			fail(i, err)
 			continue
 		}
 		futs[i] = f
@@ -259,44 +295,48 @@ func (s *Sink) attempt(ctx context.Context, msgs []nats.Msg, todo []int, futs []
 	timer := time.NewTimer(s.cfg.ackTimeout)
 	defer timer.Stop()
 	expired := false
-	var left []int
 	for k, i := range todo {
 		f := futs[i]
 		futs[i] = nil
 		switch {
-		case f == nil:
+		case f == nil: // failed to send, counted above
 		case expired:
 			// Take what has arrived; wait no more.
 			select {
 			case <-f.Ok():
-				continue
+			case err := <-f.Err():
+				fail(i, err)
 			default:
+				fail(i, fmt.Errorf("no acknowledgement from the server within %v", s.cfg.ackTimeout))
 			}
 		default:
 			select {
 			case <-f.Ok():
-				continue
 			case err := <-f.Err():
-				if firstErr == nil {
-					firstErr = err
-				}
+				fail(i, err)
 			case <-timer.C:
 				expired = true
-				if firstErr == nil {
-					firstErr = fmt.Errorf("no acknowledgement from the server within %v", s.cfg.ackTimeout)
-				}
+				fail(i, fmt.Errorf("no acknowledgement from the server within %v", s.cfg.ackTimeout))
 			case <-ctx.Done():
 				clear(futs)
-				return append(left, todo[k:]...), ctx.Err()
+				return append(left, todo[k:]...), rejected, ctx.Err(), rejErr
 			}
 		}
-		left = append(left, i)
 	}
 	if len(left) == 0 {
-		return nil, nil
+		return nil, rejected, nil, rejErr
 	}
-	if firstErr == nil {
-		firstErr = errors.New("not stored")
+	return left, rejected, firstErr, rejErr
+}
+
+// permanent reports whether err, from publishing one message, rejects the
+// message itself, so that sending it again cannot succeed: the server's
+// 400 answers (its subject belongs to another stream than [ToStream]'s,
+// it is larger than the stream allows, …) and the client's refusals.
+func permanent(err error) bool {
+	var ae *jetstream.APIError
+	if errors.As(err, &ae) {
+		return ae.Code == 400
 	}
-	return left, firstErr
+	return errors.Is(err, nats.ErrMaxPayload) || errors.Is(err, nats.ErrBadSubject) || errors.Is(err, nats.ErrHeadersNotSupported)
 }

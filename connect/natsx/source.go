@@ -212,7 +212,15 @@ func (s *Source) run(ctx context.Context, out *sluice.Emitter[Msg]) error {
 	}
 	defer func() {
 		close(stop)
-		cc.Stop()
+		if s.js.Conn().IsConnected() {
+			// Drain, not Stop: Stop discards what nats.go has received
+			// and not yet passed to deliver, which would then come back
+			// only after AckWait; Drain passes it on, and deliver hands
+			// it back.
+			cc.Drain()
+		} else {
+			cc.Stop() // a hand-back could not reach the server now
+		}
 		select {
 		case <-cc.Closed():
 		case <-time.After(5 * time.Second):
@@ -405,21 +413,40 @@ func (s *Source) Consumer() jetstream.Consumer { return s.cons }
 // Msg is one message delivered by a [Source], with the handle that
 // settles it. It is a small value: carry it along with what is derived
 // from it, and settle it once that result is committed. The zero Msg is
-// not a message; settling it does nothing.
+// not a message: settling it does nothing, and its accessors return zero
+// values. Settling a message already settled returns an error matching
+// [jetstream.ErrMsgAlreadyAckd] and does nothing else.
 type Msg struct {
 	m    jetstream.Msg
 	src  *Source
 	recv int64 // nanotime when it was fetched
 }
 
-// Data returns the message's payload. It must not be modified.
-func (m Msg) Data() []byte { return m.m.Data() }
+// Data returns the message's payload (nil for the zero Msg). It must not
+// be modified.
+func (m Msg) Data() []byte {
+	if m.m == nil {
+		return nil
+	}
+	return m.m.Data()
+}
 
-// Subject returns the subject the message was published to.
-func (m Msg) Subject() string { return m.m.Subject() }
+// Subject returns the subject the message was published to ("" for the
+// zero Msg).
+func (m Msg) Subject() string {
+	if m.m == nil {
+		return ""
+	}
+	return m.m.Subject()
+}
 
 // Header returns the message's headers (nil when it has none).
-func (m Msg) Header() nats.Header { return m.m.Headers() }
+func (m Msg) Header() nats.Header {
+	if m.m == nil {
+		return nil
+	}
+	return m.m.Headers()
+}
 
 // IsZero reports whether m is the zero Msg.
 func (m Msg) IsZero() bool { return m.m == nil }
@@ -428,15 +455,26 @@ func (m Msg) IsZero() bool { return m.m == nil }
 func (m Msg) Received() time.Time { return epoch.Add(time.Duration(m.recv)) }
 
 // Metadata returns the message's stream sequence, delivery count and
-// timestamps, parsed from its reply subject.
-func (m Msg) Metadata() (*jetstream.MsgMetadata, error) { return m.m.Metadata() }
+// timestamps, parsed from its reply subject. The zero Msg has none: it
+// returns an error.
+func (m Msg) Metadata() (*jetstream.MsgMetadata, error) {
+	if m.m == nil {
+		return nil, errZeroMsg
+	}
+	return m.m.Metadata()
+}
+
+var errZeroMsg = errors.New("natsx: the zero Msg is not a message")
 
 // ID returns a stable identity for the message: its Nats-Msg-Id header if
 // it has one, else "<stream>:<stream sequence>". It is the same on every
 // delivery of the message, so it makes a good Nats-Msg-Id for the one
 // message derived from it ([Out].ID): a redelivered message then produces
-// a duplicate that the server discards.
+// a duplicate that the server discards. The zero Msg's ID is "".
 func (m Msg) ID() string {
+	if m.m == nil {
+		return ""
+	}
 	if h := m.m.Headers(); h != nil {
 		if id := h.Get(jetstream.MsgIDHeader); id != "" {
 			return id

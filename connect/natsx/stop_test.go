@@ -1,0 +1,103 @@
+package natsx_test
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice"
+
+	natsx "github.com/sluicehq/sluice/connect/natsx"
+)
+
+// When a run stops, every message the client received but the source did
+// not emit — including those still queued inside nats.go, not yet handed
+// to the source — is handed back at once, as Read's doc says: the server
+// then counts as awaiting acknowledgement only what the stopped pipeline
+// holds (the source's InFlight), not messages left to come back after
+// AckWait.
+func TestStopHandsBackEveryMessageReceivedButNotEmitted(t *testing.T) {
+	_, url, _ := embedded(t)
+	_, js := connect(t, url)
+	makeStream(t, js, "IN", "in.>")
+	const n, batch = 2000, 50
+	publishN(t, js, "in.x", n)
+
+	ctx, cancel := context.WithCancel(ctxT(t, 30*time.Second))
+	defer cancel()
+	src, err := natsx.NewSource(ctx, js, "IN", "stop", natsx.AckWait(time.Minute), natsx.FetchBatch(batch))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := sluice.New(ctx)
+	// The only worker holds the first message until the run stops, so
+	// the edge fills, the source waits, and nats.go queues what arrives.
+	sluice.ForEach(p, "hold", natsx.Read(p, "read", src), 1, func(ctx context.Context, m natsx.Msg) error {
+		<-ctx.Done()
+		return ctx.Err()
+	})
+	// Received by the client beyond what the source emitted, the batch
+	// on its way to it and the message its handler holds: queued inside
+	// nats.go.
+	eventually(t, 10*time.Second, "messages queued inside nats.go", func() bool {
+		return consumerState(t, js, "IN", "stop").NumAckPending > int(src.Stats().Delivered)+batch+1
+	})
+	cancel()
+	if err := p.Wait(); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Wait: %v; want %v", err, context.Canceled)
+	}
+	st := src.Stats()
+	if st.Delivered-st.Naked != st.InFlight || st.InFlight < 1 {
+		t.Fatalf("source %+v after the stop; want every message not emitted naked", st)
+	}
+
+	// A second run gets every message but those the first one holds,
+	// long before their AckWait.
+	ctx2, cancel2 := context.WithCancel(ctxT(t, 30*time.Second))
+	defer cancel2()
+	src2, err := natsx.NewSource(ctx2, js, "IN", "stop", natsx.AckWait(time.Minute), natsx.FetchBatch(batch))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2 := sluice.New(ctx2)
+	sluice.ForEach(p2, "ack", natsx.Read(p2, "read", src2), 1, func(ctx context.Context, m natsx.Msg) error { return m.Ack() })
+	want := n - st.InFlight
+	deadline := time.Now().Add(10 * time.Second)
+	for src2.Stats().Acked < want && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel2()
+	_ = p2.Wait()
+	if got := src2.Stats().Acked; got != want {
+		t.Fatalf("the second run got %d messages within 10s, want %d: all but the %d the first run holds (first run: %+v)", got, want, st.InFlight, st)
+	}
+}
+
+// A consumer deleted under a running source fails the run at once, with
+// an error naming the consumer, rather than leaving it waiting.
+func TestDeletedConsumerFailsTheRun(t *testing.T) {
+	_, url, _ := embedded(t)
+	_, js := connect(t, url)
+	makeStream(t, js, "IN", "in.>")
+	publishN(t, js, "in.x", 10)
+	ctx := ctxT(t, 30*time.Second)
+	src, err := natsx.NewSource(ctx, js, "IN", "gone", natsx.IdleCheck(20*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := sluice.New(ctx)
+	var acked atomic.Int64
+	sluice.ForEach(p, "ack", natsx.Read(p, "read", src), 1, func(_ context.Context, m natsx.Msg) error {
+		acked.Add(1)
+		return m.Ack()
+	})
+	eventually(t, 10*time.Second, "the messages acknowledged", func() bool { return acked.Load() == 10 })
+	if err := js.DeleteConsumer(ctx, "IN", "gone"); err != nil {
+		t.Fatal(err)
+	}
+	err = quickly(t, 10*time.Second, p.Wait)
+	wantErr(t, err, nil, "natsx: source IN/gone")
+	t.Log(err)
+}
