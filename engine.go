@@ -118,7 +118,7 @@ func (p *Pipeline) goStage(s *stage, w *worker, run func() error) {
 		returned := false
 		defer func() {
 			w.resume()
-			w.ended.Store(nowNs())
+			w.end()
 			if r := recover(); r != nil {
 				p.fail(&PanicError{Stage: s.name, Value: r, Stack: debug.Stack()})
 			} else if !returned {

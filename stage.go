@@ -2,6 +2,7 @@ package sluice
 
 import (
 	"fmt"
+	"runtime"
 	"sync/atomic"
 	"time"
 )
@@ -62,6 +63,10 @@ func (s *stage) onStageDone(f func()) { s.onDone = append(s.onDone, f) }
 // worker holds the timings of one goroutine of a stage. Only that goroutine
 // writes them, and only when it starts or stops waiting — never per item.
 type worker struct {
+	// seq is odd while the goroutine updates blocked and waitSince, so that
+	// a snapshot reads the two as one (see times): Busy and Blocked never
+	// fall from one snapshot to the next.
+	seq       atomic.Uint64
 	blocked   atomic.Int64 // total ns spent waiting for input or for room
 	waitSince atomic.Int64 // when the current wait began (nowNs); 0 while working
 	started   atomic.Int64 // when the goroutine started (nowNs); 0 before
@@ -97,11 +102,51 @@ func nowNs() int64 {
 
 // waitInput and waitRoom mark the start of a wait for input or for room
 // downstream; resume marks its end.
-func (w *worker) waitInput() { w.forRoom.Store(false); w.waitSince.Store(nowNs()) }
-func (w *worker) waitRoom()  { w.forRoom.Store(true); w.waitSince.Store(nowNs()) }
+func (w *worker) waitInput() { w.forRoom.Store(false); w.startWait() }
+func (w *worker) waitRoom()  { w.forRoom.Store(true); w.startWait() }
+
+func (w *worker) startWait() {
+	w.seq.Add(1)
+	w.waitSince.Store(nowNs())
+	w.seq.Add(1)
+}
 
 func (w *worker) resume() {
-	if since := w.waitSince.Swap(0); since != 0 {
-		w.blocked.Add(nowNs() - since)
+	if w.waitSince.Load() == 0 { // only this goroutine writes it
+		return
+	}
+	w.seq.Add(1)
+	w.blocked.Add(nowNs() - w.waitSince.Swap(0))
+	w.seq.Add(1)
+}
+
+// end marks the goroutine's exit, under seq as a wait's end is: a
+// snapshot taken just before must not count time past it.
+func (w *worker) end() {
+	w.seq.Add(1)
+	w.ended.Store(nowNs())
+	w.seq.Add(1)
+}
+
+// times returns the worker's blocked time and lifetime as of one instant,
+// and whether it is waiting then: blocked includes the wait in progress,
+// and everything is read between two equal even values of seq, so that a
+// wait or the goroutine ending meanwhile is counted once, in full.
+func (w *worker) times() (blocked, life int64, waiting bool) {
+	for {
+		s := w.seq.Load()
+		if s&1 == 0 {
+			blocked = w.blocked.Load()
+			since := w.waitSince.Load()
+			now := nowNs()
+			life = w.lifetime(now)
+			if w.seq.Load() == s {
+				if since != 0 {
+					blocked += max(0, now-since)
+				}
+				return blocked, life, since != 0
+			}
+		}
+		runtime.Gosched() // the goroutine is between two stores
 	}
 }

@@ -156,7 +156,9 @@ type StageStats struct {
 	// Busy is the goroutine time spent working — running the stage's
 	// function and moving items — summed over its workers.
 	Busy time.Duration
-	// Blocked is the time spent waiting, summed over its workers.
+	// Blocked is the time spent waiting, summed over its workers. Busy and
+	// Blocked are cumulative: each worker's are read as of one instant, so
+	// neither is ever lower than in an earlier snapshot.
 	Blocked time.Duration
 	// InDepth and InCapacity describe the stage's input edge (summed
 	// when it has several, as Merge does).
@@ -197,7 +199,6 @@ func (p *Pipeline) Stats() Snapshot {
 	stages, edges := p.stages, p.edges
 
 	now := time.Now()
-	nowN := nowNs()
 	snap := Snapshot{Pipeline: p.name, Taken: now, Elapsed: now.Sub(p.start)}
 	select {
 	case <-p.waited:
@@ -218,15 +219,15 @@ func (p *Pipeline) Stats() Snapshot {
 		st := StageStats{Name: s.name, Kind: s.kind, Workers: len(s.workers)}
 		var blocked, life int64
 		for _, w := range s.workers {
-			blocked += w.blocked.Load()
-			if since := w.waitSince.Load(); since != 0 {
+			b, l, waiting := w.times()
+			blocked += b
+			life += l
+			if waiting {
 				st.Waiting++
 				if w.forRoom.Load() {
 					st.WaitingForRoom++
 				}
-				blocked += max(0, nowN-since)
 			}
-			life += w.lifetime(nowN)
 			st.Failed += w.failed.Load()
 			st.Retries += w.retries.Load()
 			w.lat.addTo(&st.Latency)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"testing"
 	"testing/synctest"
 
@@ -104,5 +105,58 @@ func TestStatsCountDroppedItemsAsSentUnderEveryPolicy(t *testing.T) {
 				})
 			})
 		}
+	}
+}
+
+// TestStatsBusyAndBlockedNeverFall takes snapshots as fast as it can while
+// a pipeline's stages keep starting and ending short waits (a source that
+// pauses, workers that outpace it): per stage, Busy and Blocked are
+// cumulative and must never be lower than in the snapshot before. They
+// fell when a wait ended between the reads of a worker's blocked total and
+// of its current wait.
+func TestStatsBusyAndBlockedNeverFall(t *testing.T) {
+	p := sluice.New(t.Context())
+	src := sluice.From(p, "src", func(ctx context.Context, out *sluice.Emitter[int]) error {
+		for i := range 20000 {
+			if !out.Send(i) {
+				return nil
+			}
+			if i%16 == 0 {
+				out.Flush()
+				runtime.Gosched()
+			}
+		}
+		return nil
+	})
+	m := sluice.Map(p, "inc", src, 2, func(_ context.Context, v int) (int, error) { return v + 1, nil })
+	sum := sluice.Reduce(p, "sum", m, 0, func(a, v int) int { return a + v })
+	done := make(chan error, 1)
+	go func() { done <- p.Wait() }()
+	prev := map[string]sluice.StageStats{}
+	falls := 0
+	for running := true; running; {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			running = false
+		default:
+		}
+		for _, st := range p.Stats().Stages {
+			if old, ok := prev[st.Name]; ok && (st.Busy < old.Busy || st.Blocked < old.Blocked) {
+				falls++
+				if falls <= 3 {
+					t.Errorf("stage %s: Busy %v → %v, Blocked %v → %v: a cumulative time fell", st.Name, old.Busy, st.Busy, old.Blocked, st.Blocked)
+				}
+			}
+			prev[st.Name] = st
+		}
+	}
+	if want := 20000 * 20001 / 2; sum.Value() != want {
+		t.Fatalf("sum %d, want %d", sum.Value(), want)
+	}
+	if falls > 0 {
+		t.Fatalf("%d snapshots had a cumulative time lower than the one before", falls)
 	}
 }
