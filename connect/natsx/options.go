@@ -97,7 +97,10 @@ func MaxAckPending(n int) SourceOption {
 // AckWait sets how long the server waits for a delivered message to be
 // settled before it delivers it again, to this process or another (default
 // [DefaultAckWait]). It must be longer than the pipeline takes to commit a
-// message. Panics if d < 100ms.
+// message, counting the time it waits in the pipeline's queues (up to
+// [MaxAckPending] messages can be ahead of it): no "in progress" ack is
+// sent for it meanwhile, so a message held longer is delivered again while
+// its first copy is still on its way. Panics if d < 100ms.
 func AckWait(d time.Duration) SourceOption {
 	if d < 100*time.Millisecond {
 		panic(fmt.Sprintf("natsx: AckWait must be ≥ 100ms, got %v", d))
