@@ -9,7 +9,8 @@ import (
 
 // ElasticChan is an unbounded channel: a send on In never waits for long,
 // whatever the receiver does, and Out delivers the values in the order they
-// were sent. Make one with NewElasticChan; the zero value is not usable.
+// were sent. Make one with NewElasticChan; the zero value is not usable:
+// its In, Out and Close panic.
 //
 // It is seed 001's design: In and Out are buffered channels (16 KiB worth
 // of values each, 16 to 4096), and one goroutine, the relay, moves values
@@ -78,12 +79,22 @@ func NewElasticChan[T any](opts ...ElasticOption) *ElasticChan[T] {
 // send waits only while In's buffer is full, which lasts as long as the
 // relay takes to empty it; after Close nothing receives from In any more,
 // so a send then waits forever once the buffer is full.
-func (c *ElasticChan[T]) In() chan<- T { return c.in }
+func (c *ElasticChan[T]) In() chan<- T {
+	if c.in == nil { // a send on it would wait forever
+		panicZero("ElasticChan", "NewElasticChan")
+	}
+	return c.in
+}
 
 // Out returns the channel to receive values from, in the order they were
 // sent. It is closed once In has been closed and every value delivered, or
 // on Close (after the values its buffer already holds).
-func (c *ElasticChan[T]) Out() <-chan T { return c.out }
+func (c *ElasticChan[T]) Out() <-chan T {
+	if c.out == nil { // a receive from it would wait forever
+		panicZero("ElasticChan", "NewElasticChan")
+	}
+	return c.out
+}
 
 // Len returns how many values are in the ElasticChan: in In's or Out's
 // buffer, or queued by the relay. It is a snapshot for metrics that never
@@ -106,6 +117,9 @@ func (c *ElasticChan[T]) Len() int {
 // more. It waits for the relay to return. Calling it more than once, or
 // after the input has ended, is harmless.
 func (c *ElasticChan[T]) Close() {
+	if c.done == nil { // it would wait forever for a relay that never ran
+		panicZero("ElasticChan", "NewElasticChan")
+	}
 	c.once.Do(func() {
 		c.stopping.Store(true)
 		close(c.closing)

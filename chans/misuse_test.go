@@ -48,4 +48,7 @@ func TestZeroValuesPanicNamingChansAndTheConstructor(t *testing.T) {
 	panictest.Expect(t, "chans: ", func() { (&chans.DropOldestQueue[int]{}).Recv(ctx) }, "zero DropOldestQueue", "NewDropOldest")
 	panictest.Expect(t, "chans: ", func() { (&chans.Elastic[int]{}).Pop(ctx) }, "zero Elastic", "NewElastic")
 	panictest.Expect(t, "chans: ", func() { (&chans.Elastic[int]{}).In() }, "zero Elastic", "NewElastic")
+	panictest.Expect(t, "chans: ", func() { (&chans.ElasticChan[int]{}).In() }, "zero ElasticChan", "NewElasticChan")
+	panictest.Expect(t, "chans: ", func() { (&chans.ElasticChan[int]{}).Out() }, "zero ElasticChan", "NewElasticChan")
+	panictest.Expect(t, "chans: ", func() { (&chans.ElasticChan[int]{}).Close() }, "zero ElasticChan", "NewElasticChan")
 }
