@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"runtime"
 	"time"
+
+	"github.com/sluicehq/sluice/internal/machine"
 )
 
 // Mode says how large the experiments are.
@@ -206,7 +208,7 @@ type Conditions struct {
 
 func conditionsNow(c *Config) Conditions {
 	return Conditions{
-		CPU: cpuModel(), NumCPU: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0),
+		CPU: machine.CPUModel(), NumCPU: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0),
 		GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH,
 		Date: time.Now().Format("2006-01-02"), Mode: c.Mode, Count: c.Count,
 	}

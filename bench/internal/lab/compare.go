@@ -18,6 +18,7 @@ import (
 
 	"github.com/sluicehq/sluice/bench/internal/seed002"
 	"github.com/sluicehq/sluice/internal/hist"
+	"github.com/sluicehq/sluice/internal/machine"
 )
 
 // figures are what seed 002 reported for a whole run, from /usr/bin/time.
@@ -110,7 +111,7 @@ func SquaresMain(args []string, stdout, stderr io.Writer) int {
 	progs := []string{"naive", "sluice", "hand"}
 	fmt.Fprintf(stdout, "seed 002 squares: n=%d w=%d, list of %d numbers, naive channels buffered %d; %d interleaved run(s) of each program, medians (min–max)\n",
 		n, w, list, buffer, count)
-	fmt.Fprintf(stdout, "conditions: %s, %d CPUs, GOMAXPROCS=%d, %s, %s\n", cpuModel(), runtime.NumCPU(), runtime.GOMAXPROCS(0),
+	fmt.Fprintf(stdout, "conditions: %s, %d CPUs, GOMAXPROCS=%d, %s, %s\n", machine.CPUModel(), runtime.NumCPU(), runtime.GOMAXPROCS(0),
 		runtime.Version(), time.Now().Format("2006-01-02"))
 	runs := map[string][]figures{}
 	for range count {

@@ -1,4 +1,6 @@
-package lab
+// Package machine describes the machine a measurement runs on, for the
+// conditions line of the CLI's and the benchmark lab's reports.
+package machine
 
 import (
 	"bufio"
@@ -6,8 +8,9 @@ import (
 	"strings"
 )
 
-// cpuModel names the CPU, for the conditions line.
-func cpuModel() string {
+// CPUModel names the CPU from /proc/cpuinfo's first "model name" line, or
+// returns "unknown CPU" where there is none (not Linux, no such line).
+func CPUModel() string {
 	f, err := os.Open("/proc/cpuinfo")
 	if err != nil {
 		return "unknown CPU"
