@@ -31,10 +31,9 @@
 //
 // Stages without an input (sources) have no queue and latency series.
 // A pipeline keeps being exported after it is done, with its final counts,
-// until it is removed; a rate() over its counters then falls to zero. A
-// counter never falls while its pipeline is exported: a snapshot taken
-// while workers run can put a derived total (busy or blocked time) a
-// little below the one before, and the collector then repeats the larger.
+// until it is removed; a rate() over its counters then falls to zero.
+// Every counter comes from a cumulative figure of [sluice.Snapshot] that
+// never falls from one snapshot to the next, so none falls between scrapes.
 //
 // One Collector serves a registry: a second one registered on the same
 // registry is refused (prometheus.AlreadyRegisteredError), its metrics
@@ -59,24 +58,7 @@ import (
 // Collector is not usable. Its methods are safe for concurrent use.
 type Collector struct {
 	mu        sync.Mutex
-	pipelines []*exported
-}
-
-// exported is one pipeline and the largest value each of its counters has
-// been exported with. A snapshot reads a stage's workers one after another
-// while they run, so a derived total (busy or blocked time) can come out
-// a little lower than in the snapshot before; Prometheus would read the
-// fall as a counter reset and rate() as a spike, so a counter is exported
-// as the largest value it has had.
-type exported struct {
-	p    *sluice.Pipeline
-	mu   sync.Mutex // guards high; held while the pipeline is collected
-	high map[counterKey]float64
-}
-
-type counterKey struct {
-	d            *prometheus.Desc
-	stage, label string
+	pipelines []*sluice.Pipeline
 }
 
 // NewCollector returns a collector exporting the given pipelines. It
@@ -100,8 +82,7 @@ func (c *Collector) Add(p *sluice.Pipeline) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, e := range c.pipelines {
-		q := e.p
+	for _, q := range c.pipelines {
 		if q == p {
 			return
 		}
@@ -109,7 +90,7 @@ func (c *Collector) Add(p *sluice.Pipeline) {
 			panic(fmt.Sprintf("prom: a pipeline named %q is already exported; name pipelines apart with sluice.Named or remove the old one", p.Name()))
 		}
 	}
-	c.pipelines = append(c.pipelines, &exported{p: p, high: make(map[counterKey]float64)})
+	c.pipelines = append(c.pipelines, p)
 }
 
 // Remove stops exporting p; its series disappear from the next scrape.
@@ -117,7 +98,7 @@ func (c *Collector) Add(p *sluice.Pipeline) {
 func (c *Collector) Remove(p *sluice.Pipeline) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.pipelines = slices.DeleteFunc(c.pipelines, func(e *exported) bool { return e.p == p })
+	c.pipelines = slices.DeleteFunc(c.pipelines, func(q *sluice.Pipeline) bool { return q == p })
 }
 
 var (
@@ -173,26 +154,12 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Lock()
 	pipelines := slices.Clone(c.pipelines)
 	c.mu.Unlock()
-	for _, e := range pipelines {
-		e.mu.Lock()
-		collect(ch, e.p.Stats(), e.high)
-		e.mu.Unlock()
+	for _, p := range pipelines {
+		collect(ch, p.Stats())
 	}
 }
 
-// collect sends the metrics of snapshot s; high holds the largest value
-// each counter has been exported with, and is updated.
-func collect(ch chan<- prometheus.Metric, s sluice.Snapshot, high map[counterKey]float64) {
-	// monotone returns v, or the counter's largest exported value if v is
-	// lower.
-	monotone := func(d *prometheus.Desc, stage, label string, v float64) float64 {
-		k := counterKey{d, stage, label}
-		if h, ok := high[k]; ok && h > v {
-			return h
-		}
-		high[k] = v
-		return v
-	}
+func collect(ch chan<- prometheus.Metric, s sluice.Snapshot) {
 	pl := s.Pipeline
 	running, done := 1.0, 0.0
 	if s.Done {
@@ -204,7 +171,7 @@ func collect(ch chan<- prometheus.Metric, s sluice.Snapshot, high map[counterKey
 	if s.Err != "" {
 		failed = 1
 	}
-	ch <- prometheus.MustNewConstMetric(errorsDesc, prometheus.CounterValue, monotone(errorsDesc, "", "", failed), pl)
+	ch <- prometheus.MustNewConstMetric(errorsDesc, prometheus.CounterValue, failed, pl)
 
 	policy := make(map[string]string, len(s.Stages)) // of each stage's output
 	for _, e := range s.Edges {
@@ -218,13 +185,13 @@ func collect(ch chan<- prometheus.Metric, s sluice.Snapshot, high map[counterKey
 			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, pl, name)
 		}
 		counter := func(d *prometheus.Desc, v float64) {
-			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, monotone(d, name, "", v), pl, name)
+			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, pl, name)
 		}
 		ch <- prometheus.MustNewConstMetric(infoDesc, prometheus.GaugeValue, 1, pl, name, st.Kind, policy[st.Name])
-		ch <- prometheus.MustNewConstMetric(itemsDesc, prometheus.CounterValue, monotone(itemsDesc, name, "in", float64(st.In)), pl, name, "in")
-		ch <- prometheus.MustNewConstMetric(itemsDesc, prometheus.CounterValue, monotone(itemsDesc, name, "out", float64(st.Out)), pl, name, "out")
+		ch <- prometheus.MustNewConstMetric(itemsDesc, prometheus.CounterValue, float64(st.In), pl, name, "in")
+		ch <- prometheus.MustNewConstMetric(itemsDesc, prometheus.CounterValue, float64(st.Out), pl, name, "out")
 		if reason := policy[st.Name]; reason == sluice.DropNewest.String() || reason == sluice.DropOldest.String() {
-			ch <- prometheus.MustNewConstMetric(droppedDesc, prometheus.CounterValue, monotone(droppedDesc, name, reason, float64(st.Dropped)), pl, name, reason)
+			ch <- prometheus.MustNewConstMetric(droppedDesc, prometheus.CounterValue, float64(st.Dropped), pl, name, reason)
 		}
 		counter(failedDesc, float64(st.Failed))
 		counter(retriesDesc, float64(st.Retries))
