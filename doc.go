@@ -72,6 +72,23 @@
 // chunk boundary on (what Send took until then goes through too).
 // Cancelling the context during a drain aborts as usual.
 //
+// # Settling messages from a broker
+//
+// Delivery from a broker is at least once: a message is acknowledged only
+// after everything derived from it is stored. The contract is the core's,
+// the same for every connector: a source hands each message out with a
+// [Receipt], items derived from it carry the receipt (by embedding it:
+// any [Carrier]), and the engine settles it wherever it decides an item's
+// fate. A sink ([ForEach], [ForEachChunk]) acknowledges each item once its
+// function returned nil for it, so any connector's writer settles any
+// connector's input; an item that [Filter] drops, [SkipErrors] skips or an
+// [OnFull] policy discards is acknowledged; a dead letter carries its
+// item's receipt to the dead-letter stream's sink; [FlatMap] and
+// [Broadcast] hold the receipt once per result or copy. A batch ([Batch],
+// any slice of carriers) settles every receipt in it. Items abandoned by
+// a failed or cancelled pipeline are not settled: the broker delivers
+// them again. See [Receipt] for the whole list.
+//
 // # Ordering
 //
 // A stage with one worker keeps the order of its input. [Map], [Filter],

@@ -94,6 +94,9 @@ type edge[T any] struct {
 	// dropped is the items discarded by the overflow policy (slow path
 	// only): sent, but never received.
 	dropped atomic.Int64
+	// receipts settles what the overflow policy discards; nil when T
+	// carries no receipt (see Receipt).
+	receipts receipts[T]
 
 	// limit is how many items (≤ size) a sender puts in a chunk before it
 	// hands the chunk on. It starts at one item; a consumer that measures
@@ -188,6 +191,9 @@ func newEdge[T any](p *Pipeline, from *stage, producers int, cfg stageConfig) *e
 		p: p, from: from, ch: make(chan *chunk[T], chunks), size: size,
 		policy: cfg.overflow, scrub: gctype.HasPointers[T](),
 		fixed: cfg.chunk != 0, ceil: size,
+	}
+	if cfg.overflow != Block {
+		e.receipts = receiptsOf[T]()
 	}
 	if e.fixed {
 		e.limit.Store(int64(size))

@@ -55,7 +55,8 @@ func (c errorConfig) set() bool {
 
 // SkipErrors makes a stage settle an item whose function failed by
 // dropping it and counting it (StageStats.Failed), instead of failing the
-// pipeline. With [Retry], the item is dropped after its last attempt.
+// pipeline; the item's receipts are acknowledged (see [Receipt]). With
+// [Retry], the item is dropped after its last attempt.
 func SkipErrors() StageOption {
 	return stageOptionFunc(func(c *stageConfig) { c.errs.skip = true })
 }
@@ -66,7 +67,8 @@ func SkipErrors() StageOption {
 // consumes makes Wait panic, so no failure is dropped silently). T must be
 // the stage's input type: the stage panics otherwise. Failed items are
 // counted (StageStats.Failed). The stream closes when the stage's workers
-// have exited.
+// have exited. A [Failed] item carries the receipts of its Item: the
+// dead-letter stream's sink acknowledges them once it has stored it.
 func DeadLetter[T any](dst *Stream[Failed[T]]) StageOption {
 	if dst == nil {
 		panic("sluice: DeadLetter: nil destination")
@@ -128,6 +130,9 @@ type policy[T any] struct {
 	cfg   errorConfig
 	dead  *edge[Failed[T]]
 	tries int
+	// receipts acknowledges a skipped item's receipts; nil when T
+	// carries none.
+	receipts receipts[T]
 }
 
 // newPolicy returns stage s's error policy for items of type T, or nil
@@ -137,7 +142,7 @@ func newPolicy[T any](p *Pipeline, s *stage, n int, cfg errorConfig) *policy[T] 
 	if !cfg.set() {
 		return nil
 	}
-	pol := &policy[T]{p: p, s: s, cfg: cfg, tries: max(1, cfg.attempts)}
+	pol := &policy[T]{p: p, s: s, cfg: cfg, tries: max(1, cfg.attempts), receipts: receiptsOf[T]()}
 	if cfg.dead != nil {
 		dst, ok := cfg.dead.(*Stream[Failed[T]])
 		if !ok {
@@ -238,6 +243,9 @@ func (h *onError[T]) settle(v T, err error, attempts int) error {
 		return nil
 	case h.pol.cfg.skip:
 		h.w.failed.Add(1)
+		if h.pol.receipts != nil {
+			h.pol.receipts(&v, ack)
+		}
 		return nil
 	}
 	return err
@@ -332,19 +340,20 @@ func retryErr[T any](h *onError[T], ctx context.Context, f func(context.Context,
 
 // failedChunk settles the items of a ForEachChunk call that returned err:
 // it retries the whole call while the policy allows, then skips or
-// dead-letters every item of the chunk.
-func (h *onError[T]) failedChunk(ctx context.Context, items []T, err error, f func(context.Context, []T) error) error {
+// dead-letters every item of the chunk. ok reports that a retry
+// succeeded.
+func (h *onError[T]) failedChunk(ctx context.Context, items []T, err error, f func(context.Context, []T) error) (ok bool, _ error) {
 	if h == nil {
-		return err
+		return false, err
 	}
 	ok, attempts, err := h.retry(ctx, err, func(ctx context.Context) error { return f(ctx, items) })
 	if ok || err == errStopped {
-		return err
+		return ok, err
 	}
 	for _, v := range items {
 		if err := h.settle(v, err, attempts); err != nil {
-			return err
+			return false, err
 		}
 	}
-	return nil
+	return false, nil
 }

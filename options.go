@@ -108,8 +108,9 @@ func (o Overflow) String() string {
 
 // OnFull sets the stage's overflow policy. Drops happen a chunk at a time:
 // under [DropNewest] the items the stage collected since its last send, under
-// [DropOldest] the oldest chunk waiting in the edge. Panics on an unknown
-// policy.
+// [DropOldest] the oldest chunk waiting in the edge. A discarded item's
+// receipts are acknowledged (see [Receipt]): the policy decided it is
+// done. Panics on an unknown policy.
 func OnFull(o Overflow) StageOption {
 	if o < Block || o > DropOldest {
 		panic(fmt.Sprintf("sluice: unknown overflow policy %d", int(o)))

@@ -64,12 +64,18 @@ func Partition[T any, K comparable](p *Pipeline, name string, in Stream[T], n in
 // Broadcast starts a one-goroutine stage that sends every item of in to
 // each of n output streams, in input order. Items are copied by value: if
 // T holds pointers, every consumer sees the same pointed-to data. The
-// slowest consumer sets the pace (under the default Block policy).
+// slowest consumer sets the pace (under the default Block policy). An item
+// that carries a [Receipt] holds it once per copy, so its message is
+// settled once every copy is.
 func Broadcast[T any](p *Pipeline, name string, in Stream[T], n int, opts ...StageOption) []Stream[T] {
 	if n < 1 {
 		panic(fmt.Sprintf("sluice: Broadcast %q: n must be ≥ 1, got %d", name, n))
 	}
+	rc := receiptsOf[T]()
 	return fanOut(p, "broadcast", name, in, n, opts, func(items []T, outs []*sender[T]) bool {
+		if rc != nil && n > 1 {
+			rc.each(items, settleOp{hold: int32(n - 1)}) // each copy settles once
+		}
 		for _, o := range outs {
 			for _, v := range items {
 				if !o.send(v) {

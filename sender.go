@@ -158,6 +158,7 @@ func (s *sender[T]) handoff(c *chunk[T]) bool {
 			// Counted as sent and as dropped, as DropOldest's evictions
 			// are: the stage handed the items on, its edge discarded them.
 			s.e.dropped.Add(int64(n))
+			s.e.receipts.each(c.items, ack)
 			s.e.put(c)
 		case DropOldest:
 			s.evictAndSend(c)
@@ -216,6 +217,7 @@ func (s *sender[T]) evictAndSend(c *chunk[T]) {
 		select {
 		case old := <-s.e.ch:
 			s.e.dropped.Add(int64(len(old.items)))
+			s.e.receipts.each(old.items, ack)
 			s.e.put(old)
 		default:
 		}

@@ -31,6 +31,9 @@ func sinkStage[T any](p *Pipeline, s *stage, ie *edge[T], adapt bool, pol *polic
 // ForEach starts a sink of n workers that call f for every item of in, in
 // no particular order when n > 1. An error from f fails the pipeline
 // unless an error option ([SkipErrors], [DeadLetter], [Retry]) settles it.
+// Once f returns nil for an item, the item's receipts are acknowledged
+// (see [Receipt]); an item that is a batch acknowledges every receipt in
+// it.
 func ForEach[T any](p *Pipeline, name string, in Stream[T], n int, f func(ctx context.Context, v T) error, opts ...StageOption) {
 	checkWorkers("ForEach", name, n)
 	checkFunc("ForEach", name, f == nil)
@@ -41,15 +44,23 @@ func ForEach[T any](p *Pipeline, name string, in Stream[T], n int, f func(ctx co
 	pol := newPolicy[T](p, s, n, cfg.errs)
 	f = timedErr(f, cfg.errs.timeout)
 	ctx := p.ctx
+	rc := receiptsOf[T]()
 	sinkStage(p, s, ie, true, pol, func(items []T, h *onError[T]) error {
-		for _, v := range items {
+		for i, v := range items {
 			if p.halted() {
 				return errStopped
 			}
 			if err := f(ctx, v); err != nil {
-				if _, err = retryErr(h, ctx, f, v, err); err != nil {
+				ok, err := retryErr(h, ctx, f, v, err)
+				if err != nil {
 					return err
 				}
+				if !ok {
+					continue // settled by the policy
+				}
+			}
+			if rc != nil {
+				rc(&items[i], ack)
 			}
 		}
 		return nil
@@ -67,7 +78,8 @@ func ForEach[T any](p *Pipeline, name string, in Stream[T], n int, f func(ctx co
 // [Chunk] says otherwise. items is valid only during the call; f must copy what
 // it keeps. An error from f fails the pipeline; with an error option, the
 // whole call is retried, and then every item of the chunk is skipped or
-// dead-lettered.
+// dead-lettered. Once f returns nil, every item's receipts are
+// acknowledged (see [Receipt]): write, then settle.
 func ForEachChunk[T any](p *Pipeline, name string, in Stream[T], n int, f func(ctx context.Context, items []T) error, opts ...StageOption) {
 	checkWorkers("ForEachChunk", name, n)
 	checkFunc("ForEachChunk", name, f == nil)
@@ -78,13 +90,18 @@ func ForEachChunk[T any](p *Pipeline, name string, in Stream[T], n int, f func(c
 	pol := newPolicy[T](p, s, n, cfg.errs)
 	f = timedErr(f, cfg.errs.timeout)
 	ctx := p.ctx
+	rc := receiptsOf[T]()
 	sinkStage(p, s, ie, false, pol, func(items []T, h *onError[T]) error {
 		if p.halted() {
 			return errStopped
 		}
 		if err := f(ctx, items); err != nil {
-			return h.failedChunk(ctx, items, err, f)
+			ok, err := h.failedChunk(ctx, items, err, f)
+			if !ok {
+				return err // nil when the policy settled every item
+			}
 		}
+		rc.each(items, ack)
 		return nil
 	})
 }

@@ -118,7 +118,8 @@ func orStopped(err error) error {
 }
 
 // Filter starts n workers that pass on the items for which keep returns
-// true. Order is kept when n == 1. An error from keep fails the pipeline
+// true; an item it drops is acknowledged (see [Receipt]). Order is kept
+// when n == 1. An error from keep fails the pipeline
 // unless an error option ([SkipErrors], [DeadLetter], [Retry]) settles it.
 func Filter[T any](p *Pipeline, name string, in Stream[T], n int, keep func(ctx context.Context, v T) (bool, error), opts ...StageOption) Stream[T] {
 	checkWorkers("Filter", name, n)
@@ -131,8 +132,9 @@ func Filter[T any](p *Pipeline, name string, in Stream[T], n int, keep func(ctx 
 	pol := newPolicy[T](p, s, n, cfg.errs)
 	keep = timed(keep, cfg.errs.timeout)
 	ctx := p.ctx
+	rc := receiptsOf[T]()
 	mapStage(p, s, ie, oe, pol, func(items []T, out *sender[T], h *onError[T]) error {
-		for _, v := range items {
+		for i, v := range items {
 			if p.halted() {
 				return errStopped
 			}
@@ -142,9 +144,17 @@ func Filter[T any](p *Pipeline, name string, in Stream[T], n int, keep func(ctx 
 				if ok, retried, err = retryCall(h, ctx, keep, v, err); err != nil {
 					return err
 				}
-				ok = ok && retried // a settled item is not kept
+				if !retried {
+					continue // settled by the policy
+				}
 			}
-			if ok && !out.send(v) {
+			if !ok {
+				if rc != nil {
+					rc(&items[i], ack) // dropped: done with
+				}
+				continue
+			}
+			if !out.send(v) {
 				return errStopped
 			}
 		}
@@ -157,7 +167,10 @@ func Filter[T any](p *Pipeline, name string, in Stream[T], n int, keep func(ctx 
 // results through emit, which returns false once the pipeline has stopped
 // (f should then return). Order is kept when n == 1. An error from f fails
 // the pipeline unless an error option ([SkipErrors], [DeadLetter], [Retry])
-// settles it. emit must not be called after f returns.
+// settles it. emit must not be called after f returns. Each result that
+// carries a [Receipt] holds it; the input's own hold is acknowledged when
+// f returns nil, so a message is settled once all its results are (at
+// once when there are none).
 func FlatMap[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(ctx context.Context, v T, emit func(U) bool) error, opts ...StageOption) Stream[U] {
 	checkWorkers("FlatMap", name, n)
 	checkFunc("FlatMap", name, f == nil)
@@ -179,20 +192,34 @@ func FlatMap[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(ctx
 		}
 	}
 	ctx := p.ctx
+	rin, rout := receiptsOf[T](), receiptsOf[U]()
 	mapStage(p, s, ie, oe, pol, func(items []T, out *sender[U], h *onError[T]) error {
 		// emit checks the halt flag as the loop does before each call:
 		// once the pipeline stops it returns false at once, not only when
-		// the chunk fills.
-		emit := func(u U) bool { return !p.halted() && out.send(u) }
-		for _, v := range items {
+		// the chunk fills. A result that carries a receipt holds it
+		// before it leaves (see Receipt).
+		emit := func(u U) bool {
+			if rout != nil {
+				rout(&u, settleOp{hold: 1})
+			}
+			return !p.halted() && out.send(u)
+		}
+		for i, v := range items {
 			if p.halted() {
 				return errStopped
 			}
 			if err := f(ctx, v, emit); err != nil {
 				again := func(ctx context.Context, v T) error { return f(ctx, v, emit) }
-				if _, err = retryErr(h, ctx, again, v, err); err != nil {
+				ok, err := retryErr(h, ctx, again, v, err)
+				if err != nil {
 					return err
 				}
+				if !ok {
+					continue // settled by the policy
+				}
+			}
+			if rin != nil {
+				rin(&items[i], ack) // the input's own hold: its results hold it now
 			}
 		}
 		return nil
