@@ -15,6 +15,10 @@ import "runtime"
 // Pop never wait long for it.
 const maxMove = 512
 
+// pumpSpins is how many times the pump yields, finding nothing to move,
+// before it parks.
+const pumpSpins = 2
+
 func (e *Elastic[T]) start() {
 	if e.started.Load() {
 		return
@@ -82,7 +86,7 @@ func (e *Elastic[T]) pump() {
 		if moved > 0 {
 			idle = 0
 		}
-		if idle < relaySpins {
+		if idle < pumpSpins {
 			// As for ElasticChan's relay: a yield costs less than parking
 			// and being woken, and a producer or consumer mid-burst will
 			// likely have given the next round something to move.
