@@ -283,6 +283,8 @@ func elasticMethodsRun(n, pushBatch int, sequential bool) (float64, bool) {
 //     as written (128-slot ends) over ElasticChan, and over In and Out;
 //     seed4096-x-seed-con and -seq: the seed over the seed with 4096-slot
 //     ends.
+//   - inout-x-chan-con, inout-x-chan-seq: ElasticChan over Elastic's In
+//     and Out (below 1: ElasticChan is faster).
 //   - chan-x: ElasticChan over Chan1024, concurrent (a time ratio: below 1
 //     would be faster than the channel); seed4096-chan-x the same for the
 //     seed with 4096-slot ends.
@@ -322,6 +324,7 @@ func BenchmarkElasticVersus(b *testing.B) {
 			ratio("inout-x-seed-"+sh, at, "SeedElastic-"+sh, "ElasticInOut-"+sh)
 			ratio("seed4096-x-seed-"+sh, at, "SeedElastic-"+sh, "SeedElastic4096-"+sh)
 			ratio("popmany-x-"+sh, at, "Chan1024-con", "ElasticPopMany-"+sh)
+			ratio("inout-x-chan-"+sh, at, "ElasticChan-"+sh, "ElasticInOut-"+sh)
 		}
 		ratio("chan-x", at, "ElasticChan-con", "Chan1024-con")
 		ratio("seed4096-chan-x", at, "SeedElastic4096-con", "Chan1024-con")
