@@ -19,8 +19,9 @@ import (
 // can move without blocking. So a value costs four channel operations (the
 // producer's send, the relay's receive and send, the consumer's receive)
 // and a share of a select and of a goroutine wakeup; the big ends make the
-// three goroutines run long stretches between parks. Round cost: about
-// twice a plain buffered channel's per value (BenchmarkElasticVersus).
+// three goroutines run long stretches between parks. Round cost: up to
+// about twice a plain buffered channel's per value, and no more than seed
+// 001's own loop with ends of the same size (BenchmarkElasticVersus).
 //
 // Closing In ends the input: the relay delivers everything still queued,
 // then closes Out and returns. Close stops everything at once instead. The
