@@ -13,11 +13,13 @@ import (
 // queue before it parks.
 const popSpins = 4
 
-// chanBufferBytes sizes the buffers of the In and Out channels: big enough
-// that the goroutine between them moves values in long runs rather than a
-// wakeup every few values (measured: 4096 slots beat 256 by 10–20 % on the
-// concurrent benchmark), small enough to matter little next to the queue.
-const chanBufferBytes = 16 << 10
+// chanBufferBytes sizes the buffers of the In and Out channels (4096 slots
+// of 8 bytes): big enough that the producer, the goroutine between the ends
+// and the consumer each run long stretches between parks, taking turns on a
+// CPU rather than contending for a channel's lock value by value (seed 001's
+// loop with ends this size is much faster than with its 128-slot ends; see
+// BenchmarkElasticVersus), small enough to matter little next to the queue.
+const chanBufferBytes = 32 << 10
 
 // chanBuffer returns the number of slots of the In and Out channels:
 // chanBufferBytes worth of T, between 16 and 4096, and no more than the
@@ -37,8 +39,9 @@ func chanBuffer[T any](limit int) int {
 // Elastic is a FIFO queue with no fixed bound, usable through methods (Push,
 // Pop, PopMany) or as a channel (In, Out). Make one with NewElastic; the zero
 // value is not usable. All methods are safe for concurrent use. For a plain
-// unbounded channel, ElasticChan is faster: its goroutine shares no lock
-// with a method API.
+// unbounded channel, ElasticChan is simpler (no methods to misuse, no lock)
+// and costs about the same through In and Out, a little less when a
+// producer fills it before a consumer drains it.
 //
 // There is one queue and one input. Values enter by Push, which queues at
 // once, or by a send on In, which queues once Elastic's goroutine has
@@ -60,11 +63,14 @@ func chanBuffer[T any](limit int) int {
 // two blocks of the initial capacity (the queue is a list of such blocks,
 // linked as it grows and dropped as it drains, so an empty Elastic holds
 // two blocks at most), plus, once In or Out has been called, In's and Out's
-// buffers (16 KiB worth each). Cost per value: through the methods, an
+// buffers (32 KiB worth each). Cost per value: through the methods, an
 // uncontended mutex round trip for Push (BenchmarkElasticPushAlone) and a
 // share of one for PopMany; through the channels, four channel operations
 // (the goroutine's receive and send come on top of the caller's) and a
-// share of one mutex round trip per run of values the goroutine moves.
+// share of one mutex round trip and one select per run of values the
+// goroutine moves: up to about twice a plain buffered channel's per value,
+// and no more than seed 001's relay with ends of the same size
+// (BenchmarkElasticVersus).
 type Elastic[T any] struct {
 	mu     sync.Mutex
 	q      queue[T]
@@ -125,7 +131,7 @@ func NewElastic[T any](opts ...ElasticOption) *Elastic[T] {
 }
 
 // In returns the channel to send values on; close it to end the input. A
-// send blocks only while In's buffer (16 KiB worth of values, 16 to 4096,
+// send blocks only while In's buffer (32 KiB worth of values, 16 to 4096,
 // and no more than the limit if there is one; Out's is the same size) is
 // full: with no limit the goroutine keeps emptying it; with a Block limit it
 // stops while the queue is full. (A value the goroutine receives just as a

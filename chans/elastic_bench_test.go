@@ -76,10 +76,10 @@ func seedEnds() (chanPair, func()) {
 	}
 }
 
-// seed4096Ends is the seed's loop unchanged but for ends of 4096 slots,
-// ElasticChan's for ints.
+// seed4096Ends is the seed's loop unchanged but for ends of 4096 slots
+// (issue 22): the target for ElasticChan and Elastic's In and Out.
 func seed4096Ends() (chanPair, func()) {
-	c := seeds.NewElasticChanBuffered[int](seeds.ElasticShrinkQuarter, 4096)
+	c := seeds.NewElasticChan4096[int](seeds.ElasticShrinkQuarter)
 	return chanPair{c.S, c.R}, func() {
 		close(c.S)
 		for range c.R {
@@ -184,6 +184,7 @@ func BenchmarkElastic(b *testing.B) {
 					b.Run("Chan1024", func(b *testing.B) { benchChanPair(b, n, seq, chanEnds(1024)) })
 				}
 				b.Run("SeedElastic", func(b *testing.B) { benchChanPair(b, n, seq, seedEnds) })
+				b.Run("SeedElastic4096", func(b *testing.B) { benchChanPair(b, n, seq, seed4096Ends) })
 				b.Run("ElasticChan", func(b *testing.B) { benchChanPair(b, n, seq, elasticChanEnds) })
 				b.Run("ElasticInOut", func(b *testing.B) { benchChanPair(b, n, seq, elasticEnds) })
 				b.Run("ElasticPopMany", func(b *testing.B) { benchElasticMethods(b, n, 256, 1, seq) })
@@ -272,18 +273,33 @@ func elasticMethodsRun(n, pushBatch int, sequential bool) (float64, bool) {
 // variants interleaved run by run (each b.Loop iteration moves 65536 values
 // through a fresh queue of every kind, in both shapes) so that a change in
 // the machine's load hits them all alike. It reports median ns/item per kind
-// and shape, and the ratios: x-seed (SeedElastic over ElasticChan, per
-// shape), chan-x (ElasticChan over Chan1024, concurrent), inout-x-seed
-// (SeedElastic over Elastic's In and Out, concurrent), seed4096-x-seed
-// (SeedElastic over the seed's loop with 4096-slot ends, per shape),
-// popmany-x
-// (Chan1024 concurrent over Push + PopMany, per shape) and pushmany-x
-// (the same with PushMany batches of 256, concurrent).
+// and shape, and ratios, each the median over iterations of one taken
+// within an iteration (above 1: the second kind is faster):
+//
+//   - x-seed4096-con, x-seed4096-seq: the seed's loop with 4096-slot ends
+//     (seeds.NewElasticChan4096) over ElasticChan; inout-x-seed4096-con and
+//     -seq: the same over Elastic's In and Out. Issue 22's target is ≥ 1.
+//   - x-seed-con, x-seed-seq, inout-x-seed-con, inout-x-seed-seq: the seed
+//     as written (128-slot ends) over ElasticChan, and over In and Out;
+//     seed4096-x-seed-con and -seq: the seed over the seed with 4096-slot
+//     ends.
+//   - inout-x-chan-con, inout-x-chan-seq: ElasticChan over Elastic's In
+//     and Out (below 1: ElasticChan is faster).
+//   - chan-x: ElasticChan over Chan1024, concurrent (a time ratio: below 1
+//     would be faster than the channel); seed4096-chan-x the same for the
+//     seed with 4096-slot ends.
+//   - popmany-x-con, popmany-x-seq: Chan1024 concurrent over Push +
+//     PopMany; pushmany-x-con: the same with PushMany batches of 256.
 func BenchmarkElasticVersus(b *testing.B) {
 	const n = 1 << 16
 	kinds := []string{"Chan1024", "SeedElastic", "SeedElastic4096", "ElasticChan", "ElasticInOut", "ElasticPopMany", "ElasticPushManyPopMany"}
 	samples := map[string][]float64{}
+	ratios := map[string][]float64{}
+	ratio := func(name string, at map[string]float64, num, den string) {
+		ratios[name] = append(ratios[name], at[num]/at[den])
+	}
 	for b.Loop() {
+		at := map[string]float64{} // this iteration's ns/item
 		for _, seq := range []bool{false, true} {
 			for _, k := range kinds {
 				if seq && k == "Chan1024" {
@@ -298,23 +314,28 @@ func BenchmarkElasticVersus(b *testing.B) {
 					shape = "seq"
 				}
 				samples[k+"-"+shape] = append(samples[k+"-"+shape], ns)
+				at[k+"-"+shape] = ns
 			}
 		}
+		for _, sh := range []string{"con", "seq"} {
+			ratio("x-seed4096-"+sh, at, "SeedElastic4096-"+sh, "ElasticChan-"+sh)
+			ratio("inout-x-seed4096-"+sh, at, "SeedElastic4096-"+sh, "ElasticInOut-"+sh)
+			ratio("x-seed-"+sh, at, "SeedElastic-"+sh, "ElasticChan-"+sh)
+			ratio("inout-x-seed-"+sh, at, "SeedElastic-"+sh, "ElasticInOut-"+sh)
+			ratio("seed4096-x-seed-"+sh, at, "SeedElastic-"+sh, "SeedElastic4096-"+sh)
+			ratio("popmany-x-"+sh, at, "Chan1024-con", "ElasticPopMany-"+sh)
+			ratio("inout-x-chan-"+sh, at, "ElasticChan-"+sh, "ElasticInOut-"+sh)
+		}
+		ratio("chan-x", at, "ElasticChan-con", "Chan1024-con")
+		ratio("seed4096-chan-x", at, "SeedElastic4096-con", "Chan1024-con")
+		ratio("pushmany-x-con", at, "Chan1024-con", "ElasticPushManyPopMany-con")
 	}
-	med := map[string]float64{}
 	for k, s := range samples {
-		med[k] = median(s)
-		b.ReportMetric(med[k], k+"-ns/item")
+		b.ReportMetric(median(s), k+"-ns/item")
 	}
-	b.ReportMetric(med["SeedElastic-con"]/med["ElasticChan-con"], "x-seed-con")
-	b.ReportMetric(med["SeedElastic-con"]/med["ElasticInOut-con"], "inout-x-seed-con")
-	b.ReportMetric(med["SeedElastic-con"]/med["SeedElastic4096-con"], "seed4096-x-seed-con")
-	b.ReportMetric(med["SeedElastic-seq"]/med["SeedElastic4096-seq"], "seed4096-x-seed-seq")
-	b.ReportMetric(med["SeedElastic-seq"]/med["ElasticChan-seq"], "x-seed-seq")
-	b.ReportMetric(med["ElasticChan-con"]/med["Chan1024-con"], "chan-x")
-	b.ReportMetric(med["Chan1024-con"]/med["ElasticPopMany-con"], "popmany-x-con")
-	b.ReportMetric(med["Chan1024-con"]/med["ElasticPopMany-seq"], "popmany-x-seq")
-	b.ReportMetric(med["Chan1024-con"]/med["ElasticPushManyPopMany-con"], "pushmany-x-con")
+	for k, r := range ratios {
+		b.ReportMetric(median(r), k)
+	}
 }
 
 // BenchmarkElasticPushAlone measures Push on one goroutine, with nobody

@@ -14,10 +14,13 @@ import (
 //
 //   - chanop-ns: one uncontended channel operation (a goroutine filling a
 //     1024-slot channel, then emptying it). Channel ends with a goroutine
-//     between them cost four per value (the producer's send, the relay's
-//     receive and send, the consumer's receive), so floor4-ns, four of
-//     them, is the least a value can cost when the work runs in turn on one
-//     CPU; seq-target-ns is the sequential target (the seed's time / 1.6).
+//     between them make four per value (the producer's send, the relay's
+//     receive and send, the consumer's receive); floor4-ns is four of them,
+//     what a value costs when the three goroutines run in turn on one CPU
+//     with nothing overlapping. It is no floor on two CPUs, where the
+//     operations can overlap (issue 22: on an AMD EPYC seed 001's loop with
+//     4096-slot ends runs below what was taken for a floor). seq-target-ns
+//     is the sequential target (the seed's time / 1.6).
 //   - elasticchan-seq-1p-ns: ElasticChan's sequential shape with
 //     GOMAXPROCS=1, where nothing crosses CPUs.
 //   - forwarder-x-chan: the simplest relay (range over In, send on Out)

@@ -2,7 +2,6 @@ package chans
 
 import (
 	"fmt"
-	"runtime"
 	"sync"
 	"sync/atomic"
 )
@@ -12,16 +11,17 @@ import (
 // were sent. Make one with NewElasticChan; the zero value is not usable:
 // its In, Out and Close panic.
 //
-// It is seed 001's design: In and Out are buffered channels (16 KiB worth
+// It is seed 001's design: In and Out are buffered channels (32 KiB worth
 // of values each, 16 to 4096), and one goroutine, the relay, moves values
 // from In to Out through a queue it alone owns (blocks linked as it grows
-// and dropped as it drains, as for Elastic), with no lock: it takes every
-// value In holds and hands Out as many as it has room for in one run of
-// plain channel operations, which cannot block because the relay is In's
-// only receiver and Out's only sender, and it parks in a select only when
-// neither can move. So a value costs the producer's send, the relay's
-// receive and send, and the consumer's receive: about a plain buffered
-// channel's cost when the relay runs beside them.
+// and dropped as it drains, as for Elastic), with no lock. It runs the
+// seed's loop: a select over In and Out, each firing a run that moves what
+// can move without blocking. So a value costs four channel operations (the
+// producer's send, the relay's receive and send, the consumer's receive)
+// and a share of a select and of a goroutine wakeup; the big ends make the
+// three goroutines run long stretches between parks. Round cost: up to
+// about twice a plain buffered channel's per value, and no more than seed
+// 001's own loop with ends of the same size (BenchmarkElasticVersus).
 //
 // Closing In ends the input: the relay delivers everything still queued,
 // then closes Out and returns. Close stops everything at once instead. The
@@ -131,93 +131,82 @@ func (c *ElasticChan[T]) Close() {
 // producer faster than it cannot keep it from serving Out.
 const maxRun = 4096
 
-// relaySpins is how many times the relay yields, finding nothing to move,
-// before it parks.
-const relaySpins = 2
-
 // relay moves values In → queue → Out until the input has ended and the
-// queue is empty, or until Close.
+// queue is empty, or until Close. It is seed 001's loop (elasticRun1): one
+// select over "receive from In" and "send the oldest value on Out" (enabled
+// only while there is one), each firing a run. A receive is followed by
+// non-blocking receives while In has values; a send by as many plain sends
+// as Out has room for, which cannot block as the relay is Out's only
+// sender. With ends this size each goroutine runs long stretches between
+// parks; the relay never yields without parking, which makes the goroutines
+// take turns on a CPU rather than contend for the ends' locks.
 func (c *ElasticChan[T]) relay() {
 	defer close(c.done)
 	defer close(c.out)
-	in, out, q := c.in, c.out, &c.q
-	idle := 0 // runs in a row that found nothing to move
+	in, q, cout := c.in, &c.q, c.out
+	var (
+		out  chan<- T // cout while head holds the oldest value, else nil
+		head T
+		zero T
+	)
 	for {
+		// Once per run: with both ends busy the select may pick a run
+		// over closing many times in a row.
 		if c.stopping.Load() {
-			q.reset()
-			c.queued.Store(0)
-			return
-		}
-		moved := false
-		// Runs of plain operations that cannot block: the relay is In's
-		// only receiver (len(in) values are there for it) and Out's only
-		// sender (cap-len slots stay free for it).
-		if q.len() == 0 && in != nil {
-			// Nothing queued: straight from In to Out, as far as both go.
-			for k := min(len(in), cap(out)-len(out)); k > 0; k-- {
-				out <- <-in
-				moved = true
-			}
-		}
-		if in != nil {
-			if k := min(len(in), maxRun); k > 0 {
-				for range k {
-					q.push(<-in)
-				}
-				c.queued.Add(int64(k))
-				moved = true
-			}
-		}
-		if k := min(q.len(), cap(out)-len(out)); k > 0 {
-			c.queued.Add(-int64(k)) // before they can be seen in Out
-			for range k {
-				out <- q.pop()
-			}
-			moved = true
-		}
-		if in == nil && q.len() == 0 {
-			return
-		}
-		if moved {
-			idle = 0
-		}
-		if idle < relaySpins {
-			// Parking and being woken costs more than a yield, and a
-			// producer or consumer mid-burst will likely have given the
-			// next run something to move by then.
-			idle++
-			runtime.Gosched()
-			continue
-		}
-		idle = 0
-		// Park until a value arrives or Out has room for the oldest one.
-		var send chan<- T
-		var head T
-		if q.len() > 0 {
-			send, head = out, q.peek()
-			c.queued.Add(-1) // it can reach Out while parked
+			break
 		}
 		select {
 		case v, ok := <-in:
-			if send != nil {
-				c.queued.Add(1)
+			pushed := 0
+		receive:
+			for i := 1; ; i++ {
+				if !ok {
+					in = nil
+					break
+				}
+				if out == nil {
+					head, out = v, cout
+				} else {
+					q.push(v)
+					pushed++
+				}
+				if i == maxRun {
+					break
+				}
+				select {
+				case v, ok = <-in:
+				default:
+					break receive
+				}
 			}
-			if !ok {
-				in = nil
+			// After the values left In: Len misses them meanwhile, never
+			// counts them twice.
+			c.queued.Add(int64(pushed))
+			if in == nil && out == nil {
+				return
+			}
+		case out <- head:
+			if k := min(q.len(), cap(cout)-len(cout)); k > 0 {
+				c.queued.Add(-int64(k)) // before they can be seen in Out
+				for range k {
+					cout <- q.pop()
+				}
+			}
+			if q.len() == 0 {
+				head, out = zero, nil // keep nothing delivered reachable
+				if in == nil {
+					return
+				}
 				continue
 			}
-			if send == nil && len(out) < cap(out) {
-				out <- v
-				continue
-			}
-			q.push(v)
-			c.queued.Add(1)
-		case send <- head:
-			q.pop()
+			c.queued.Add(-1) // head can reach Out at any moment now
+			head = q.pop()
 		case <-c.closing:
 			q.reset()
 			c.queued.Store(0)
 			return
 		}
 	}
+	q.reset()
+	c.queued.Store(0)
 }

@@ -1,15 +1,15 @@
 package chans
 
-import "runtime"
-
 // Elastic's goroutine (the pump) joins In, the queue and Out, as in seed
 // 001. Each round it takes the mutex once and moves as much as it can
 // without blocking (up to maxMove values), in runs of plain channel
-// operations sized by len and cap; finding nothing to move, it yields
-// (relaySpins times, as ElasticChan's relay does) and then parks in a select
-// over "receive from In", "send the held value on Out" and its wake channel.
-// So under load a value costs a receive, a queue push and pop and a send,
-// with one lock per run of values rather than per value, and no select.
+// operations sized by len and cap; then it waits in a select over "receive
+// from In", "send the held value on Out" and its wake channel, which fires
+// at once when one can, like ElasticChan's relay (seed 001's loop): it never
+// yields without parking, so that with In's and Out's big buffers the
+// goroutines take turns on a CPU in long stretches. So under load a value
+// costs a receive, a queue push and pop and a send, with one lock and one
+// select per run of values rather than per value.
 
 // maxMove bounds the values moved under one hold of the mutex, so Push and
 // Pop never wait long for it.
@@ -54,7 +54,6 @@ func (e *Elastic[T]) pump() {
 		ok       bool
 		received bool // the last select received v, ok from In
 		sent     bool // the last select sent the held value
-		idle     int  // rounds in a row that moved nothing
 	)
 	for {
 		e.lockPump()
@@ -73,25 +72,12 @@ func (e *Elastic[T]) pump() {
 			e.receivedLocked(&s, v, ok)
 			v = zero
 		}
-		moved, alive := e.moveLocked(&s)
+		_, alive := e.moveLocked(&s)
 		if !alive {
 			e.unlockPump()
 			return
 		}
 		received, sent = false, false
-		if moved > 0 {
-			idle = 0
-		}
-		if idle < relaySpins {
-			// As for ElasticChan's relay: a yield costs less than parking
-			// and being woken, and a producer or consumer mid-burst will
-			// likely have given the next round something to move.
-			idle++
-			e.unlockPump()
-			runtime.Gosched()
-			continue
-		}
-		idle = 0
 		// Park with only the cases that can make progress: a nil channel
 		// never fires.
 		var in <-chan T

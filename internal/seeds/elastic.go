@@ -27,6 +27,9 @@ const (
 	// the input (S) and output (R) channels.
 	ElasticSendBuffer    = 128
 	ElasticReceiveBuffer = 128
+	// ElasticBigBuffer is the size of both ends of NewElasticChan4096: the
+	// seed's loop with ends 32 times the seed's (issue 22).
+	ElasticBigBuffer = 4096
 	// ElasticMaxReceive bounds how many values one turn of the loop takes
 	// from the input before it looks at the output again.
 	ElasticMaxReceive = 1024
@@ -49,9 +52,16 @@ func NewElasticChan[T any](mode ElasticShrinkMode) ElasticChan[T] {
 	return NewElasticChanBuffered[T](mode, ElasticSendBuffer)
 }
 
+// NewElasticChan4096 is the seed's elastic channel with both ends buffered
+// ElasticBigBuffer (4096) values instead of the seed's 128, its loop
+// unchanged: each of the three goroutines then runs long stretches without
+// parking, which makes it much faster than the seed as written.
+func NewElasticChan4096[T any](mode ElasticShrinkMode) ElasticChan[T] {
+	return NewElasticChanBuffered[T](mode, ElasticBigBuffer)
+}
+
 // NewElasticChanBuffered is NewElasticChan with both ends buffered buffer
-// values instead of the seed's 128: the seed's loop unchanged, for the
-// comparison with ends the size of chans.ElasticChan's.
+// values instead of the seed's 128: the seed's loop unchanged.
 func NewElasticChanBuffered[T any](mode ElasticShrinkMode, buffer int) ElasticChan[T] {
 	in := make(chan T, buffer)
 	out := make(chan T, buffer)

@@ -60,22 +60,27 @@ func TestSeedSumsAgree(t *testing.T) {
 }
 
 func TestSeedElasticKeepsOrderAndCloses(t *testing.T) {
-	e := NewElasticChan[int](ElasticShrinkNever)
-	go func() {
-		for i := range 5000 {
-			e.S <- i
+	for name, e := range map[string]ElasticChan[int]{
+		"128":  NewElasticChan[int](ElasticShrinkNever),
+		"4096": NewElasticChan4096[int](ElasticShrinkQuarter),
+	} {
+		const n = 3 * ElasticBigBuffer
+		go func() {
+			for i := range n {
+				e.S <- i
+			}
+			close(e.S)
+		}()
+		next := 0
+		for v := range e.R {
+			if v != next {
+				t.Fatalf("%s: got %d, want %d", name, v, next)
+			}
+			next++
 		}
-		close(e.S)
-	}()
-	next := 0
-	for v := range e.R {
-		if v != next {
-			t.Fatalf("got %d, want %d", v, next)
+		if next != n {
+			t.Fatalf("%s: got %d values, want %d", name, next, n)
 		}
-		next++
-	}
-	if next != 5000 {
-		t.Fatalf("got %d values, want 5000", next)
 	}
 }
 

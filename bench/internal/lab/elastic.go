@@ -45,6 +45,12 @@ func elasticVariants() []elasticVariant {
 				e := seeds.NewElasticChan[int](seeds.ElasticShrinkNever)
 				return e.S, e.R
 			}},
+		{name: "seed elastic, 4096-slot ends (elasticRun1, never shrinks)", seq: true, conc: true,
+			note: "the seed's loop unchanged, ends 32× the seed's (issue 22)",
+			ends: func(int) (chan<- int, <-chan int) {
+				e := seeds.NewElasticChan4096[int](seeds.ElasticShrinkNever)
+				return e.S, e.R
+			}},
 		{name: "smallnest/chanx UnboundedChan", seq: true, conc: true,
 			ends: func(int) (chan<- int, <-chan int) {
 				c := chanx.NewUnboundedChan[int](context.Background(), seeds.ElasticSendBuffer)
