@@ -169,7 +169,7 @@ func (a *autoPool) control() {
 	t := time.NewTicker(autoTick)
 	defer t.Stop()
 	st := a.snapshot()
-	c := newController(a.stats.Min, a.stats.Max, int(a.target.Load()))
+	step := autoChooser(a.stats.Min, a.stats.Max, int(a.target.Load()))
 	var acc sample
 	for {
 		select {
@@ -185,7 +185,8 @@ func (a *autoPool) control() {
 		if !acc.enough() {
 			continue
 		}
-		n, reason, detail := c.step(acc)
+		n, reason, detail := step(acc)
+		n = min(max(n, a.stats.Min), a.stats.Max)
 		acc = sample{}
 		if n != int(a.target.Load()) {
 			a.target.Store(int32(n))
@@ -198,6 +199,12 @@ func (a *autoPool) control() {
 			a.add(i) // a slot below the target whose worker is not running
 		}
 	}
+}
+
+// autoChooser makes what control asks for a count: a controller's step
+// (tests replace it).
+var autoChooser = func(lo, hi, n int) func(sample) (int, string, string) {
+	return newController(lo, hi, n).step
 }
 
 // tally is what the stage's workers had done by one instant.

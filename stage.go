@@ -49,8 +49,8 @@ func newPool(p *Pipeline, kind, name string, n int, cfg stageConfig) *stage {
 		return newStage(p, kind, name, n)
 	}
 	if n < cfg.autoMin || n > cfg.autoMax {
-		panic(fmt.Sprintf("sluice: %s %q: Auto(%d, %d) starts with the n given, which must lie within its bounds, got %d",
-			kind, name, cfg.autoMin, cfg.autoMax, n))
+		panic(fmt.Sprintf("sluice: stage %q: with Auto(%d, %d) the n given is the count to start with and must lie within its bounds, got %d",
+			name, cfg.autoMin, cfg.autoMax, n))
 	}
 	s := newStage(p, kind, name, 1)
 	s.workers = append(s.workers, make([]*worker, cfg.autoMax-1)...)
