@@ -262,17 +262,39 @@ func (s sample) enough() bool {
 
 // controller chooses a worker count from samples; it is a pure function
 // of what it was shown, so that its decisions can be tested on their own.
+//
+// Every change is a probe that the next sample judges by throughput: a
+// grow is kept if throughput rose by at least minGain of the share of
+// workers added (else the workers go back: no-gain), a shrink if it fell
+// by at most maxLoss of the share removed (else they come back). So the
+// count settles where one more worker adds little: at the cores for
+// CPU-bound work, at a dependency's capacity when its calls queue, and
+// where the machine itself saturates for calls that wait. A time per item
+// far above its baseline (a dependency saturating) proposes a shrink to
+// the count the baseline says it serves.
 type controller struct {
-	lo, hi int
-	n      int
-	slow   bool      // slow start: double while nothing says stop
-	hold   int       // samples to wait before growing again
-	recent []float64 // time per item of the last samples (ns), for the baseline
-	next   int       // where the next goes in recent
-	grew   bool      // the last step grew from from, at throughput x
-	from   int
-	x      float64
+	lo, hi  int
+	n       int
+	slow    bool      // slow start: double while each doubling pays
+	hold    int       // samples to wait before the next grow probe
+	backoff int       // hold after the next failed grow probe
+	recent  []float64 // time per item of the last samples (ns), for the baseline
+	next    int       // where the next goes in recent
+	probe   probe
 }
+
+// probe is a change waiting to be judged.
+type probe struct {
+	from   int     // the count before; 0: none pending
+	x, t   float64 // throughput and time per item before
+	age    int     // samples since
+	reason string
+}
+
+const (
+	minGain = 0.15 // a grow probe is kept if throughput rose by this share of the workers added
+	maxLoss = 0.5  // a shrink probe is kept if throughput fell by at most this share of the workers removed
+)
 
 // baselineSamples is how many samples the baseline (the least time per
 // item) looks back over: about three seconds. A dependency whose calls
@@ -281,7 +303,7 @@ type controller struct {
 const baselineSamples = 30
 
 func newController(lo, hi, n int) *controller {
-	return &controller{lo: lo, hi: hi, n: n, slow: true, recent: make([]float64, 0, baselineSamples)}
+	return &controller{lo: lo, hi: hi, n: n, slow: true, backoff: 10, recent: make([]float64, 0, baselineSamples)}
 }
 
 // step takes one sample and returns the count to run, and why it changed
@@ -291,12 +313,11 @@ func (c *controller) step(s sample) (n int, reason, detail string) {
 	if life <= 0 || s.dt <= 0 {
 		return c.n, "", ""
 	}
-	grew := c.grew
-	c.grew = false
 	util := float64(s.busy) / life
 	// Not the bottleneck: the workers wait most of the time. Keep those
 	// that the work needs (the busy share), with a margin.
 	if util < 0.6 {
+		c.probe = probe{}
 		if c.n == c.lo {
 			return c.n, "", ""
 		}
@@ -327,37 +348,58 @@ func (c *controller) step(s sample) (n int, reason, detail string) {
 		base = min(base, r)
 	}
 	g := base / t
+	if pr := c.probe; pr.from != 0 {
+		c.probe = probe{}
+		share := float64(c.n-pr.from) / float64(pr.from) // > 0 for a grow
+		change := x/pr.x - 1
+		switch {
+		case share > 0 && change < minGain*share:
+			c.slow, c.hold = false, c.backoff
+			c.backoff = min(2*c.backoff, 50)
+			return c.set(pr.from, AutoNoGain, fmt.Sprintf("%d workers did %.0f items/s, %d did %.0f", c.n, x*1e9, pr.from, pr.x*1e9))
+		case share < 0 && -change > maxLoss*-share:
+			// The workers removed were doing work: they come back, and
+			// the time per item before is the baseline from now on.
+			c.rebase(pr.t)
+			c.hold = 3
+			return c.set(pr.from, AutoGrow, fmt.Sprintf("%d workers did %.0f items/s, %d did %.0f", c.n, x*1e9, pr.from, pr.x*1e9))
+		case share > 0:
+			c.backoff = 10
+		}
+	}
 	// A dependency saturating: calls queue, the time per item climbs.
-	// The count the dependency serves without queueing is about n·g.
-	if g < 0.8 && c.n > c.lo {
+	// The count it serves without queueing is about n·g.
+	if g < 0.6 && c.n > c.lo {
 		want := max(c.lo, min(c.n-1, int(float64(c.n)*max(g, 0.5)+0.5)))
 		c.slow, c.hold = false, 3
+		c.probe = probe{from: c.n, x: x, t: t}
 		return c.set(want, AutoLatency, fmt.Sprintf("time per item %v, %.1f× its baseline %v", dur(t), t/base, dur(base)))
-	}
-	// The workers last added brought no throughput: take them back.
-	if grew && x < c.x*(1+0.2*float64(c.n-c.from)/float64(c.from)) {
-		from, x0 := c.from, c.x
-		c.slow, c.hold = false, 5
-		return c.set(from, AutoNoGain, fmt.Sprintf("%d workers did %.0f items/s, %d did %.0f", c.n, x*1e9, from, x0*1e9))
 	}
 	if c.hold > 0 {
 		c.hold--
 		return c.n, "", ""
 	}
-	if util >= 0.8 && g >= 0.9 && c.n < c.hi {
-		want := c.n + max(1, c.n/8)
+	if util >= 0.8 && g >= 0.75 && c.n < c.hi {
+		want := max(c.n+1, c.n*5/4)
 		if c.slow {
 			want = 2 * c.n
 		}
-		from := c.n
-		c.grew, c.from, c.x = true, from, x
+		c.probe = probe{from: c.n, x: x, t: t}
 		return c.set(min(c.hi, want), AutoGrow, fmt.Sprintf("workers busy %.0f%% of the time, time per item %v (baseline %v), %.0f items/s", 100*util, dur(t), dur(base), x*1e9))
 	}
 	return c.n, "", ""
 }
 
+// rebase makes t the least time per item of the window.
+func (c *controller) rebase(t float64) {
+	for i := range c.recent {
+		c.recent[i] = max(c.recent[i], t)
+	}
+}
+
 func (c *controller) set(n int, reason, detail string) (int, string, string) {
 	if n == c.n {
+		c.probe = probe{}
 		return n, "", ""
 	}
 	c.n = n

@@ -40,6 +40,17 @@ func drive(c *controller, m model, steps int) (counts []int, reasons []string) {
 	return counts, reasons
 }
 
+// above counts the xs above k.
+func above(xs []int, k int) int {
+	n := 0
+	for _, x := range xs {
+		if x > k {
+			n++
+		}
+	}
+	return n
+}
+
 func within(xs []int, lo, hi int) bool {
 	return slices.Min(xs) >= lo && slices.Max(xs) <= hi
 }
@@ -50,8 +61,9 @@ func TestControllerSettlesAtASaturatingDependencysCapacity(t *testing.T) {
 	if i := slices.Index(counts, 16); i < 0 || i > 6 {
 		t.Fatalf("counts %v: want 16 reached by doubling within 6 ticks", counts[:10])
 	}
-	if tail := counts[20:]; !within(tail, 16, 18) {
-		t.Fatalf("counts after 2 s range over %d–%d, want 16–18 (the dependency serves 16): %v", slices.Min(tail), slices.Max(tail), tail)
+	if tail := counts[20:]; !within(tail, 16, 20) || above(tail, 16) > len(tail)/10 {
+		t.Fatalf("counts after 2 s range over %d–%d, %d of %d above 16; want 16–20, at most 1 in 10 above (the dependency serves 16; a probe above is judged and taken back): %v",
+			slices.Min(tail), slices.Max(tail), above(tail, 16), len(tail), tail)
 	}
 	if reasons[0] != AutoGrow || !slices.Contains(reasons, AutoLatency) && !slices.Contains(reasons, AutoNoGain) {
 		t.Fatalf("reasons %v: want grow first, then latency or no-gain", reasons)
@@ -69,15 +81,15 @@ func TestControllerStopsAtTheCoresForCPUBoundWork(t *testing.T) {
 func TestControllerFollowsADependencyThatServesFewer(t *testing.T) {
 	c := newController(1, 256, 1)
 	counts, _ := drive(c, model{2 * time.Millisecond, 32}, 50)
-	if tail := counts[20:]; !within(tail, 32, 36) {
-		t.Fatalf("counts before the drop range over %d–%d, want 32–36: %v", slices.Min(tail), slices.Max(tail), tail)
+	if tail := counts[20:]; !within(tail, 32, 40) || above(tail, 32) > len(tail)/10 {
+		t.Fatalf("counts before the drop range over %d–%d, want 32–40, at most 1 in 10 above 32: %v", slices.Min(tail), slices.Max(tail), tail)
 	}
 	counts, reasons := drive(c, model{2 * time.Millisecond, 8}, 50)
 	if i := slices.IndexFunc(counts, func(n int) bool { return n <= 9 }); i < 0 || i > 3 {
 		t.Fatalf("counts after the drop %v: want 9 or fewer within 3 ticks", counts[:10])
 	}
-	if tail := counts[10:]; !within(tail, 8, 9) {
-		t.Fatalf("counts after the drop range over %d–%d, want 8–9: %v", slices.Min(tail), slices.Max(tail), tail)
+	if tail := counts[10:]; !within(tail, 8, 10) || above(tail, 8) > len(tail)/10 {
+		t.Fatalf("counts after the drop range over %d–%d, want 8–10, at most 1 in 10 above 8: %v", slices.Min(tail), slices.Max(tail), tail)
 	}
 	if reasons[0] != AutoLatency {
 		t.Fatalf("first reason after the drop %q, want %q", reasons[0], AutoLatency)
@@ -152,7 +164,7 @@ func TestAutoFindsTheCapacityOfASaturatingDependency(t *testing.T) {
 		if err := p.Wait(); err != nil {
 			t.Fatalf("Wait: %v", err)
 		}
-		if tail := counts[20:]; !within(tail, capacity, capacity+capacity/4) {
+		if tail := counts[20:]; !within(tail, capacity, capacity+capacity/4) || above(tail, capacity) > len(tail)/5 {
 			t.Fatalf("workers after 2 s range over %d–%d, want %d–%d: %v", slices.Min(tail), slices.Max(tail), capacity, capacity+capacity/4, counts)
 		}
 		if st.Auto == nil || st.Auto.Min != 1 || st.Auto.Max != maxWorkers || st.Auto.Changes == 0 || st.Auto.Detail == "" {
