@@ -266,7 +266,8 @@ func (s sample) enough() bool {
 // Every change is a probe that the next sample judges by throughput: a
 // grow is kept if throughput rose by at least minGain of the share of
 // workers added (else the workers go back: no-gain), a shrink if it fell
-// by at most maxLoss of the share removed (else they come back). So the
+// by at most maxLoss of the share removed (else they come back, and the
+// time per item is taken as the new baseline). So the
 // count settles where one more worker adds little: at the cores for
 // CPU-bound work, at a dependency's capacity when its calls queue, and
 // where the machine itself saturates for calls that wait. A time per item
@@ -293,7 +294,7 @@ type probe struct {
 
 const (
 	minGain = 0.15 // a grow probe is kept if throughput rose by this share of the workers added
-	maxLoss = 0.5  // a shrink probe is kept if throughput fell by at most this share of the workers removed
+	maxLoss = 0.15 // a shrink probe is kept if throughput fell by at most this share of the workers removed
 )
 
 // baselineSamples is how many samples the baseline (the least time per
@@ -359,19 +360,21 @@ func (c *controller) step(s sample) (n int, reason, detail string) {
 			return c.set(pr.from, AutoNoGain, fmt.Sprintf("%d workers did %.0f items/s, %d did %.0f", c.n, x*1e9, pr.from, pr.x*1e9))
 		case share < 0 && -change > maxLoss*-share:
 			// The workers removed were doing work: they come back, and
-			// the time per item before is the baseline from now on.
+			// the time per item before is the baseline from now on (the
+			// calls were slower for another reason than queueing, such
+			// as the machine's own load).
 			c.rebase(pr.t)
-			c.hold = 3
 			return c.set(pr.from, AutoGrow, fmt.Sprintf("%d workers did %.0f items/s, %d did %.0f", c.n, x*1e9, pr.from, pr.x*1e9))
 		case share > 0:
 			c.backoff = 10
+		case share < 0:
+			c.slow = false // a shrink that cost nothing: the count is near its best
 		}
 	}
 	// A dependency saturating: calls queue, the time per item climbs.
 	// The count it serves without queueing is about n·g.
 	if g < 0.6 && c.n > c.lo {
 		want := max(c.lo, min(c.n-1, int(float64(c.n)*max(g, 0.5)+0.5)))
-		c.slow, c.hold = false, 3
 		c.probe = probe{from: c.n, x: x, t: t}
 		return c.set(want, AutoLatency, fmt.Sprintf("time per item %v, %.1f× its baseline %v", dur(t), t/base, dur(base)))
 	}
