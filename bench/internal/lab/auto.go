@@ -9,6 +9,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -157,6 +158,8 @@ func autoOnce(n int, call func(context.Context, int) error, midway func(), run, 
 		}
 		return nil
 	})
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
 	start := time.Now()
 	f := func(ctx context.Context, v int) (int, error) {
 		t0 := time.Now()
@@ -209,6 +212,7 @@ func autoOnce(n int, call func(context.Context, int) error, midway func(), run, 
 	elapsed := time.Since(start)
 	close(stop)
 	<-sampled
+	runtime.ReadMemStats(&after)
 	if err != nil {
 		return Sample{}, err
 	}
@@ -240,7 +244,8 @@ func autoOnce(n int, call func(context.Context, int) error, midway func(), run, 
 	for i, w := range wins[:min(len(wins), int(run/win))] {
 		met[fmt.Sprintf("win%03d", i)] = w / win.Seconds()
 	}
-	return Sample{Elapsed: elapsed, Items: max(1, len(calls)), Metrics: met}, nil
+	return Sample{Elapsed: elapsed, Items: max(1, len(calls)), Metrics: met, Measured: true,
+		Mallocs: after.Mallocs - before.Mallocs, Bytes: after.TotalAlloc - before.TotalAlloc}, nil
 }
 
 func quantile(xs []float64, q float64) float64 {
