@@ -86,7 +86,8 @@ var stageRows = []stageRow{
 		return nil
 	}},
 	{name: "ForEachChunk", multi: true, errs: true, build: func(p *sluice.Pipeline, xs []int, n int, h hook, opts ...sluice.StageOption) func() []int {
-		_ = opts // ForEachChunk settles whole chunks: policy_test.go tests it on its own
+		// ForEachChunk settles whole chunks: policy_test.go tests its error
+		// options on its own; the harness passes it only Auto.
 		// A call's first item always reaches the hook, so a call made after
 		// the stop is counted; within a call, the function itself stops at
 		// a done context, as a well-written one does.
@@ -100,7 +101,7 @@ var stageRows = []stageRow{
 				}
 			}
 			return nil
-		})
+		}, opts...)
 		return nil
 	}},
 	{name: "Reduce", build: func(p *sluice.Pipeline, xs []int, _ int, h hook, opts ...sluice.StageOption) func() []int {
@@ -241,14 +242,23 @@ const harnessItems = 3000
 
 // forEachStage runs check for every row and worker count in its own
 // synctest bubble: a goroutine left behind or a Wait that never returns
-// fails the bubble.
+// fails the bubble. Rows with a pool also run with Auto(1, 8), starting
+// at 2 workers.
 func forEachStage(t *testing.T, check func(t *testing.T, row stageRow, n int)) {
 	for _, row := range stageRows {
-		for _, n := range []int{1, 4} {
-			if n > 1 && !row.multi {
+		for _, n := range []int{1, 4, 0} {
+			if n != 1 && !row.multi {
 				continue
 			}
-			t.Run(fmt.Sprintf("%s/workers=%d", row.name, n), func(t *testing.T) {
+			name := fmt.Sprintf("%s/workers=%d", row.name, n)
+			if n == 0 {
+				name, n = row.name+"/workers=Auto(1,8)", 2
+				build := row.build
+				row.build = func(p *sluice.Pipeline, xs []int, n int, h hook, opts ...sluice.StageOption) func() []int {
+					return build(p, xs, n, h, append(opts, sluice.Auto(1, 8))...)
+				}
+			}
+			t.Run(name, func(t *testing.T) {
 				synctest.Test(t, func(t *testing.T) { check(t, row, n) })
 			})
 		}

@@ -128,6 +128,16 @@
 // input of [OrderedMap] stays small enough that its [Window] holds two
 // chunks per worker, and no larger than its output's chunks.
 //
+// # Worker counts
+//
+// A stage with a pool runs the n workers it is given, or, with [Auto],
+// a count the engine chooses between two bounds while it runs: more while
+// the stage is the bottleneck and more workers bring more throughput,
+// fewer when they bring none or the time per call climbs. Workers added at
+// run time are owned like every other; a worker removed exits between two
+// chunks, so no item is lost or repeated. [Throttle] paces a stage's calls
+// by a limiter, whatever its count.
+//
 // # Backpressure and overflow
 //
 // Edges are bounded ([Buffer]; by default 8 chunks). By default a

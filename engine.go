@@ -69,6 +69,15 @@ type body[T any] struct {
 func loop[T any](p *Pipeline, s *stage, w *worker, r *receiver[T], b body[T]) {
 	p.goStage(s, w, func() error {
 		for {
+			if s.auto != nil && s.auto.shed(w) {
+				// The engine took this worker away: it hands on what it
+				// holds and exits between two chunks, so no item is lost
+				// or repeated.
+				if b.end != nil && !b.end() {
+					return errStopped
+				}
+				return nil
+			}
 			c, rang := r.next(b.idle, b.alarm)
 			if rang {
 				if !b.ring() {
@@ -109,12 +118,14 @@ func loop[T any](p *Pipeline, s *stage, w *worker, r *receiver[T], b body[T]) {
 
 // goStage starts one goroutine of stage s, running run on worker w's
 // account. The goroutine is counted in p.wg before it starts, so Wait
-// cannot return while it runs.
+// cannot return while it runs; its slot is live from before it starts
+// until after it has exited (see autoPool.add).
 func (p *Pipeline) goStage(s *stage, w *worker, run func() error) {
 	p.wg.Add(1)
+	w.live.Store(true)
 	go func() {
 		defer p.wg.Done()
-		w.started.Store(nowNs())
+		w.begin()
 		returned := false
 		defer func() {
 			w.resume()
@@ -125,6 +136,7 @@ func (p *Pipeline) goStage(s *stage, w *worker, run func() error) {
 				p.fail(&StageError{Stage: s.name, Err: ErrGoexit})
 			}
 			s.exited()
+			w.live.Store(false)
 		}()
 		err := run()
 		returned = true

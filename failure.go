@@ -47,10 +47,11 @@ type errorConfig struct {
 	base     time.Duration
 	maxDelay time.Duration
 	timeout  time.Duration
+	throttle Limiter // Throttle's limiter (throttle.go); nil: none
 }
 
 func (c errorConfig) set() bool {
-	return c.skip || c.dead != nil || c.attempts > 1 || c.timeout > 0
+	return c.skip || c.dead != nil || c.attempts > 1 || c.timeout > 0 || c.throttle != nil
 }
 
 // SkipErrors makes a stage settle an item whose function failed by
@@ -117,8 +118,9 @@ func Timeout(d time.Duration) StageOption {
 // noErrorPolicy panics if a stage without a function was given an error
 // option.
 func noErrorPolicy(kind, name string, cfg stageConfig) {
+	noAuto(kind, name, cfg)
 	if cfg.errs.set() {
-		panic(fmt.Sprintf("sluice: %s %q: SkipErrors, DeadLetter, Retry and Timeout apply only to stages with a function that returns an error", kind, name))
+		panic(fmt.Sprintf("sluice: %s %q: SkipErrors, DeadLetter, Retry, Timeout and Throttle apply only to stages with a function that returns an error", kind, name))
 	}
 }
 
@@ -204,7 +206,7 @@ func (h *onError[T]) failed(ctx context.Context, v T, err error, again func(cont
 		return false, err
 	}
 	ok, attempts, err := h.retry(ctx, err, again)
-	if ok || err == errStopped {
+	if ok || err == errStopped || isThrottleErr(err) {
 		return ok, err
 	}
 	return false, h.settle(v, err, attempts)
@@ -221,6 +223,9 @@ func (h *onError[T]) retry(ctx context.Context, err error, again func(context.Co
 			return false, attempts, errStopped
 		}
 		h.w.retries.Add(1)
+		if err = h.throttle(ctx); err != nil {
+			return false, attempts, err
+		}
 		if err = again(ctx); err == nil {
 			return true, attempts + 1, nil
 		}
@@ -347,7 +352,7 @@ func (h *onError[T]) failedChunk(ctx context.Context, items []T, err error, f fu
 		return false, err
 	}
 	ok, attempts, err := h.retry(ctx, err, func(ctx context.Context) error { return f(ctx, items) })
-	if ok || err == errStopped {
+	if ok || err == errStopped || isThrottleErr(err) {
 		return ok, err
 	}
 	for _, v := range items {

@@ -30,6 +30,8 @@ type stageConfig struct {
 	setWindow bool
 	edgeOpts  []string    // the output-edge options given (Buffer, Chunk, OnFull), for noOutput
 	errs      errorConfig // per-item error policy (failure.go)
+	autoMin   int         // Auto's bounds; autoMax 0: a fixed worker count
+	autoMax   int
 }
 
 type stageOptionFunc func(*stageConfig)

@@ -23,23 +23,23 @@ func OrderedMap[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(
 	checkWorkers("OrderedMap", name, n)
 	checkFunc("OrderedMap", name, f == nil)
 	cfg := stageOptions("OrderedMap", name, opts)
-	s := newStage(p, "ordered-map", name, n)
-	ie := consume(p, s, in, n)
-	oe := newEdge[U](p, s, n, cfg)
-	window := 4 * n * ie.size
+	s := newPool(p, "ordered-map", name, n, cfg)
+	ie := consume(p, s, in, s.slots())
+	oe := newEdge[U](p, s, s.slots(), cfg)
+	window := 4 * s.slots() * ie.size
 	if cfg.setWindow {
 		window = cfg.window
 	}
 	// One output chunk per input chunk: an input chunk no larger than the
 	// output's chunks needs no splitting unless the consumer asks for
 	// smaller ones (see handoffSized).
-	ie.measured(max(1, min(window/(2*n), oe.size)))
-	pol := newPolicy[T](p, s, n, cfg.errs)
+	ie.measured(max(1, min(window/(2*s.slots()), oe.size)))
+	pol := newPolicy[T](p, s, s.slots(), cfg.errs)
 	f = timed(f, cfg.errs.timeout)
 	ro := &reorder[U]{window: window, slots: make(map[uint64]deposit[U]), room: make(chan struct{})}
 	order := newArrivals()
 	ctx := p.ctx
-	for i, w := range s.workers {
+	s.start(p, func(i int, w *worker) {
 		r := newReceiver(ie, i, w)
 		r.order = order
 		out := newPassSender(oe, i, w)
@@ -68,7 +68,7 @@ func OrderedMap[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(
 			}
 			return nil
 		}})
-	}
+	})
 	return Stream[U]{oe}
 }
 

@@ -17,7 +17,7 @@ func sinkStage[T any](p *Pipeline, s *stage, ie *edge[T], adapt bool, pol *polic
 	} else {
 		ie.unmeasured()
 	}
-	for i, w := range s.workers {
+	s.start(p, func(i int, w *worker) {
 		h := pol.worker(i, w)
 		flush := withFlush(nil, h)
 		loop(p, s, w, newReceiver(ie, i, w), body[T]{
@@ -25,7 +25,7 @@ func sinkStage[T any](p *Pipeline, s *stage, ie *edge[T], adapt bool, pol *polic
 			idle: flush,
 			end:  flush,
 		})
-	}
+	})
 }
 
 // ForEach starts a sink of n workers that call f for every item of in, in
@@ -39,9 +39,9 @@ func ForEach[T any](p *Pipeline, name string, in Stream[T], n int, f func(ctx co
 	checkFunc("ForEach", name, f == nil)
 	cfg := stageOptions("ForEach", name, opts)
 	noOutput("ForEach", name, cfg)
-	s := newStage(p, "sink", name, n)
-	ie := consume(p, s, in, n)
-	pol := newPolicy[T](p, s, n, cfg.errs)
+	s := newPool(p, "sink", name, n, cfg)
+	ie := consume(p, s, in, s.slots())
+	pol := newPolicy[T](p, s, s.slots(), cfg.errs)
 	f = timedErr(f, cfg.errs.timeout)
 	ctx := p.ctx
 	rc := receiptsOf[T]()
@@ -49,6 +49,9 @@ func ForEach[T any](p *Pipeline, name string, in Stream[T], n int, f func(ctx co
 		for i, v := range items {
 			if p.halted() {
 				return errStopped
+			}
+			if err := h.throttle(ctx); err != nil {
+				return err
 			}
 			if err := f(ctx, v); err != nil {
 				ok, err := retryErr(h, ctx, f, v, err)
@@ -85,15 +88,18 @@ func ForEachChunk[T any](p *Pipeline, name string, in Stream[T], n int, f func(c
 	checkFunc("ForEachChunk", name, f == nil)
 	cfg := stageOptions("ForEachChunk", name, opts)
 	noOutput("ForEachChunk", name, cfg)
-	s := newStage(p, "sink", name, n)
-	ie := consume(p, s, in, n)
-	pol := newPolicy[T](p, s, n, cfg.errs)
+	s := newPool(p, "sink", name, n, cfg)
+	ie := consume(p, s, in, s.slots())
+	pol := newPolicy[T](p, s, s.slots(), cfg.errs)
 	f = timedErr(f, cfg.errs.timeout)
 	ctx := p.ctx
 	rc := receiptsOf[T]()
 	sinkStage(p, s, ie, false, pol, func(items []T, h *onError[T]) error {
 		if p.halted() {
 			return errStopped
+		}
+		if err := h.throttle(ctx); err != nil {
+			return err
 		}
 		if err := f(ctx, items); err != nil {
 			ok, err := h.failedChunk(ctx, items, err, f)

@@ -10,13 +10,18 @@ import (
 // stage is what a pipeline knows of one of its stages: its goroutines'
 // timings and the edges it reads and writes.
 type stage struct {
-	name    string
-	kind    string
+	name string
+	kind string
+	// workers has a slot per goroutine the stage may run: n for a fixed
+	// count, max for [Auto] (whose slots are filled as first used, under
+	// p.mu, and nil until then). A slot's goroutine exits before the slot
+	// is started again, so its counters have one writer at a time.
 	workers []*worker
 	ins     []edgeInfo // edges it consumes
 	outs    []edgeInfo // edges it produces, closed when the last worker exits
 	running atomic.Int32
-	onDone  []func() // run after outs are closed
+	onDone  []func()  // run after outs are closed
+	auto    *autoPool // the engine's choice of worker count; nil for a fixed count
 }
 
 // newStage registers a stage with n worker goroutines. It panics if p
@@ -30,11 +35,47 @@ func newStage(p *Pipeline, kind, name string, n int) *stage {
 	s := &stage{name: name, kind: kind, workers: make([]*worker, n)}
 	s.running.Store(int32(n))
 	for i := range s.workers {
-		s.workers[i] = &worker{}
+		s.workers[i] = &worker{slot: i}
 	}
 	p.addStage(s)
 	return s
 }
+
+// newPool registers a stage with a pool of workers: n of them, or with
+// [Auto] n to start with and slots for up to its max. Its goroutines are
+// started by start.
+func newPool(p *Pipeline, kind, name string, n int, cfg stageConfig) *stage {
+	if cfg.autoMax == 0 {
+		return newStage(p, kind, name, n)
+	}
+	if n < cfg.autoMin || n > cfg.autoMax {
+		panic(fmt.Sprintf("sluice: stage %q: with Auto(%d, %d) the n given is the count to start with and must lie within its bounds, got %d",
+			name, cfg.autoMin, cfg.autoMax, n))
+	}
+	s := newStage(p, kind, name, 1)
+	s.workers = append(s.workers, make([]*worker, cfg.autoMax-1)...)
+	s.running.Store(int32(n))
+	s.auto = newAutoPool(p, s, cfg.autoMin, cfg.autoMax, n)
+	return s
+}
+
+// start starts the stage's goroutines: run(i, w) starts slot i's, with
+// loop or goStage, once for each of the n of a fixed count; with [Auto],
+// for the first n slots now and again whenever the engine adds a worker.
+// It must be called once, after everything the goroutines share is built.
+func (s *stage) start(p *Pipeline, run func(i int, w *worker)) {
+	if s.auto == nil {
+		for i, w := range s.workers {
+			run(i, w)
+		}
+		return
+	}
+	s.auto.begin(run)
+}
+
+// slots is how many goroutines the stage may run at once: the length of
+// the per-goroutine tallies of its edges.
+func (s *stage) slots() int { return len(s.workers) }
 
 func checkWorkers(kind, name string, n int) {
 	if n < 1 {
@@ -72,9 +113,16 @@ type worker struct {
 	started   atomic.Int64 // when the goroutine started (nowNs); 0 before
 	ended     atomic.Int64 // when it exited; 0 while it runs
 	forRoom   atomic.Bool  // the current wait is for room downstream, not for input
-	failed    atomic.Int64 // items settled as failed: skipped or dead-lettered
-	retries   atomic.Int64 // calls repeated by Retry
-	lat       latency      // sampled latency of the chunks it finished
+	slot      int          // its index in the stage's workers
+	past      atomic.Int64 // lifetime of the slot's earlier goroutines (Auto starts a slot again)
+	live      atomic.Bool  // a goroutine runs in the slot (set before it starts, cleared after it exited)
+	// throttling says the current wait is in a [Throttle]'s Wait, whose
+	// time goes to throttled instead of blocked.
+	throttling atomic.Bool
+	throttled  atomic.Int64
+	failed     atomic.Int64 // items settled as failed: skipped or dead-lettered
+	retries    atomic.Int64 // calls repeated by Retry
+	lat        latency      // sampled latency of the chunks it finished
 }
 
 // lifetime is how long the worker has run, up to now or to its exit.
@@ -105,6 +153,13 @@ func nowNs() int64 {
 func (w *worker) waitInput() { w.forRoom.Store(false); w.startWait() }
 func (w *worker) waitRoom()  { w.forRoom.Store(true); w.startWait() }
 
+// waitThrottle marks the start of a wait in a Throttle's limiter.
+func (w *worker) waitThrottle() {
+	w.forRoom.Store(false)
+	w.throttling.Store(true)
+	w.startWait()
+}
+
 func (w *worker) startWait() {
 	w.seq.Add(1)
 	w.waitSince.Store(nowNs())
@@ -116,7 +171,25 @@ func (w *worker) resume() {
 		return
 	}
 	w.seq.Add(1)
-	w.blocked.Add(nowNs() - w.waitSince.Swap(0))
+	d := nowNs() - w.waitSince.Swap(0)
+	if w.throttling.Load() {
+		w.throttled.Add(d)
+		w.throttling.Store(false)
+	} else {
+		w.blocked.Add(d)
+	}
+	w.seq.Add(1)
+}
+
+// begin marks the goroutine's start; a slot started again keeps the
+// lifetime of its earlier goroutines in past, so that Busy never falls.
+func (w *worker) begin() {
+	w.seq.Add(1)
+	if st := w.started.Load(); st != 0 {
+		w.past.Add(w.ended.Load() - st)
+	}
+	w.started.Store(nowNs())
+	w.ended.Store(0)
 	w.seq.Add(1)
 }
 
@@ -128,23 +201,30 @@ func (w *worker) end() {
 	w.seq.Add(1)
 }
 
-// times returns the worker's blocked time and lifetime as of one instant,
-// and whether it is waiting then: blocked includes the wait in progress,
+// times returns the worker's blocked and throttled time and lifetime (its
+// slot's, over every goroutine it ran) as of one instant, and whether it
+// is waiting then: blocked or throttled includes the wait in progress,
 // and everything is read between two equal even values of seq, so that a
 // wait or the goroutine ending meanwhile is counted once, in full.
-func (w *worker) times() (blocked, life int64, waiting bool) {
+func (w *worker) times() (blocked, throttled, life int64, waiting bool) {
 	for {
 		s := w.seq.Load()
 		if s&1 == 0 {
 			blocked = w.blocked.Load()
+			throttled = w.throttled.Load()
+			throttling := w.throttling.Load()
 			since := w.waitSince.Load()
 			now := nowNs()
-			life = w.lifetime(now)
+			life = w.past.Load() + w.lifetime(now)
 			if w.seq.Load() == s {
 				if since != 0 {
-					blocked += max(0, now-since)
+					if throttling {
+						throttled += max(0, now-since)
+					} else {
+						blocked += max(0, now-since)
+					}
 				}
-				return blocked, life, since != 0
+				return blocked, throttled, life, since != 0 && !throttling
 			}
 		}
 		runtime.Gosched() // the goroutine is between two stores

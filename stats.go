@@ -135,11 +135,13 @@ type EdgeStats struct {
 
 // StageStats describes one stage at the moment of a snapshot.
 type StageStats struct {
-	Name    string
-	Kind    string // source, map, ordered-map, filter, flat-map, batch, …
-	Workers int    // goroutines the stage runs
-	Running int    // of those, how many have not exited yet
-	Waiting int    // of those, how many are waiting for input or for room
+	Name string
+	Kind string // source, map, ordered-map, filter, flat-map, batch, …
+	// Workers is the goroutines the stage runs: its fixed count, or with
+	// [Auto] the count the engine chooses now (Auto says why).
+	Workers int
+	Running int // goroutines that have not exited yet (with Auto, a removed worker runs until its chunk's end)
+	Waiting int // of those, how many are waiting for input or for room
 	// WaitingForRoom is how many of the waiting workers wait for room
 	// downstream (a full output edge, a full reorder window, a ToChan
 	// receiver) rather than for input: a stage blocked this way is not the
@@ -156,10 +158,16 @@ type StageStats struct {
 	// Busy is the goroutine time spent working — running the stage's
 	// function and moving items — summed over its workers.
 	Busy time.Duration
-	// Blocked is the time spent waiting, summed over its workers. Busy and
-	// Blocked are cumulative: each worker's are read as of one instant, so
-	// neither is ever lower than in an earlier snapshot.
-	Blocked time.Duration
+	// Blocked is the time spent waiting for input or room, summed over
+	// its workers; Throttled the time spent waiting on the stage's
+	// [Throttle]. Busy, Blocked and Throttled are cumulative: each
+	// worker's are read as of one instant, so none is ever lower than in
+	// an earlier snapshot.
+	Blocked   time.Duration
+	Throttled time.Duration
+	// Auto describes the engine's choice of Workers for a stage with
+	// [Auto]; nil for a fixed count.
+	Auto *AutoStats
 	// InDepth and InCapacity describe the stage's input edge (summed
 	// when it has several, as Merge does).
 	InDepth    int64
@@ -217,10 +225,21 @@ func (p *Pipeline) Stats() Snapshot {
 	}
 	for _, s := range stages {
 		st := StageStats{Name: s.name, Kind: s.kind, Workers: len(s.workers)}
-		var blocked, life int64
+		if s.auto != nil {
+			st.Workers = int(s.auto.target.Load())
+			s.auto.mu.Lock()
+			a := s.auto.stats
+			s.auto.mu.Unlock()
+			st.Auto = &a
+		}
+		var blocked, throttled, life int64
 		for _, w := range s.workers {
-			b, l, waiting := w.times()
+			if w == nil {
+				continue // an Auto slot never used
+			}
+			b, th, l, waiting := w.times()
 			blocked += b
+			throttled += th
 			life += l
 			if waiting {
 				st.Waiting++
@@ -231,12 +250,13 @@ func (p *Pipeline) Stats() Snapshot {
 			st.Failed += w.failed.Load()
 			st.Retries += w.retries.Load()
 			w.lat.addTo(&st.Latency)
-			if w.ended.Load() == 0 {
+			if w.live.Load() {
 				st.Running++
 			}
 		}
 		st.Blocked = time.Duration(blocked)
-		st.Busy = time.Duration(max(0, life-blocked))
+		st.Throttled = time.Duration(throttled)
+		st.Busy = time.Duration(max(0, life-blocked-throttled))
 		for _, e := range s.ins {
 			es := edgeStats[e]
 			st.In += es.Received

@@ -11,7 +11,7 @@ import (
 // flushes its partial output chunk (and dead letters).
 func mapStage[T, U any](p *Pipeline, s *stage, ie *edge[T], oe *edge[U], pol *policy[T], each func(items []T, out *sender[U], h *onError[T]) error) {
 	ie.measured(0)
-	for i, w := range s.workers {
+	s.start(p, func(i int, w *worker) {
 		out := newSender(oe, i, w)
 		h := pol.worker(i, w)
 		flush := withFlush(out.flush, h)
@@ -21,7 +21,7 @@ func mapStage[T, U any](p *Pipeline, s *stage, ie *edge[T], oe *edge[U], pol *po
 			end:  flush,
 			held: out.flushHeld,
 		})
-	}
+	})
 }
 
 // checkFunc panics if a stage's function is nil.
@@ -55,6 +55,9 @@ func apply[T, U any](p *Pipeline, ctx context.Context, f func(context.Context, T
 		if p.halted() {
 			return k, errStopped
 		}
+		if err := h.throttle(ctx); err != nil {
+			return k, err
+		}
 		u, err := f(ctx, v)
 		if err != nil {
 			var ok bool
@@ -86,10 +89,10 @@ func Map[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(ctx con
 	checkFunc("Map", name, f == nil)
 	cfg := stageOptions("Map", name, opts)
 	noWindow("Map", name, cfg)
-	s := newStage(p, "map", name, n)
-	ie := consume(p, s, in, n)
-	oe := newEdge[U](p, s, n, cfg)
-	pol := newPolicy[T](p, s, n, cfg.errs)
+	s := newPool(p, "map", name, n, cfg)
+	ie := consume(p, s, in, s.slots())
+	oe := newEdge[U](p, s, s.slots(), cfg)
+	pol := newPolicy[T](p, s, s.slots(), cfg.errs)
 	f = timed(f, cfg.errs.timeout)
 	ctx := p.ctx
 	mapStage(p, s, ie, oe, pol, func(items []T, out *sender[U], h *onError[T]) error {
@@ -126,10 +129,10 @@ func Filter[T any](p *Pipeline, name string, in Stream[T], n int, keep func(ctx 
 	checkFunc("Filter", name, keep == nil)
 	cfg := stageOptions("Filter", name, opts)
 	noWindow("Filter", name, cfg)
-	s := newStage(p, "filter", name, n)
-	ie := consume(p, s, in, n)
-	oe := newEdge[T](p, s, n, cfg)
-	pol := newPolicy[T](p, s, n, cfg.errs)
+	s := newPool(p, "filter", name, n, cfg)
+	ie := consume(p, s, in, s.slots())
+	oe := newEdge[T](p, s, s.slots(), cfg)
+	pol := newPolicy[T](p, s, s.slots(), cfg.errs)
 	keep = timed(keep, cfg.errs.timeout)
 	ctx := p.ctx
 	rc := receiptsOf[T]()
@@ -137,6 +140,9 @@ func Filter[T any](p *Pipeline, name string, in Stream[T], n int, keep func(ctx 
 		for i, v := range items {
 			if p.halted() {
 				return errStopped
+			}
+			if err := h.throttle(ctx); err != nil {
+				return err
 			}
 			ok, err := keep(ctx, v)
 			if err != nil {
@@ -176,10 +182,10 @@ func FlatMap[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(ctx
 	checkFunc("FlatMap", name, f == nil)
 	cfg := stageOptions("FlatMap", name, opts)
 	noWindow("FlatMap", name, cfg)
-	s := newStage(p, "flat-map", name, n)
-	ie := consume(p, s, in, n)
-	oe := newEdge[U](p, s, n, cfg)
-	pol := newPolicy[T](p, s, n, cfg.errs)
+	s := newPool(p, "flat-map", name, n, cfg)
+	ie := consume(p, s, in, s.slots())
+	oe := newEdge[U](p, s, s.slots(), cfg)
+	pol := newPolicy[T](p, s, s.slots(), cfg.errs)
 	if d := cfg.errs.timeout; d > 0 {
 		inner := f
 		f = func(ctx context.Context, v T, emit func(U) bool) error {
@@ -207,6 +213,9 @@ func FlatMap[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(ctx
 		for i, v := range items {
 			if p.halted() {
 				return errStopped
+			}
+			if err := h.throttle(ctx); err != nil {
+				return err
 			}
 			if err := f(ctx, v, emit); err != nil {
 				again := func(ctx context.Context, v T) error { return f(ctx, v, emit) }

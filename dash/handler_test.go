@@ -135,7 +135,7 @@ func TestSnapshotJSONKeepsItsFieldNames(t *testing.T) {
 		"bottleneck", "history_from_second", "stages", "edges")
 	checkKeys(t, "stage", pl["stages"].([]any)[1].(map[string]any), "name", "kind", "workers", "running",
 		"waiting", "busy", "in", "out", "dropped", "failed", "retries", "in_per_second", "out_per_second", "utilization",
-		"busy_seconds", "blocked_seconds", "queue_depth", "queue_capacity", "queue_fill", "chunk_size",
+		"busy_seconds", "blocked_seconds", "throttled_seconds", "queue_depth", "queue_capacity", "queue_fill", "chunk_size",
 		"latency_p50_seconds", "latency_p99_seconds", "latency_samples", "bottleneck",
 		"items_per_second_history", "queue_fill_history")
 	checkKeys(t, "edge", pl["edges"].([]any)[0].(map[string]any), "from", "to", "sent", "received",
@@ -497,5 +497,28 @@ func TestRatesAreOverTheNewestReadingAtLeastAWindowOld(t *testing.T) {
 			t.Fatalf("%d readings: got %d kept, base at %d ms; want %d kept, base at %d ms",
 				len(c.hist), len(kept), baseMs, c.kept, c.baseMs)
 		}
+	}
+}
+
+func TestSnapshotJSONShowsAnAutoStagesCountAndWhy(t *testing.T) {
+	p := sluice.New(context.Background(), sluice.Named("auto"))
+	src := sluice.FromSlice(p, "numbers", make([]int, 100))
+	dbl := sluice.Map(p, "double", src, 3, func(_ context.Context, v int) (int, error) { return 2 * v, nil }, sluice.Auto(2, 8))
+	sluice.Collect(p, "collect", dbl)
+	if err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	srv, c := serve(t, Handler(p))
+	_, body := get(t, c, srv.URL+"/snapshot.json")
+	var v View
+	if err := json.Unmarshal([]byte(body), &v); err != nil {
+		t.Fatal(err)
+	}
+	st := v.Pipelines[0].Stages[1]
+	if st.Name != "double" || st.Auto == nil || st.Auto.Min != 2 || st.Auto.Max != 8 || st.Auto.Reason == "" || st.Workers < 2 || st.Workers > 8 {
+		t.Fatalf("got stage %q, workers %d, auto %+v; want double with Auto 2–8, a reason, and a count within", st.Name, st.Workers, st.Auto)
+	}
+	if v.Pipelines[0].Stages[0].Auto != nil {
+		t.Fatalf("a source's auto = %+v, want none", v.Pipelines[0].Stages[0].Auto)
 	}
 }

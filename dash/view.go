@@ -56,6 +56,12 @@ type StageView struct {
 	Utilization    float64 `json:"utilization"`
 	BusySeconds    float64 `json:"busy_seconds"`
 	BlockedSeconds float64 `json:"blocked_seconds"`
+	// ThrottledSeconds is the time its workers waited on its
+	// [sluice.Throttle], summed over them.
+	ThrottledSeconds float64 `json:"throttled_seconds"`
+	// Auto is present for a stage whose worker count the engine chooses
+	// ([sluice.Auto]): Workers is then that count.
+	Auto *AutoView `json:"auto,omitempty"`
 
 	QueueDepth    int64   `json:"queue_depth"` // items queued on its input
 	QueueCapacity int     `json:"queue_capacity"`
@@ -81,6 +87,18 @@ type StageView struct {
 	// only at a reading and is null in between.
 	ItemsPerSecondHistory Series `json:"items_per_second_history"`
 	QueueFillHistory      Series `json:"queue_fill_history"`
+}
+
+// AutoView is the engine's choice of a stage's worker count; see
+// [sluice.AutoStats].
+type AutoView struct {
+	Min     int    `json:"min"`
+	Max     int    `json:"max"`
+	Reason  string `json:"reason"` // why it last changed: start, grow, no-gain, latency, idle, throttled
+	Detail  string `json:"detail"` // the same with the figures that decided it
+	Changes int64  `json:"changes"`
+	// ChangedSecondsAgo is how long before the reading it last changed.
+	ChangedSecondsAgo float64 `json:"changed_seconds_ago"`
 }
 
 // EdgeView is one edge at one reading; see [sluice.EdgeStats].
@@ -132,6 +150,11 @@ func viewOf(base *sluice.Snapshot, cur sluice.Snapshot, past *history) PipelineV
 			InPerSecond: rate(s.In, was.In), OutPerSecond: rate(s.Out, was.Out),
 			BusySeconds: s.Busy.Seconds(), BlockedSeconds: s.Blocked.Seconds(),
 			QueueDepth: s.InDepth, QueueCapacity: s.InCapacity, QueueFill: fill(s.InDepth, s.InCapacity), ChunkSize: s.InChunkSize,
+		}
+		sv.ThrottledSeconds = s.Throttled.Seconds()
+		if a := s.Auto; a != nil {
+			sv.Auto = &AutoView{Min: a.Min, Max: a.Max, Reason: a.Reason, Detail: a.Detail, Changes: a.Changes,
+				ChangedSecondsAgo: max(0, cur.Taken.Sub(a.Changed).Seconds())}
 		}
 		if dt > 0 && s.Workers > 0 {
 			sv.Utilization = min(1, max(0, (s.Busy-was.Busy).Seconds()/(dt*float64(s.Workers))))

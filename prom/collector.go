@@ -22,6 +22,21 @@
 //	sluice_stage_blocked_seconds_total{pipeline,stage}              counter: worker time spent waiting
 //	sluice_stage_workers{pipeline,stage}                            gauge: goroutines still running
 //	sluice_stage_workers_waiting{pipeline,stage}                    gauge: of those, waiting for input or room
+//	sluice_stage_throttled_seconds_total{pipeline,stage}            counter: worker time spent waiting on the
+//	                                                                stage's Throttle
+//
+// Stages with sluice.Auto, whose worker count the engine chooses, also have:
+//
+//	sluice_stage_workers_target{pipeline,stage}                     gauge: the count the engine chooses now
+//	sluice_stage_workers_bound{pipeline,stage,bound="min"|"max"}    gauge: Auto's bounds
+//	sluice_stage_workers_changes_total{pipeline,stage}              counter: changes of the count
+//	sluice_stage_workers_reason{pipeline,stage,reason}              gauge, always 1: why it last changed — one of
+//	                                                                a fixed set (start, grow, no-gain, latency,
+//	                                                                idle, throttled), so the label stays bounded
+//	sluice_stage_workers_changed_timestamp_seconds{pipeline,stage}  gauge: when it last changed (Unix time)
+//
+// and for every stage:
+//
 //	sluice_stage_latency_seconds{pipeline,stage}                    histogram: queueing plus processing,
 //	                                                                sampled one chunk in eight; one bucket per
 //	                                                                power of two of nanoseconds, ~1 µs to ~34 s
@@ -126,6 +141,19 @@ var (
 		"Time a stage's workers spent waiting for input or for room downstream, summed over its workers.", stageLabels, nil)
 	workersDesc = prometheus.NewDesc("sluice_stage_workers",
 		"Goroutines of a stage still running.", stageLabels, nil)
+	throttledDesc = prometheus.NewDesc("sluice_stage_throttled_seconds_total",
+		"Time a stage's workers spent waiting on its Throttle's limiter, summed over its workers.", stageLabels, nil)
+	workersTargetDesc = prometheus.NewDesc("sluice_stage_workers_target",
+		"Goroutines the engine chooses for a stage with sluice.Auto (exported for those stages only).", stageLabels, nil)
+	workersBoundDesc = prometheus.NewDesc("sluice_stage_workers_bound",
+		"The bounds given to sluice.Auto: bound=min or max.", []string{"pipeline", "stage", "bound"}, nil)
+	workersChangesDesc = prometheus.NewDesc("sluice_stage_workers_changes_total",
+		"Changes of a sluice.Auto stage's worker count.", stageLabels, nil)
+	workersReasonDesc = prometheus.NewDesc("sluice_stage_workers_reason",
+		"Always 1: why a sluice.Auto stage's worker count last changed, from a fixed set: start, grow, no-gain, latency, idle, throttled.",
+		[]string{"pipeline", "stage", "reason"}, nil)
+	workersChangedDesc = prometheus.NewDesc("sluice_stage_workers_changed_timestamp_seconds",
+		"Unix time at which a sluice.Auto stage's worker count last changed (or the stage started).", stageLabels, nil)
 	waitingDesc = prometheus.NewDesc("sluice_stage_workers_waiting",
 		"Goroutines of a stage waiting for input or for room downstream.", stageLabels, nil)
 	latencyDesc = prometheus.NewDesc("sluice_stage_latency_seconds",
@@ -144,7 +172,8 @@ var (
 // Describe sends the descriptors of every metric the collector exports.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{itemsDesc, droppedDesc, failedDesc, retriesDesc, queueDesc, capacityDesc, chunkDesc, busyDesc,
-		blockedDesc, workersDesc, waitingDesc, latencyDesc, infoDesc, stateDesc, errorsDesc} {
+		blockedDesc, throttledDesc, workersDesc, workersTargetDesc, workersBoundDesc, workersChangesDesc, workersReasonDesc, workersChangedDesc,
+		waitingDesc, latencyDesc, infoDesc, stateDesc, errorsDesc} {
 		ch <- d
 	}
 }
@@ -197,7 +226,16 @@ func collect(ch chan<- prometheus.Metric, s sluice.Snapshot) {
 		counter(retriesDesc, float64(st.Retries))
 		counter(busyDesc, st.Busy.Seconds())
 		counter(blockedDesc, st.Blocked.Seconds())
+		counter(throttledDesc, st.Throttled.Seconds())
 		gauge(workersDesc, float64(st.Running))
+		if a := st.Auto; a != nil {
+			gauge(workersTargetDesc, float64(st.Workers))
+			ch <- prometheus.MustNewConstMetric(workersBoundDesc, prometheus.GaugeValue, float64(a.Min), pl, name, "min")
+			ch <- prometheus.MustNewConstMetric(workersBoundDesc, prometheus.GaugeValue, float64(a.Max), pl, name, "max")
+			counter(workersChangesDesc, float64(a.Changes))
+			ch <- prometheus.MustNewConstMetric(workersReasonDesc, prometheus.GaugeValue, 1, pl, name, a.Reason)
+			gauge(workersChangedDesc, float64(a.Changed.UnixNano())/1e9)
+		}
 		gauge(waitingDesc, float64(st.Waiting))
 		if st.InCapacity == 0 {
 			continue // a source: no input queue, no latency

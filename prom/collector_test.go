@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -442,4 +443,61 @@ func TestAddPanicsOnProgrammerError(t *testing.T) {
 	}
 	mustPanic(func() { NewCollector(nil) }, "nil")
 	mustPanic(func() { NewCollector(orders(t, "same", 1), orders(t, "same", 1)) }, `"same"`)
+}
+
+func TestCollectorExportsAutoWorkersAndThrottledTime(t *testing.T) {
+	p := sluice.New(context.Background(), sluice.Named("auto"))
+	src := sluice.FromSlice(p, "in", make([]int, 100))
+	out := sluice.Map(p, "fetch", src, 3, func(_ context.Context, v int) (int, error) { return v, nil },
+		sluice.Auto(2, 16), sluice.Throttle(sleepy(time.Millisecond)))
+	sluice.Collect(p, "store", out)
+	if err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	reg := registry(t, NewCollector(p))
+	for _, c := range []struct {
+		name string
+		want float64
+		lbl  []string
+	}{
+		{"sluice_stage_workers_bound", 2, []string{"bound=min"}},
+		{"sluice_stage_workers_bound", 16, []string{"bound=max"}},
+		{"sluice_stage_workers_reason", 1, nil},
+	} {
+		if got := value(t, reg, c.name, append([]string{"pipeline=auto", "stage=fetch"}, c.lbl...)...); got != c.want {
+			t.Errorf("got %s %v, want %v", c.name, got, c.want)
+		}
+	}
+	if got := value(t, reg, "sluice_stage_workers_target", "stage=fetch"); got < 2 || got > 16 {
+		t.Errorf("got sluice_stage_workers_target %v, want within Auto's bounds 2–16", got)
+	}
+	if got := value(t, reg, "sluice_stage_throttled_seconds_total", "stage=fetch"); got < 0.1*0.9 {
+		t.Errorf("got sluice_stage_throttled_seconds_total %v, want about 100 waits of 1 ms", got)
+	}
+	if got := value(t, reg, "sluice_stage_throttled_seconds_total", "stage=store"); got != 0 {
+		t.Errorf("got %v throttled seconds for a stage without Throttle, want 0", got)
+	}
+	problems, err := testutil.GatherAndLint(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("lint: %s: %s", p.Metric, p.Text)
+	}
+}
+
+// sleepy is a limiter that lets a call go after d, one at a time.
+type sleepy time.Duration
+
+var sleepyMu sync.Mutex
+
+func (d sleepy) Wait(ctx context.Context) error {
+	sleepyMu.Lock()
+	defer sleepyMu.Unlock()
+	select {
+	case <-time.After(time.Duration(d)):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

@@ -150,6 +150,14 @@
     }
     const wk = s.workers === 1 ? "worker" : "workers";
     lines.push(`${s.workers} ${wk}: ${s.busy} busy, ${s.waiting} waiting`);
+    if (s.auto) {
+      // The engine chooses the count: its bounds, and why it last changed.
+      lines.push({ cls: "auto", text: `auto ${s.auto.min}–${s.auto.max}: ${s.auto.reason} ${s.auto.changed_seconds_ago < 1 ? "just now" : secs(s.auto.changed_seconds_ago) + " ago"}`,
+        title: s.auto.detail });
+    }
+    if (s.throttled_seconds > 0) {
+      lines.push(`throttled ${secs(s.throttled_seconds)} in all`);
+    }
     const busy = `busy ${Math.round(s.utilization * 100)}%`;
     lines.push(source ? `${busy} of the time` : `${busy} · chunks of ${count(s.chunk_size)}`);
     if (!source) {
@@ -201,7 +209,8 @@
       class: "stage" + (s.bottleneck ? " bottleneck" : ""),
       transform: `translate(${at.x},${at.y})`,
       "data-stage": s.name, "data-in": s.in, "data-out": s.out, "data-chunk-size": s.chunk_size,
-      "data-failed": s.failed, "data-retries": s.retries,
+      "data-failed": s.failed, "data-retries": s.retries, "data-workers": s.workers,
+      "data-auto-reason": s.auto ? s.auto.reason : "",
       "data-bottleneck": String(s.bottleneck),
     }, g);
     el("rect", { class: "box", width: NODE_W, height: nodeH, rx: 7 }, sg);
@@ -209,7 +218,8 @@
     el("text", { class: "kind", x: NODE_W - 10, y: 19, "text-anchor": "end" }, sg, s.kind);
     lines.forEach((l, i) => {
       const t = typeof l === "string" ? { cls: "", text: l } : l;
-      el("text", { class: ("line " + t.cls).trim(), x: 10, y: TOP + i * LINE }, sg, t.text);
+      const te = el("text", { class: ("line " + t.cls).trim(), x: 10, y: TOP + i * LINE }, sg, t.text);
+      if (t.title) el("title", {}, te, t.title);
     });
     // History: items/s, and how full the input queue was.
     const rates = s.items_per_second_history || [], fills = s.queue_fill_history || [];

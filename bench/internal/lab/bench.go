@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/sluicehq/sluice/internal/machine"
@@ -58,6 +59,8 @@ type Config struct {
 	// means look for bench/rust above the working directory and the
 	// executable.
 	RustDir string
+	// countSet says Count was given (--count), not defaulted.
+	countSet bool
 	// Timeout bounds one run of one case (and a Rust build).
 	Timeout time.Duration
 
@@ -105,6 +108,15 @@ type Experiment struct {
 	// Charts are extra bar charts of the HTML report, one per column
 	// (figures where lower is better).
 	Charts []Column
+	// Runs, when set, is the runs per case unless --count says otherwise
+	// (experiments whose one run is already long).
+	Runs int
+	// Finish, when set, adds figures that compare the rows of a finished
+	// experiment with each other.
+	Finish func(rows []Row)
+	// Draw, when set, adds the experiment's own SVG charts to the HTML
+	// report, after the standard ones.
+	Draw func(b *strings.Builder, rows []Row)
 }
 
 // Case is one variant doing one amount of work.
@@ -223,7 +235,7 @@ func (c Conditions) String() string {
 // them.
 func Experiments() []*Experiment {
 	return []*Experiment{faninExperiment(), elasticExperiment(), squaresExperiment(), sumExperiment(),
-		csvExperiment(), pipelineExperiment(), ringExperiment()}
+		csvExperiment(), pipelineExperiment(), ringExperiment(), autoExperiment()}
 }
 
 // Result is what one invocation measured.

@@ -70,6 +70,9 @@ svg .axis{stroke:#9aa3b2;stroke-width:1}svg .grid{stroke:#eef0f4;stroke-width:1}
 		for _, c := range e.Charts {
 			barChart(&b, e, rows, colors, &c)
 		}
+		if e.Draw != nil {
+			e.Draw(&b, rows)
+		}
 		htmlTable(&b, e, rows)
 	}
 	b.WriteString("</body></html>\n")

@@ -53,7 +53,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		args = fs.Args()[1:]
 	}
 
-	cfg := &Config{Mode: Full, Count: runs, Time: runTime, Timeout: timeout, RustDir: rustDir}
+	cfg := &Config{Mode: Full, Count: runs, Time: runTime, Timeout: timeout, RustDir: rustDir, countSet: runs != 0}
 	switch {
 	case check:
 		cfg.Mode = Check

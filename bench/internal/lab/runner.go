@@ -43,7 +43,12 @@ func Run(cfg *Config, exps []*Experiment) *Result {
 		cfg.cleanups = nil
 	}()
 	for i, e := range exps {
+		count := cfg.Count
+		if e.Runs > 0 && !cfg.countSet && cfg.Mode != Check {
+			cfg.Count = e.Runs
+		}
 		rows := runExperiment(cfg, e, plans[i], res.Conditions)
+		cfg.Count = count
 		setSpeedups(rows)
 		res.Rows = append(res.Rows, rows...)
 	}
@@ -92,6 +97,9 @@ func runExperiment(cfg *Config, e *Experiment, cases []Case, cond Conditions) []
 				e.Derive(&rows[i])
 			}
 		}
+	}
+	if e.Finish != nil {
+		e.Finish(rows)
 	}
 	return rows
 }

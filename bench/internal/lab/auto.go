@@ -1,0 +1,471 @@
+package lab
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"html"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sluicehq/sluice"
+)
+
+// Seed 003's lesson at run time: how many workers a stage needs depends on
+// the work. Each case runs a Map stage with every fixed count and with
+// sluice.Auto(1, 256), one after the other in the same run, for a fixed
+// time against the same work:
+//
+//   - cpu: hashing 4 KiB (SHA-256) per item;
+//   - io: a call to a local HTTP server (127.0.0.1) that answers after 2 ms;
+//   - saturating: the same server serving 16 calls at once and queueing the
+//     rest, so that a call's latency rises past 16 in flight;
+//   - drop: the same, serving 32 at once until half the run, then 8.
+//
+// An item is a call (or a hash). Every figure is measured from the calls'
+// own completion times and durations: the steady throughput and p99 from
+// autoSettle on, and for Auto the time from which its throughput stays at
+// 90 % of the best fixed count's.
+
+const autoBase = 2 * time.Millisecond
+
+type autoCase struct {
+	name, title string
+	work        func(srv *depServer) (call func(context.Context, int) error, midway func())
+}
+
+func autoCases() []autoCase {
+	return []autoCase{
+		{"cpu", "CPU-bound: SHA-256 of 4 KiB", func(*depServer) (func(context.Context, int) error, func()) {
+			buf := make([]byte, 4<<10)
+			var sink atomic.Uint64
+			return func(_ context.Context, v int) error {
+				var b [4 << 10]byte
+				copy(b[:], buf)
+				b[0] = byte(v)
+				s := sha256.Sum256(b[:])
+				sink.Add(uint64(s[0]))
+				return nil
+			}, nil
+		}},
+		{"io", "IO-bound: an HTTP call answered after 2 ms", func(s *depServer) (func(context.Context, int) error, func()) {
+			s.setCapacity(0)
+			return s.call, nil
+		}},
+		{"saturating", "a dependency serving 16 calls at once, queueing the rest", func(s *depServer) (func(context.Context, int) error, func()) {
+			s.setCapacity(16)
+			return s.call, nil
+		}},
+		{"drop", "the dependency serving 32 at once, then 8 from half the run", func(s *depServer) (func(context.Context, int) error, func()) {
+			s.setCapacity(32)
+			return s.call, func() { s.setCapacity(8) }
+		}},
+	}
+}
+
+const autoVariant = "Auto(1, 256)"
+
+func autoExperiment() *Experiment {
+	return &Experiment{
+		Name: "auto", Seed: "003", Unit: "call",
+		Title: "workers chosen by the engine (sluice.Auto) against every fixed count",
+		Runs:  1,
+		Columns: []Column{
+			{Key: "steady_per_s", Header: "steady calls/s", Format: "%.0f"},
+			{Key: "vs_best", Header: "× best fixed", Format: "%.2f"},
+			{Key: "p99_ms", Header: "p99 ms", Format: "%.2f"},
+			{Key: "p99_vs_best", Header: "p99 × best", Format: "%.2f"},
+			{Key: "workers", Header: "workers", Format: "%.0f"},
+			{Key: "reach_s", Header: "90% at s", Format: "%.2f"},
+			{Key: "max_running", Header: "max goroutines", Format: "%.0f"},
+		},
+		Cases:  autoExperimentCases,
+		Finish: autoFinish,
+		Draw:   autoDraw,
+	}
+}
+
+func autoCounts(m Mode) []int {
+	return pick(m, []int{1, 2, 4, 8, 16, 32, 64, 128, 256}, []int{1, 16, 256}, []int{1, 256})
+}
+
+// autoRun is how long one run lasts, and autoSettle when the steady part
+// of it starts.
+func autoRun(m Mode) (run, settle time.Duration) {
+	return pick(m, 6*time.Second, 2*time.Second, 300*time.Millisecond), pick(m, 2*time.Second, time.Second, 100*time.Millisecond)
+}
+
+func autoExperimentCases(c *Config) []Case {
+	var srv *depServer
+	server := func() (*depServer, error) {
+		if srv == nil {
+			var err error
+			if srv, err = newDepServer(); err != nil {
+				return nil, err
+			}
+			c.atEnd(srv.close)
+		}
+		return srv, nil
+	}
+	run, settle := autoRun(c.Mode)
+	var cases []Case
+	for _, ac := range autoCases() {
+		variants := []int{}
+		for _, n := range autoCounts(c.Mode) {
+			variants = append(variants, n)
+		}
+		variants = append(variants, 0) // Auto
+		for _, n := range variants {
+			name := fmt.Sprintf("fixed %d", n)
+			if n == 0 {
+				name = autoVariant
+			}
+			cases = append(cases, Case{
+				Group: ac.name, Variant: name, Baseline: n == 1, Note: ac.title,
+				Process: func() (Sample, error) {
+					s, err := server()
+					if err != nil {
+						return Sample{}, err
+					}
+					call, midway := ac.work(s)
+					return autoOnce(n, call, midway, run, settle)
+				},
+			})
+		}
+	}
+	return cases
+}
+
+// autoOnce runs one pipeline for run: a source of ints, a Map of n
+// workers (Auto(1, 256) from 1 when n is 0) calling call, and a counting
+// sink.
+func autoOnce(n int, call func(context.Context, int) error, midway func(), run, settle time.Duration) (Sample, error) {
+	type done struct{ at, took time.Duration }
+	var mu sync.Mutex
+	calls := make([]done, 0, 1<<16)
+	p := sluice.New(context.Background(), sluice.Named("auto"))
+	src := sluice.From(p, "items", func(ctx context.Context, out *sluice.Emitter[int]) error {
+		for i := 0; out.Send(i); i++ {
+		}
+		return nil
+	})
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	start := time.Now()
+	f := func(ctx context.Context, v int) (int, error) {
+		t0 := time.Now()
+		err := call(ctx, v)
+		t1 := time.Now()
+		mu.Lock()
+		calls = append(calls, done{t1.Sub(start), t1.Sub(t0)})
+		mu.Unlock()
+		return v, err
+	}
+	var opts []sluice.StageOption
+	workers := n
+	if n == 0 {
+		opts, workers = append(opts, sluice.Auto(1, 256)), 1
+	}
+	m := sluice.Map(p, "call", src, workers, f, opts...)
+	var got atomic.Int64
+	sluice.ForEach(p, "count", m, 1, func(context.Context, int) error { got.Add(1); return nil })
+
+	// A sampler reads the stage's workers every 50 ms.
+	var counts []int
+	maxRunning := 0
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		t := time.NewTicker(50 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+			for _, st := range p.Stats().Stages {
+				if st.Name == "call" {
+					if time.Since(start) >= settle {
+						counts = append(counts, st.Workers)
+					}
+					maxRunning = max(maxRunning, st.Running)
+				}
+			}
+		}
+	}()
+	if midway != nil {
+		time.AfterFunc(run/2, midway)
+	}
+	time.AfterFunc(run, p.Drain)
+	err := p.Wait()
+	elapsed := time.Since(start)
+	close(stop)
+	<-sampled
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		return Sample{}, err
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if int64(len(calls)) != got.Load() {
+		return Sample{}, fmt.Errorf("%d calls made, %d items reached the sink", len(calls), got.Load())
+	}
+	// Throughput per 250 ms window, and the steady part's figures.
+	const win = 250 * time.Millisecond
+	wins := make([]float64, int(elapsed/win)+1)
+	var steady []float64
+	for _, c := range calls {
+		wins[int(c.at/win)]++
+		if c.at >= settle && c.at < run {
+			steady = append(steady, float64(c.took)/1e6)
+		}
+	}
+	met := Metrics{
+		"steady_per_s": float64(len(steady)) / (run - settle).Seconds(),
+		"p99_ms":       quantile(steady, 0.99),
+		"max_running":  float64(maxRunning),
+	}
+	if n == 0 {
+		met["workers"] = float64(medianInt(counts))
+	} else {
+		met["workers"] = float64(n)
+	}
+	for i, w := range wins[:min(len(wins), int(run/win))] {
+		met[fmt.Sprintf("win%03d", i)] = w / win.Seconds()
+	}
+	return Sample{Elapsed: elapsed, Items: max(1, len(calls)), Metrics: met, Measured: true,
+		Mallocs: after.Mallocs - before.Mallocs, Bytes: after.TotalAlloc - before.TotalAlloc}, nil
+}
+
+func quantile(xs []float64, q float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	slices.Sort(xs)
+	return xs[min(len(xs)-1, int(math.Ceil(q*float64(len(xs))))-1)]
+}
+
+func medianInt(xs []int) int {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// autoFinish compares each row with the best fixed count of its case:
+// the highest steady throughput, and for p99 the lowest p99 among the
+// fixed counts within 5 % of that throughput (the strictest fair
+// comparison); for Auto, the time from which its throughput, over 500 ms,
+// stays at 90 % of the best.
+func autoFinish(rows []Row) {
+	groups := map[string][]int{}
+	for i, r := range rows {
+		if r.Status == statusOK && r.Metrics != nil {
+			groups[r.Group] = append(groups[r.Group], i)
+		}
+	}
+	for _, idx := range groups {
+		best, bestP99 := 0.0, math.Inf(1)
+		for _, i := range idx {
+			if rows[i].Variant != autoVariant {
+				best = max(best, rows[i].Metrics["steady_per_s"])
+			}
+		}
+		for _, i := range idx {
+			if r := rows[i]; r.Variant != autoVariant && r.Metrics["steady_per_s"] >= 0.95*best {
+				bestP99 = min(bestP99, r.Metrics["p99_ms"])
+			}
+		}
+		for _, i := range idx {
+			m := rows[i].Metrics
+			if best > 0 {
+				m["vs_best"] = m["steady_per_s"] / best
+			}
+			if bestP99 > 0 && !math.IsInf(bestP99, 1) {
+				m["p99_vs_best"] = m["p99_ms"] / bestP99
+			}
+			if rows[i].Variant != autoVariant {
+				continue
+			}
+			var keys []string
+			for k := range m {
+				if strings.HasPrefix(k, "win") {
+					keys = append(keys, k)
+				}
+			}
+			sort.Strings(keys)
+			reach := -1.0
+			for j := len(keys) - 2; j >= 0; j-- {
+				if (m[keys[j]]+m[keys[j+1]])/2 < 0.9*best {
+					break
+				}
+				reach = float64(j) * 0.25
+			}
+			m["reach_s"] = reach
+		}
+	}
+}
+
+// autoDraw draws, per case, the steady throughput and p99 against the
+// fixed worker count (log scale), with Auto marked as a dashed line at its
+// figure and a dot at the count it settled on.
+func autoDraw(b *strings.Builder, rows []Row) {
+	var groups []string
+	for _, r := range rows {
+		if !slices.Contains(groups, r.Group) {
+			groups = append(groups, r.Group)
+		}
+	}
+	b.WriteString(`<div style="display:flex;flex-wrap:wrap;gap:12px">` + "\n")
+	for _, g := range groups {
+		var fixed []Row
+		var auto *Row
+		for i, r := range rows {
+			if r.Group != g || r.Status != statusOK || r.Metrics == nil {
+				continue
+			}
+			if r.Variant == autoVariant {
+				auto = &rows[i]
+			} else {
+				fixed = append(fixed, r)
+			}
+		}
+		if len(fixed) == 0 {
+			continue
+		}
+		for _, fig := range []struct{ key, label string }{{"steady_per_s", "calls/s"}, {"p99_ms", "p99 ms"}} {
+			autoPanel(b, g, fig.key, fig.label, fixed, auto)
+		}
+	}
+	b.WriteString("</div>\n")
+}
+
+func autoPanel(b *strings.Builder, group, key, label string, fixed []Row, auto *Row) {
+	const w, h, l, r, t, bt = 300, 190, 48, 10, 24, 30
+	xs := func(n float64) float64 { return l + (w-l-r)*math.Log2(max(n, 1))/8 }
+	top := 0.0
+	for _, f := range fixed {
+		top = max(top, f.Metrics[key])
+	}
+	if auto != nil {
+		top = max(top, auto.Metrics[key])
+	}
+	top = max(top*1.1, 1e-9)
+	ys := func(v float64) float64 { return t + (h-t-bt)*(1-v/top) }
+	fmt.Fprintf(b, `<svg width="%d" height="%d" viewBox="0 0 %d %d" role="img" aria-label="auto %s: %s against workers">`+"\n", w, h, w, h, html.EscapeString(group), label)
+	fmt.Fprintf(b, `<text x="%d" y="14">%s: %s</text>`+"\n", l, html.EscapeString(group), label)
+	fmt.Fprintf(b, `<line class="axis" x1="%d" y1="%d" x2="%d" y2="%d"/><line class="axis" x1="%d" y1="%d" x2="%d" y2="%d"/>`+"\n", l, h-bt, w-r, h-bt, l, t, l, h-bt)
+	for k := 0; k <= 8; k += 2 {
+		x := xs(float64(int(1) << k))
+		fmt.Fprintf(b, `<text class="muted" x="%.1f" y="%d" text-anchor="middle">%d</text>`+"\n", x, h-bt+14, 1<<k)
+	}
+	fmt.Fprintf(b, `<text class="muted" x="%d" y="%d" text-anchor="middle">workers</text>`+"\n", (l+w)/2, h-2)
+	fmt.Fprintf(b, `<text class="muted" x="%d" y="%.1f" text-anchor="end">%s</text>`+"\n", l-4, ys(top/1.1)+4, shortNum(top/1.1))
+	fmt.Fprintf(b, `<text class="muted" x="%d" y="%.1f" text-anchor="end">0</text>`+"\n", l-4, ys(0)+4)
+	var d strings.Builder
+	for i, f := range fixed {
+		n := f.Metrics["workers"]
+		fmt.Fprintf(&d, "%s%.1f,%.1f", map[bool]string{true: "M", false: "L"}[i == 0], xs(n), ys(f.Metrics[key]))
+		fmt.Fprintf(b, `<circle cx="%.1f" cy="%.1f" r="2.5" fill="#2f6fdf"><title>%d workers: %.3g</title></circle>`+"\n", xs(n), ys(f.Metrics[key]), int(n), f.Metrics[key])
+	}
+	fmt.Fprintf(b, `<path d="%s" fill="none" stroke="#2f6fdf" stroke-width="1.5"/>`+"\n", d.String())
+	if auto != nil {
+		v, n := auto.Metrics[key], auto.Metrics["workers"]
+		fmt.Fprintf(b, `<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#e07b22" stroke-dasharray="4 3"/>`+"\n", l, w-r, ys(v), ys(v))
+		fmt.Fprintf(b, `<circle cx="%.1f" cy="%.1f" r="4" fill="#e07b22"><title>%s settled at %d workers: %.3g</title></circle>`+"\n", xs(n), ys(v), autoVariant, int(n), v)
+		fmt.Fprintf(b, `<text x="%d" y="%.1f" fill="#e07b22" text-anchor="end">Auto (%d)</text>`+"\n", w-r, ys(v)-4, int(n))
+	}
+	b.WriteString("</svg>\n")
+}
+
+func shortNum(v float64) string {
+	switch {
+	case v >= 1e6:
+		return fmt.Sprintf("%.1fM", v/1e6)
+	case v >= 1e3:
+		return fmt.Sprintf("%.1fk", v/1e3)
+	}
+	return fmt.Sprintf("%.3g", v)
+}
+
+// depServer is the dependency: an HTTP server on 127.0.0.1 that answers
+// each call after autoBase, serving at most capacity calls at once (0:
+// any number) and queueing the rest in arrival order.
+type depServer struct {
+	srv    *http.Server
+	ln     net.Listener
+	url    string
+	client *http.Client
+
+	mu       sync.Mutex
+	cond     *sync.Cond
+	capacity int
+	inUse    int
+}
+
+func newDepServer() (*depServer, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	s := &depServer{ln: ln, url: "http://" + ln.Addr().String() + "/"}
+	s.cond = sync.NewCond(&s.mu)
+	s.srv = &http.Server{Handler: http.HandlerFunc(s.serve), ReadHeaderTimeout: 10 * time.Second}
+	s.client = &http.Client{Transport: &http.Transport{MaxIdleConns: 1024, MaxIdleConnsPerHost: 1024, IdleConnTimeout: time.Minute}}
+	go s.srv.Serve(ln) // ends when close shuts the server down
+	return s, nil
+}
+
+func (s *depServer) setCapacity(n int) {
+	s.mu.Lock()
+	s.capacity = n
+	s.mu.Unlock()
+	s.cond.Broadcast()
+}
+
+func (s *depServer) serve(w http.ResponseWriter, _ *http.Request) {
+	s.mu.Lock()
+	for s.capacity > 0 && s.inUse >= s.capacity {
+		s.cond.Wait()
+	}
+	s.inUse++
+	s.mu.Unlock()
+	time.Sleep(autoBase)
+	s.mu.Lock()
+	s.inUse--
+	s.mu.Unlock()
+	s.cond.Signal()
+	io.WriteString(w, "ok")
+}
+
+func (s *depServer) call(ctx context.Context, _ int) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return err
+}
+
+func (s *depServer) close() {
+	s.srv.Close()
+	s.client.CloseIdleConnections()
+}
