@@ -69,7 +69,8 @@
 // sinks consume it, and Wait returns nil. Nothing taken is lost,
 // duplicated or, where order is promised, reordered. A [From] generator
 // sees [Emitter.Done] closed at once and Send return false from the next
-// chunk boundary on (what Send took until then goes through too).
+// chunk boundary on: a chunk filling, or a Flush (what Send took until
+// then goes through too).
 // Cancelling the context during a drain aborts as usual.
 //
 // # Ordering
