@@ -87,7 +87,10 @@
 // otherwise wait for input, so a lone item travels at once (low latency
 // when idle) and a flood travels in full chunks (high throughput under
 // load). A stage that is busy with slow items and never waits for input
-// hands on output it has held for 200 µs after each input chunk. A [From]
+// hands on output it has held for 200 µs after each input chunk. Both
+// rules hold for every output of a stage: each output of [Partition] and
+// [Broadcast], and a stage's [DeadLetter] stream as much as its main
+// output. A [From]
 // generator's items are sent when a chunk fills, when it calls
 // [Emitter.Flush], or when it returns. Chunks are recycled, not
 // allocated per send. [Batch] is different: it forms user-visible batches by

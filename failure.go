@@ -65,8 +65,10 @@ func SkipErrors() StageOption {
 // built; consume it like any other stream (a dead-letter stream nobody
 // consumes makes Wait panic, so no failure is dropped silently). T must be
 // the stage's input type: the stage panics otherwise. Failed items are
-// counted (StageStats.Failed). The stream closes when the stage's workers
-// have exited.
+// counted (StageStats.Failed). Dead letters are handed on as the stage's
+// results are (see "Batching and latency" in the package documentation):
+// a failure is not held back behind a busy stage's later items. The
+// stream closes when the stage's workers have exited.
 func DeadLetter[T any](dst *Stream[Failed[T]]) StageOption {
 	if dst == nil {
 		panic("sluice: DeadLetter: nil destination")
@@ -176,6 +178,27 @@ func (h *onError[T]) flush() bool {
 		return true
 	}
 	return h.dead.flush()
+}
+
+// flushHeld hands on the worker's partial chunk of dead letters if it has
+// held them too long (see sender.flushHeld): dead letters follow the hold
+// rule of a stage's main output.
+func (h *onError[T]) flushHeld(start, now int64) bool {
+	return h.dead.flushHeld(start, now)
+}
+
+// withHeld returns the body's held function for a stage whose main output
+// (if any) hands on held items with out, and whose dead letters go
+// through h: nil when there is nothing to hand on, so that a stage with
+// neither reads no clock per chunk.
+func withHeld[T any](out func(start, now int64) bool, h *onError[T]) func(start, now int64) bool {
+	if h == nil || h.dead == nil {
+		return out
+	}
+	if out == nil {
+		return h.flushHeld
+	}
+	return func(start, now int64) bool { return out(start, now) && h.flushHeld(start, now) }
 }
 
 // withFlush returns a function that flushes out and then h's dead letters.
