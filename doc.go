@@ -73,6 +73,17 @@
 // then goes through too).
 // Cancelling the context during a drain aborts as usual.
 //
+// A drain is bounded: [Retry] backoffs go on for the pipeline's
+// [DrainGrace] ([DefaultDrainGrace] unless set) from the moment the drain
+// begins, and then end; a failed call is not retried after that. Each
+// item whose retries ended so is settled by its stage's policy with its
+// last error, as if its attempts had run out: dead-lettered with
+// [DeadLetter], dropped and counted with [SkipErrors]; with neither, it
+// fails the pipeline, and Wait returns a [*StageError] naming the stage
+// and wrapping that error (items still on their way are then abandoned,
+// as at any failure). Calls already running are not cut short; [Timeout]
+// bounds them.
+//
 // # Ordering
 //
 // A stage with one worker keeps the order of its input. [Map], [Filter],

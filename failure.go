@@ -81,8 +81,11 @@ func DeadLetter[T any](dst *Stream[Failed[T]]) StageOption {
 // and full jitter: before retry k, a random time in [0, min(maxDelay,
 // base·2^(k-1))). A wait ends at once when the pipeline stops. An error
 // marked [Permanent] is not retried; an error after the pipeline stopped
-// is not either. Retries are counted (StageStats.Retries). Panics if
-// attempts < 1, base < 0 or maxDelay < base.
+// is not either. Retries are counted (StageStats.Retries). A drain bounds
+// them: once the pipeline's [DrainGrace] has passed since the drain
+// began, a waiting backoff ends and the item is settled with its last
+// error, as after its last attempt. Panics if attempts < 1, base < 0 or
+// maxDelay < base.
 //
 // For [FlatMap], a retried call emits again what it emitted before it
 // failed; for [ForEachChunk], the whole call is retried.
@@ -236,7 +239,7 @@ func (h *onError[T]) retry(ctx context.Context, err error, again func(context.Co
 	attempts = 1
 	for ; attempts < h.pol.tries && !IsPermanent(err); attempts++ {
 		if p.stopping() || !h.backoff(ctx, attempts) {
-			return false, attempts, errStopped
+			break // stopped, or a drain's grace period is over: see below
 		}
 		h.w.retries.Add(1)
 		if err = again(ctx); err == nil {
@@ -267,8 +270,14 @@ func (h *onError[T]) settle(v T, err error, attempts int) error {
 }
 
 // backoff waits before retry k (k ≥ 1): a random time below
-// min(maxDelay, base·2^(k-1)). It returns false if the pipeline stopped.
+// min(maxDelay, base·2^(k-1)). It returns false, and retries end, if the
+// pipeline stopped or a drain's grace period (DrainGrace) has passed: a
+// drain that begins during the wait cuts it to the end of the grace.
 func (h *onError[T]) backoff(ctx context.Context, k int) bool {
+	p := h.pol.p
+	if p.retriesOver() {
+		return false
+	}
 	c := h.pol.cfg
 	ceil := c.maxDelay
 	if k-1 < 62 && c.base < c.maxDelay>>(k-1) {
@@ -279,11 +288,22 @@ func (h *onError[T]) backoff(ctx context.Context, k int) bool {
 	}
 	t := time.NewTimer(rand.N(ceil))
 	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
+	drain := p.intake // closed when a drain (or a stop) begins
+	var graceOver <-chan time.Time
+	for {
+		select {
+		case <-t.C:
+			return true
+		case <-ctx.Done():
+			return false
+		case <-drain:
+			drain = nil
+			g := time.NewTimer(p.graceLeft())
+			defer g.Stop()
+			graceOver = g.C
+		case <-graceOver:
+			return false
+		}
 	}
 }
 
