@@ -6,7 +6,6 @@ import (
 	"iter"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -374,17 +373,23 @@ func TestDrainStopsAGeneratorThatFlushes(t *testing.T) {
 						p.DrainOn(sig)
 					}
 					var accepted, afterDrain int
-					var drained atomic.Bool
 					src := sluice.From(p, "gen", func(ctx context.Context, out *sluice.Emitter[int]) error {
 						for i := 0; ; i++ {
 							if ctx.Err() != nil { // as every generator must
 								return ctx.Err()
 							}
+							// Done is closed once the drain has begun.
+							drained := false
+							select {
+							case <-out.Done():
+								drained = true
+							default:
+							}
 							if !out.Send(i) {
 								return nil
 							}
 							accepted++
-							if drained.Load() {
+							if drained {
 								afterDrain++
 							}
 							pat.flush(out, i)
@@ -392,8 +397,7 @@ func TestDrainStopsAGeneratorThatFlushes(t *testing.T) {
 						}
 					})
 					got := sluice.Collect(p, "c", src)
-					time.AfterFunc(time.Millisecond, func() {
-						drained.Store(true)
+					time.AfterFunc(time.Millisecond+time.Microsecond, func() {
 						if how == "DrainOn" {
 							term() // a SIGTERM, say
 						} else {
