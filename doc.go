@@ -69,8 +69,20 @@
 // sinks consume it, and Wait returns nil. Nothing taken is lost,
 // duplicated or, where order is promised, reordered. A [From] generator
 // sees [Emitter.Done] closed at once and Send return false from the next
-// chunk boundary on (what Send took until then goes through too).
+// chunk boundary on: a chunk filling, or a Flush (what Send took until
+// then goes through too).
 // Cancelling the context during a drain aborts as usual.
+//
+// A drain is bounded: [Retry] backoffs go on for the pipeline's
+// [DrainGrace] ([DefaultDrainGrace] unless set) from the moment the drain
+// begins, and then end; a failed call is not retried after that. Each
+// item whose retries ended so is settled by its stage's policy with its
+// last error, as if its attempts had run out: dead-lettered with
+// [DeadLetter], dropped and counted with [SkipErrors]; with neither, it
+// fails the pipeline, and Wait returns a [*StageError] naming the stage
+// and wrapping that error (items still on their way are then abandoned,
+// as at any failure). Calls already running are not cut short; [Timeout]
+// bounds them.
 //
 // # Settling messages from a broker
 //
@@ -103,7 +115,10 @@
 // otherwise wait for input, so a lone item travels at once (low latency
 // when idle) and a flood travels in full chunks (high throughput under
 // load). A stage that is busy with slow items and never waits for input
-// hands on output it has held for 200 µs after each input chunk. A [From]
+// hands on output it has held for 200 µs after each input chunk. Both
+// rules hold for every output of a stage: each output of [Partition] and
+// [Broadcast], and a stage's [DeadLetter] stream as much as its main
+// output. A [From]
 // generator's items are sent when a chunk fills, when it calls
 // [Emitter.Flush], or when it returns. Chunks are recycled, not
 // allocated per send. [Batch] is different: it forms user-visible batches by

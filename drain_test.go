@@ -340,3 +340,81 @@ func TestFromSeq2SendsUntilAnError(t *testing.T) {
 		t.Fatalf("Wait returned %v, want the sequence's error from stage src", err)
 	}
 }
+
+// A drain stops a From generator whatever its flush pattern: Send returns
+// false from the next chunk boundary on, and a Flush is one. A generator
+// that flushes after every item (as Flush's doc advises one that waits
+// between items) starts a new chunk with each item, so a drain noticed
+// only when a chunk fills was never noticed, and Wait waited for ever.
+func TestDrainStopsAGeneratorThatFlushes(t *testing.T) {
+	// most is how many items Send may accept after the drain: those
+	// before the next chunk boundary.
+	patterns := map[string]struct {
+		flush func(out *sluice.Emitter[int], i int)
+		most  int
+	}{
+		"Flush after each item":  {func(out *sluice.Emitter[int], _ int) { out.Flush() }, 1},
+		"Flush every 3 items":    {func(out *sluice.Emitter[int], i int) { _ = i%3 == 2 && out.Flush() }, 3},
+		"Await after each item":  {func(out *sluice.Emitter[int], _ int) { out.Await(func() {}) }, 1},
+		"Flush twice, unchecked": {func(out *sluice.Emitter[int], _ int) { out.Flush(); out.Flush() }, 1},
+		"no Flush (chunks fill)": {func(*sluice.Emitter[int], int) {}, sluice.DefaultChunk},
+	}
+	for name, pat := range patterns {
+		for _, how := range []string{"Drain", "DrainOn"} {
+			t.Run(name+"/"+how, func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					sig, term := context.WithCancel(t.Context())
+					defer term()
+					// A drain that never finishes fails at the timeout.
+					ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+					defer cancel()
+					p := sluice.New(ctx)
+					if how == "DrainOn" {
+						p.DrainOn(sig)
+					}
+					var accepted, afterDrain int
+					src := sluice.From(p, "gen", func(ctx context.Context, out *sluice.Emitter[int]) error {
+						for i := 0; ; i++ {
+							if ctx.Err() != nil { // as every generator must
+								return ctx.Err()
+							}
+							// Done is closed once the drain has begun.
+							drained := false
+							select {
+							case <-out.Done():
+								drained = true
+							default:
+							}
+							if !out.Send(i) {
+								return nil
+							}
+							accepted++
+							if drained {
+								afterDrain++
+							}
+							pat.flush(out, i)
+							time.Sleep(10 * time.Microsecond)
+						}
+					})
+					got := sluice.Collect(p, "c", src)
+					time.AfterFunc(time.Millisecond+time.Microsecond, func() {
+						if how == "DrainOn" {
+							term() // a SIGTERM, say
+						} else {
+							p.Drain()
+						}
+					})
+					if err := p.Wait(); err != nil {
+						t.Fatalf("Wait returned %v, want nil: the drain must end the generator", err)
+					}
+					if !slices.Equal(got.Value(), ints(accepted)) {
+						t.Fatalf("got %d items (%v…), want the %d Send accepted, in order", len(got.Value()), head(got.Value()), accepted)
+					}
+					if afterDrain > pat.most {
+						t.Fatalf("Send accepted %d items after the drain, want at most %d (up to the next chunk boundary)", afterDrain, pat.most)
+					}
+				})
+			})
+		}
+	}
+}

@@ -61,7 +61,9 @@ type body[T any] struct {
 	end func() bool
 	// held, if set, is called after each chunk with the times the chunk
 	// started and ended: it hands on output chunks that have held items
-	// too long (see sender.flushHeld); false means the pipeline stopped.
+	// too long (see sender.flushHeld), on every output of the stage that
+	// fills chunks of its own, dead letters included (withHeld); false
+	// means the pipeline stopped.
 	held func(start, now int64) bool
 }
 

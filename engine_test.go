@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -213,4 +214,166 @@ func TestABusySlowStageHandsItemsOnPromptly(t *testing.T) {
 			t.Fatalf("an item waited %v in the slow stage's output, want at most one item's time (20ms)", worst)
 		}
 	})
+}
+
+// holdRow builds a stage whose function takes slow per item and reports
+// through made when it hands an item to one of its outputs (a dead letter
+// included); it returns those outputs as streams of items.
+type holdRow struct {
+	name  string
+	multi bool
+	build func(p *sluice.Pipeline, in sluice.Stream[int], n int, made func(v int)) []sluice.Stream[int]
+}
+
+// Items the hold test follows: every failing one (dead-lettered) and every
+// item v with v%holdEvery == holdEvery/2 (an ordinary output).
+const holdEvery = 50
+
+func holdFails(v int) bool { return v%holdEvery == 0 }
+
+// holdFunc is a Map-shaped function that takes 1 ms (fake time) per item,
+// fails the items holdFails picks, and reports each followed item to made
+// as its call ends.
+func holdFunc(made func(int)) func(context.Context, int) (int, error) {
+	return func(_ context.Context, v int) (int, error) {
+		time.Sleep(time.Millisecond)
+		if v%holdEvery == holdEvery/2 || holdFails(v) {
+			made(v)
+		}
+		if holdFails(v) {
+			return 0, errBad
+		}
+		return v, nil
+	}
+}
+
+// items turns a dead-letter stream into a stream of its items.
+func items(p *sluice.Pipeline, dead sluice.Stream[sluice.Failed[int]]) sluice.Stream[int] {
+	return sluice.Map(p, "dead-items", dead, 1, func(_ context.Context, f sluice.Failed[int]) (int, error) { return f.Item, nil })
+}
+
+var holdRows = []holdRow{
+	{"Map", true, func(p *sluice.Pipeline, in sluice.Stream[int], n int, made func(int)) []sluice.Stream[int] {
+		var dead sluice.Stream[sluice.Failed[int]]
+		out := sluice.Map(p, "stage", in, n, holdFunc(made), sluice.DeadLetter(&dead))
+		return []sluice.Stream[int]{out, items(p, dead)}
+	}},
+	{"OrderedMap", true, func(p *sluice.Pipeline, in sluice.Stream[int], n int, made func(int)) []sluice.Stream[int] {
+		var dead sluice.Stream[sluice.Failed[int]]
+		out := sluice.OrderedMap(p, "stage", in, n, holdFunc(made), sluice.DeadLetter(&dead))
+		return []sluice.Stream[int]{out, items(p, dead)}
+	}},
+	{"Filter", true, func(p *sluice.Pipeline, in sluice.Stream[int], n int, made func(int)) []sluice.Stream[int] {
+		var dead sluice.Stream[sluice.Failed[int]]
+		f := holdFunc(made)
+		out := sluice.Filter(p, "stage", in, n, func(ctx context.Context, v int) (bool, error) {
+			_, err := f(ctx, v)
+			return true, err
+		}, sluice.DeadLetter(&dead))
+		return []sluice.Stream[int]{out, items(p, dead)}
+	}},
+	{"FlatMap", true, func(p *sluice.Pipeline, in sluice.Stream[int], n int, made func(int)) []sluice.Stream[int] {
+		var dead sluice.Stream[sluice.Failed[int]]
+		f := holdFunc(made)
+		out := sluice.FlatMap(p, "stage", in, n, func(ctx context.Context, v int, emit func(int) bool) error {
+			u, err := f(ctx, v)
+			if err == nil {
+				emit(u)
+			}
+			return err
+		}, sluice.DeadLetter(&dead))
+		return []sluice.Stream[int]{out, items(p, dead)}
+	}},
+	{"ForEach", true, func(p *sluice.Pipeline, in sluice.Stream[int], n int, made func(int)) []sluice.Stream[int] {
+		var dead sluice.Stream[sluice.Failed[int]]
+		f := holdFunc(func(v int) { // a sink: only its dead letters come out
+			if holdFails(v) {
+				made(v)
+			}
+		})
+		sluice.ForEach(p, "stage", in, n, func(ctx context.Context, v int) error {
+			_, err := f(ctx, v)
+			return err
+		}, sluice.DeadLetter(&dead))
+		return []sluice.Stream[int]{items(p, dead)}
+	}},
+	// ForEachChunk takes full chunks; the source's Chunk(10) keeps them
+	// small. A failed call dead-letters its whole chunk when it returns.
+	{"ForEachChunk", true, func(p *sluice.Pipeline, in sluice.Stream[int], n int, made func(int)) []sluice.Stream[int] {
+		var dead sluice.Stream[sluice.Failed[int]]
+		sluice.ForEachChunk(p, "stage", in, n, func(_ context.Context, vs []int) error {
+			time.Sleep(time.Duration(len(vs)) * time.Millisecond)
+			if !slices.ContainsFunc(vs, holdFails) {
+				return nil
+			}
+			for _, v := range vs {
+				made(v)
+			}
+			return errBad
+		}, sluice.DeadLetter(&dead))
+		return []sluice.Stream[int]{items(p, dead)}
+	}},
+	{"Partition", false, func(p *sluice.Pipeline, in sluice.Stream[int], _ int, made func(int)) []sluice.Stream[int] {
+		return sluice.Partition(p, "stage", in, 3, func(v int) int {
+			time.Sleep(time.Millisecond)
+			if v%holdEvery == holdEvery/2 {
+				made(v)
+			}
+			return v % 7
+		})
+	}},
+}
+
+// A stage kept busy with slow items, its input always waiting, hands on
+// every output — dead letters and each output of a fan-out included — as
+// the main output: held at most 200 µs after each input chunk (doc.go,
+// "Batching and latency"), not until a chunk fills or the input runs dry.
+// (Broadcast has no per-item function, so it is never busy with slow
+// items; its outputs share the code that Partition's use.)
+func TestEveryOutputIsHandedOnAfterItsInputChunk(t *testing.T) {
+	const n = 400
+	for _, row := range holdRows {
+		for _, workers := range []int{1, 4} {
+			if workers > 1 && !row.multi {
+				continue
+			}
+			t.Run(fmt.Sprintf("%s/workers=%d", row.name, workers), func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					p := sluice.New(t.Context())
+					var mu sync.Mutex
+					madeAt, arrived := make(map[int]time.Time), make(map[int]time.Duration)
+					made := func(v int) {
+						mu.Lock()
+						madeAt[v] = time.Now()
+						mu.Unlock()
+					}
+					src := sluice.FromSlice(p, "src", ints(n), sluice.Chunk(10))
+					for i, out := range row.build(p, src, workers, made) {
+						sluice.ForEach(p, fmt.Sprintf("out%d", i), out, 1, func(_ context.Context, v int) error {
+							mu.Lock()
+							if at, ok := madeAt[v]; ok {
+								arrived[v] = time.Since(at)
+							}
+							mu.Unlock()
+							return nil
+						})
+					}
+					if err := p.Wait(); err != nil {
+						t.Fatal(err)
+					}
+					if len(arrived) != len(madeAt) || len(madeAt) < n/holdEvery {
+						t.Fatalf("%d followed items arrived of %d made, want every one of at least %d", len(arrived), len(madeAt), n/holdEvery)
+					}
+					// A chunk of input is at most 10 items here (1 with the
+					// adaptive size: each item takes 1 ms).
+					const most = 10*time.Millisecond + 200*time.Microsecond
+					for v, d := range arrived {
+						if d > most {
+							t.Errorf("item %d arrived %v after the stage made it, want at most %v", v, d, most)
+						}
+					}
+				})
+			})
+		}
+	}
 }

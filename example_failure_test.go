@@ -107,6 +107,24 @@ func ExamplePipeline_Drain() {
 	// Output: [1 2 3] <nil>
 }
 
+// A drain bounds retries: a store that is down would be retried for
+// hours, but 50 ms into the drain its backoff ends and the item is
+// dead-lettered with its last error.
+func ExampleDrainGrace() {
+	p := sluice.New(context.Background(), sluice.DrainGrace(50*time.Millisecond))
+	var dead sluice.Stream[sluice.Failed[string]]
+	start := time.Now()
+	sluice.ForEach(p, "store", sluice.FromSlice(p, "src", []string{"order 1"}), 1, func(context.Context, string) error {
+		p.Drain() // a SIGTERM arrives while the store is down
+		return errors.New("store down")
+	}, sluice.Retry(10, time.Hour, time.Hour), sluice.DeadLetter(&dead))
+	letters := sluice.Collect(p, "dead", dead)
+	err := p.Wait()
+	f := letters.Value()[0]
+	fmt.Println(f.Item, "—", f.Err, "—", err, "— in under a minute:", time.Since(start) < time.Minute)
+	// Output: order 1 — store down — <nil> — in under a minute: true
+}
+
 func ExamplePipeline_DrainOn() {
 	stop, drain := context.WithCancel(context.Background()) // e.g. signal.NotifyContext(ctx, syscall.SIGTERM)
 	p := sluice.New(context.Background())

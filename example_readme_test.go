@@ -127,8 +127,8 @@ func Example_failures() {
 		return nil
 	}
 
-	p := sluice.New(ctx)
-	p.DrainOn(sigterm) // SIGTERM: take nothing new, finish what is inside
+	p := sluice.New(ctx, sluice.DrainGrace(5*time.Second)) // retries end 5s into a drain (the default)
+	p.DrainOn(sigterm)                                     // SIGTERM: take nothing new, finish what is inside
 	var bad sluice.Stream[sluice.Failed[string]]
 	lines := sluice.FromChan(p, "lines", in)
 	recs := sluice.Map(p, "parse", lines, 4, parse,

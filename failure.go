@@ -67,9 +67,12 @@ func SkipErrors() StageOption {
 // built; consume it like any other stream (a dead-letter stream nobody
 // consumes makes Wait panic, so no failure is dropped silently). T must be
 // the stage's input type: the stage panics otherwise. Failed items are
-// counted (StageStats.Failed). The stream closes when the stage's workers
-// have exited. A [Failed] item carries the receipts of its Item: the
-// dead-letter stream's sink acknowledges them once it has stored it.
+// counted (StageStats.Failed). Dead letters are handed on as the stage's
+// results are (see "Batching and latency" in the package documentation):
+// a failure is not held back behind a busy stage's later items. The
+// stream closes when the stage's workers have exited. A [Failed] item
+// carries the receipts of its Item: the dead-letter stream's sink
+// acknowledges them once it has stored it.
 func DeadLetter[T any](dst *Stream[Failed[T]]) StageOption {
 	if dst == nil {
 		panic("sluice: DeadLetter: nil destination")
@@ -82,8 +85,11 @@ func DeadLetter[T any](dst *Stream[Failed[T]]) StageOption {
 // and full jitter: before retry k, a random time in [0, min(maxDelay,
 // base·2^(k-1))). A wait ends at once when the pipeline stops. An error
 // marked [Permanent] is not retried; an error after the pipeline stopped
-// is not either. Retries are counted (StageStats.Retries). Panics if
-// attempts < 1, base < 0 or maxDelay < base.
+// is not either. Retries are counted (StageStats.Retries). A drain bounds
+// them: once the pipeline's [DrainGrace] has passed since the drain
+// began, a waiting backoff ends and the item is settled with its last
+// error, as after its last attempt. Panics if attempts < 1, base < 0 or
+// maxDelay < base.
 //
 // For [FlatMap], a retried call emits again what it emitted before it
 // failed; for [ForEachChunk], the whole call is retried.
@@ -185,6 +191,27 @@ func (h *onError[T]) flush() bool {
 	return h.dead.flush()
 }
 
+// flushHeld hands on the worker's partial chunk of dead letters if it has
+// held them too long (see sender.flushHeld): dead letters follow the hold
+// rule of a stage's main output.
+func (h *onError[T]) flushHeld(start, now int64) bool {
+	return h.dead.flushHeld(start, now)
+}
+
+// withHeld returns the body's held function for a stage whose main output
+// (if any) hands on held items with out, and whose dead letters go
+// through h: nil when there is nothing to hand on, so that a stage with
+// neither reads no clock per chunk.
+func withHeld[T any](out func(start, now int64) bool, h *onError[T]) func(start, now int64) bool {
+	if h == nil || h.dead == nil {
+		return out
+	}
+	if out == nil {
+		return h.flushHeld
+	}
+	return func(start, now int64) bool { return out(start, now) && h.flushHeld(start, now) }
+}
+
 // withFlush returns a function that flushes out and then h's dead letters.
 func withFlush[T any](out func() bool, h *onError[T]) func() bool {
 	if h == nil || h.dead == nil {
@@ -220,7 +247,7 @@ func (h *onError[T]) retry(ctx context.Context, err error, again func(context.Co
 	attempts = 1
 	for ; attempts < h.pol.tries && !IsPermanent(err); attempts++ {
 		if p.stopping() || !h.backoff(ctx, attempts) {
-			return false, attempts, errStopped
+			break // stopped, or a drain's grace period is over: see below
 		}
 		h.w.retries.Add(1)
 		if err = h.throttle(ctx); err != nil {
@@ -257,8 +284,14 @@ func (h *onError[T]) settle(v T, err error, attempts int) error {
 }
 
 // backoff waits before retry k (k ≥ 1): a random time below
-// min(maxDelay, base·2^(k-1)). It returns false if the pipeline stopped.
+// min(maxDelay, base·2^(k-1)). It returns false, and retries end, if the
+// pipeline stopped or a drain's grace period (DrainGrace) has passed: a
+// drain that begins during the wait cuts it to the end of the grace.
 func (h *onError[T]) backoff(ctx context.Context, k int) bool {
+	p := h.pol.p
+	if p.retriesOver() {
+		return false
+	}
 	c := h.pol.cfg
 	ceil := c.maxDelay
 	if k-1 < 62 && c.base < c.maxDelay>>(k-1) {
@@ -269,11 +302,22 @@ func (h *onError[T]) backoff(ctx context.Context, k int) bool {
 	}
 	t := time.NewTimer(rand.N(ceil))
 	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
+	drain := p.intake // closed when a drain (or a stop) begins
+	var graceOver <-chan time.Time
+	for {
+		select {
+		case <-t.C:
+			return true
+		case <-ctx.Done():
+			return false
+		case <-drain:
+			drain = nil
+			g := time.NewTimer(p.graceLeft())
+			defer g.Stop()
+			graceOver = g.C
+		case <-graceOver:
+			return false
+		}
 	}
 }
 

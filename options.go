@@ -1,11 +1,17 @@
 package sluice
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // Option configures a [Pipeline].
 type Option interface{ apply(*config) }
 
-type config struct{ name string }
+type config struct {
+	name  string
+	grace time.Duration // DrainGrace; DefaultDrainGrace unless set
+}
 
 type optionFunc func(*config)
 
@@ -14,6 +20,33 @@ func (f optionFunc) apply(c *config) { f(c) }
 // Named sets the pipeline's name, as shown in [Snapshot]s, on the dashboard
 // and in Prometheus labels.
 func Named(name string) Option { return optionFunc(func(c *config) { c.name = name }) }
+
+// DefaultDrainGrace is how long a drain lets [Retry] backoffs run unless
+// [DrainGrace] says otherwise. It is a fraction of the grace periods that
+// orchestrators commonly give a process between SIGTERM and SIGKILL (ten
+// seconds for docker stop, thirty for Kubernetes): after it, the drain
+// still has to carry the settled items through the rest of the pipeline,
+// and calls already running must return.
+const DefaultDrainGrace = 5 * time.Second
+
+// DrainGrace bounds how long a drain ([Pipeline.Drain], [Pipeline.DrainOn])
+// waits for retries: from the moment the drain begins, a stage with
+// [Retry] goes on retrying for d at most. Then a backoff still waiting
+// ends at once, no failed call is retried again, and the item is settled
+// by the stage's policy with its last error, as if its attempts had run
+// out: dead-lettered with [DeadLetter], dropped and counted with
+// [SkipErrors], and otherwise failing the pipeline, so that Wait returns
+// a [*StageError] naming the stage and wrapping that error (items still in
+// flight are then abandoned, as at any failure). A call already running is
+// not interrupted: give the stage a [Timeout] to bound it. DrainGrace(0)
+// ends retries as soon as a drain begins. The default is
+// [DefaultDrainGrace]. Panics if d < 0.
+func DrainGrace(d time.Duration) Option {
+	if d < 0 {
+		panic(fmt.Sprintf("sluice: DrainGrace must be ≥ 0, got %v", d))
+	}
+	return optionFunc(func(c *config) { c.grace = d })
+}
 
 // StageOption configures one stage: the edge it writes to ([Chunk],
 // [Buffer], [OnFull]), OrderedMap's reorder [Window], and what happens to an

@@ -45,7 +45,7 @@ func OrderedMap[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(
 		out := newPassSender(oe, i, w)
 		h := pol.worker(i, w)
 		flush := withFlush(nil, h)
-		loop(p, s, w, r, body[T]{idle: flush, end: flush, each: func(c *chunk[T]) error {
+		loop(p, s, w, r, body[T]{idle: flush, end: flush, held: withHeld(nil, h), each: func(c *chunk[T]) error {
 			if !ro.admit(p, w, c.seq, len(c.items)) {
 				return errStopped
 			}

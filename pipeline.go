@@ -40,6 +40,11 @@ type Pipeline struct {
 	}
 	intake     chan struct{}
 	intakeOnce sync.Once
+	// drainAt is when the intake closed: written before noIntake is set
+	// and intake closed, read only after seeing either. Retries wait for
+	// grace after it at most (DrainGrace).
+	drainAt time.Time
+	grace   time.Duration
 
 	afterStops []func() bool  // AfterFuncs to stop at Wait (halt on cancel, DrainOn); guarded by mu
 	afters     sync.WaitGroup // those AfterFuncs neither stopped nor finished
@@ -64,7 +69,7 @@ func New(ctx context.Context, opts ...Option) *Pipeline {
 	if ctx == nil {
 		panic("sluice: New called with a nil context")
 	}
-	cfg := config{name: "pipeline"}
+	cfg := config{name: "pipeline", grace: DefaultDrainGrace}
 	for i, o := range opts {
 		if o == nil {
 			panic(fmt.Sprintf("sluice: New: Option %d is nil", i))
@@ -73,7 +78,7 @@ func New(ctx context.Context, opts ...Option) *Pipeline {
 	}
 	c, cancel := context.WithCancelCause(ctx)
 	p := &Pipeline{ctx: c, cancel: cancel, name: cfg.name, start: time.Now(),
-		waited: make(chan struct{}), intake: make(chan struct{})}
+		waited: make(chan struct{}), intake: make(chan struct{}), grace: cfg.grace}
 	// A cancelled parent raises halt at once, so that a stage busy with a
 	// chunk notices it before its next item, not at its next wait.
 	p.afterFunc(c, func() {
@@ -195,10 +200,19 @@ func (p *Pipeline) fail(err error) {
 // closeIntake tells every source to stop taking input.
 func (p *Pipeline) closeIntake() {
 	p.intakeOnce.Do(func() {
+		p.drainAt = time.Now()
 		p.noIntake.Store(true)
 		close(p.intake)
 	})
 }
+
+// graceLeft is how much longer retries may wait in a drain (DrainGrace);
+// call it only once the intake is closed.
+func (p *Pipeline) graceLeft() time.Duration { return p.grace - time.Since(p.drainAt) }
+
+// retriesOver reports whether a drain's grace period has passed: a failed
+// call is then not retried.
+func (p *Pipeline) retriesOver() bool { return p.intakeClosed() && p.graceLeft() <= 0 }
 
 // intakeClosed reports whether sources must stop taking input (Drain, or a
 // stop): one atomic load, read per item by sources.
@@ -211,9 +225,13 @@ func (p *Pipeline) intakeClosed() bool { return p.noIntake.Load() }
 // through every stage, sinks consume it, and Wait returns nil (or the
 // first error). Nothing already taken is lost, duplicated or reordered
 // where order is promised. Drain returns at once; Wait waits for the
-// drain. Cancelling the context during a drain aborts it as any
-// cancellation does. Safe to call from any goroutine, any number of times,
-// before or after Wait.
+// drain. [Retry] backoffs go on for the pipeline's [DrainGrace] after the
+// drain begins ([DefaultDrainGrace] unless set); then their items are
+// settled by their stage's policy with their last error (dead-lettered,
+// skipped, or failing the pipeline: Wait then returns a [*StageError]
+// wrapping that error). Cancelling the context during a drain aborts it
+// as any cancellation does. Safe to call from any goroutine, any number of
+// times, before or after Wait.
 func (p *Pipeline) Drain() {
 	p.mustBeMade("Drain")
 	p.closeIntake()
@@ -222,7 +240,9 @@ func (p *Pipeline) Drain() {
 // DrainOn drains the pipeline (see [Pipeline.Drain]) when ctx is done —
 // for example a context from signal.NotifyContext, so that SIGTERM lets
 // the pipeline finish what it holds; if ctx is already done, the pipeline
-// is drained when DrainOn returns. It must be called before Wait.
+// is drained when DrainOn returns. The drain's bound on retries,
+// [DrainGrace], counts from then; set it below the time the process has
+// before it is killed. It must be called before Wait.
 func (p *Pipeline) DrainOn(ctx context.Context) {
 	p.mustBeMade("DrainOn")
 	if ctx == nil {

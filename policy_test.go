@@ -475,3 +475,131 @@ func TestTimeoutErrorSaysTheCallTimedOut(t *testing.T) {
 		}
 	})
 }
+
+// A drain does not wait out long retry backoffs: once its grace period
+// (DefaultDrainGrace unless DrainGrace says otherwise) has passed, waiting
+// retries end and their items are settled by the stage's policy —
+// dead-lettered, skipped, or failing the pipeline with their last error.
+func TestDrainEndsRetriesAfterItsGrace(t *testing.T) {
+	const grace = sluice.DefaultDrainGrace
+	for _, policy := range []string{"dead-letter", "skip", "fail"} {
+		t.Run(policy, func(t *testing.T) {
+			forEachPolicyStage(t, func(t *testing.T, row stageRow, n int) {
+				p := sluice.New(t.Context())
+				opts := []sluice.StageOption{sluice.Retry(10, time.Second, 30*time.Second)}
+				var dead sluice.Stream[sluice.Failed[int]]
+				var letters *sluice.Result[[]sluice.Failed[int]]
+				switch policy {
+				case "dead-letter":
+					opts = append(opts, sluice.DeadLetter(&dead))
+					build := row.build
+					row.build = func(p *sluice.Pipeline, xs []int, n int, h hook, opts ...sluice.StageOption) func() []int {
+						out := build(p, xs, n, h, opts...)
+						letters = sluice.Collect(p, "dead", dead)
+						return out
+					}
+				case "skip":
+					opts = append(opts, sluice.SkipErrors())
+				}
+				var mu sync.Mutex
+				var drained time.Time
+				failed := make(map[int]bool) // the items that failed, all after the drain
+				out := row.build(p, ints(harnessItems), n, func(_ context.Context, v int) error {
+					mu.Lock()
+					defer mu.Unlock()
+					if v == 100 {
+						drained = time.Now()
+						p.Drain()
+					}
+					if v > 100 && isBad(v) {
+						failed[v] = true
+						return errBad
+					}
+					return nil
+				}, opts...)
+				err := p.Wait()
+				if took := time.Since(drained); took > grace {
+					t.Fatalf("Wait returned %v after the drain, want at most the grace period, %v", took, grace)
+				}
+				if out != nil {
+					out()
+				}
+				if len(failed) == 0 {
+					t.Fatal("no item failed after the drain")
+				}
+				var se *sluice.StageError
+				switch policy {
+				case "fail":
+					if !errors.Is(err, errBad) || !errors.As(err, &se) || se.Stage != "stage" {
+						t.Fatalf("Wait returned %v, want a *StageError from stage %q wrapping the item's last error, %v", err, "stage", errBad)
+					}
+					return
+				case "dead-letter":
+					var got, want []int
+					for _, f := range letters.Value() {
+						if !errors.Is(f.Err, errBad) || f.Attempts < 1 || f.Attempts > 10 {
+							t.Fatalf("dead letter %+v, want errBad after 1 to 10 attempts", f)
+						}
+						got = append(got, f.Item)
+					}
+					for v := range failed {
+						want = append(want, v)
+					}
+					checkExactlyOnce(t, got, want)
+				}
+				if err != nil {
+					t.Fatalf("Wait: %v", err)
+				}
+				if st := stageStats(t, p); st.Failed != int64(len(failed)) {
+					t.Fatalf("Failed %d, want the %d items that failed", st.Failed, len(failed))
+				}
+			})
+		})
+	}
+}
+
+// A backoff already waiting when the drain begins ends with the grace
+// period DrainGrace sets, counted from the drain (here a SIGTERM through
+// DrainOn); DrainGrace(0) ends it at once.
+func TestDrainGraceEndsABackoffAlreadyWaiting(t *testing.T) {
+	for _, grace := range []time.Duration{0, 2 * time.Second, time.Minute} {
+		t.Run(grace.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				sig, term := context.WithCancel(t.Context())
+				defer term()
+				p := sluice.New(t.Context(), sluice.DrainGrace(grace))
+				p.DrainOn(sig)
+				var dead sluice.Stream[sluice.Failed[int]]
+				calls := 0
+				sluice.ForEach(p, "stage", sluice.FromSlice(p, "src", ints(1)), 1, func(context.Context, int) error {
+					calls++
+					return errBad
+				}, sluice.Retry(10, 10*time.Second, 10*time.Minute), sluice.DeadLetter(&dead))
+				letters := sluice.Collect(p, "dead", dead)
+				const termAt = 3 * time.Second // during the first backoff, or just after it
+				time.AfterFunc(termAt, term)
+				start := time.Now()
+				if err := p.Wait(); err != nil {
+					t.Fatal(err)
+				}
+				want := termAt + grace
+				if grace == time.Minute {
+					want = 0 // the retries may run out first: check the bound only
+				}
+				if took := time.Since(start); took > termAt+grace || want > 0 && took != want {
+					t.Fatalf("Wait returned after %v, want %v: the drain at %v plus its grace, %v", took, termAt+grace, termAt, grace)
+				}
+				if f := letters.Value(); len(f) != 1 || f[0].Attempts != calls || !errors.Is(f[0].Err, errBad) {
+					t.Fatalf("dead letters %+v after %d calls, want the item with errBad and its attempts", f, calls)
+				}
+				if grace < time.Minute && calls >= 10 {
+					t.Fatalf("%d calls, want fewer than 10: the grace must end the retries", calls)
+				}
+			})
+		})
+	}
+}
+
+func TestDrainGraceMisuse(t *testing.T) {
+	mustPanic(t, func() { sluice.DrainGrace(-time.Second) }, "sluice: DrainGrace", "got -1s")
+}

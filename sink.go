@@ -24,6 +24,7 @@ func sinkStage[T any](p *Pipeline, s *stage, ie *edge[T], adapt bool, pol *polic
 			each: func(c *chunk[T]) error { return each(c.items, h) },
 			idle: flush,
 			end:  flush,
+			held: withHeld(nil, h),
 		})
 	})
 }

@@ -49,11 +49,14 @@ func newEmitter[T any](e *edge[T], s *stage) *Emitter[T] {
 // return. v is handed downstream when its chunk fills, at the next Flush,
 // or when the generator returns.
 //
-// Send notices a drain or a stop when a chunk fills (a check per item
-// would cost a cheap generator a good share of its throughput; see
-// docs/performance.md), so it may take up to a chunk of items after one: after a drain they go through like the
-// rest; after a stop they are abandoned. A generator that must stop at
-// once checks ctx.Err() or [Emitter.Done] itself.
+// Send notices a drain or a stop at a chunk boundary — when a chunk fills,
+// or at the next [Emitter.Flush] or [Emitter.Await] — not per item (a
+// check per item would cost a cheap generator a good share of its
+// throughput; see docs/performance.md). So it may take the items up to
+// that boundary after one: after a drain they go through like the rest;
+// after a stop they are abandoned. A generator that flushes after each
+// item sees Send return false at its next item. A generator that must
+// stop at once checks ctx.Err() or [Emitter.Done] itself.
 func (e *Emitter[T]) Send(v T) bool {
 	s := &e.s
 	s.buf[s.n] = v
@@ -79,19 +82,38 @@ func (e *Emitter[T]) Send(v T) bool {
 func (e *Emitter[T]) flusher(done chan<- struct{}) {
 	defer close(done)
 	for range e.full {
-		e.flushed <- e.s.fullChunk()
+		ok := e.s.fullChunk()
+		e.closeIfDraining()
+		e.flushed <- ok
+	}
+}
+
+// closeIfDraining is called at each chunk boundary (a full chunk handed
+// on, a Flush): once the pipeline is draining or has stopped, it ends the
+// current chunk's room after the items already in it, so that the next
+// Send reaches its full-chunk path, which checks the flag and returns
+// false. Send itself checks only when a chunk fills, and every Flush
+// starts a new chunk: without this, a generator that flushes after each
+// item would never see Send return false. One atomic load per boundary.
+func (e *Emitter[T]) closeIfDraining() {
+	if s := &e.s; e.stop.Load() && s.n < len(s.buf) {
+		s.buf = s.buf[:s.n+1]
 	}
 }
 
 // Flush hands what was sent so far downstream now, rather than when the
 // chunk fills. A generator that waits between items — on a network, a timer,
 // a slow read — calls Flush before waiting so that those items are not held
-// back. It returns false once the pipeline has stopped.
+// back. It returns false once the pipeline has stopped. A Flush is a chunk
+// boundary: once the pipeline is draining, the next Send returns false,
+// whether or not the generator looks at Flush's result.
 func (e *Emitter[T]) Flush() bool {
 	if e.ended {
 		panic(e.misuse)
 	}
-	return e.s.flush()
+	ok := e.s.flush()
+	e.closeIfDraining()
+	return ok
 }
 
 // Await tells the pipeline that the generator is about to wait for its own

@@ -19,7 +19,7 @@ func mapStage[T, U any](p *Pipeline, s *stage, ie *edge[T], oe *edge[U], pol *po
 			each: func(c *chunk[T]) error { return each(c.items, out, h) },
 			idle: flush,
 			end:  flush,
-			held: out.flushHeld,
+			held: withHeld(out.flushHeld, h),
 		})
 	})
 }
