@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/sluicehq/sluice"
 )
@@ -158,5 +159,114 @@ func TestStatsBusyAndBlockedNeverFall(t *testing.T) {
 	}
 	if falls > 0 {
 		t.Fatalf("%d snapshots had a cumulative time lower than the one before", falls)
+	}
+}
+
+func TestStatsCountItemsPerStage(t *testing.T) {
+	p := sluice.New(context.Background(), sluice.Named("counting"))
+	src := sluice.FromSlice(p, "src", ints(10_000))
+	even := sluice.Filter(p, "even", src, 2, func(_ context.Context, v int) (bool, error) { return v%2 == 0, nil })
+	sluice.ForEach(p, "sink", even, 1, func(context.Context, int) error { return nil })
+	if err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	st := p.Stats()
+	if st.Pipeline != "counting" || !st.Done || len(st.Stages) != 3 || len(st.Edges) != 2 {
+		t.Fatalf("got %+v, want a done snapshot of 3 stages and 2 edges", st)
+	}
+	type io struct{ in, out int64 }
+	got := map[string]io{}
+	for _, s := range st.Stages {
+		got[s.Name] = io{s.In, s.Out}
+	}
+	want := map[string]io{"src": {0, 10_000}, "even": {10_000, 5000}, "sink": {5000, 0}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("got in/out %v, want %v", got, want)
+	}
+	for _, e := range st.Edges {
+		if e.Depth != 0 || e.Sent != e.Received {
+			t.Fatalf("edge %s→%s: got depth %d sent %d received %d, want a drained edge", e.From, e.To, e.Depth, e.Sent, e.Received)
+		}
+	}
+}
+
+func TestStatsShowQueueDepthOfABlockedStage(t *testing.T) {
+	p := sluice.New(context.Background())
+	src := sluice.FromSlice(p, "src", ints(100_000), sluice.Buffer(1024), sluice.Chunk(64))
+	release := make(chan struct{})
+	sluice.ForEach(p, "stuck", src, 1, func(context.Context, int) error {
+		<-release
+		return nil
+	})
+	var st sluice.Snapshot
+	for {
+		st = p.Stats()
+		if st.Stages[0].Waiting == 1 && st.Stages[1].Waiting == 0 && st.Edges[0].Depth == 1024 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(release)
+	if err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if src := st.Stages[0]; src.WaitingForRoom != 1 {
+		t.Fatalf("got %d source workers waiting for room, want 1", src.WaitingForRoom)
+	}
+	if e := st.Edges[0]; e.Chunks != e.ChunkCap || e.ChunkCap != 16 {
+		t.Fatalf("got %d of %d chunks queued, want a full edge of 16 chunks", e.Chunks, e.ChunkCap)
+	}
+	stuck := st.Stages[1]
+	if stuck.InDepth != 1024 || stuck.InCapacity != 1024 {
+		t.Fatalf("got input depth %d of %d, want a full edge of 1024", stuck.InDepth, stuck.InCapacity)
+	}
+}
+
+func TestStatsSampleLatencyThroughAStage(t *testing.T) {
+	p := sluice.New(context.Background())
+	src := sluice.FromSlice(p, "src", ints(2000), sluice.Chunk(10))
+	slow := sluice.Map(p, "slow", src, 1, func(_ context.Context, v int) (int, error) {
+		if v%10 == 0 {
+			time.Sleep(100 * time.Microsecond)
+		}
+		return v, nil
+	})
+	sluice.ForEach(p, "sink", slow, 1, func(context.Context, int) error { return nil })
+	if err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	lat := p.Stats().Stages[1].Latency
+	// 200 chunks cross into "slow"; one in eight is sampled.
+	if lat.Count < 20 || lat.Count > 30 {
+		t.Fatalf("got %d latency samples, want about 200/8", lat.Count)
+	}
+	if q := lat.Quantile(0.5); q < 100*time.Microsecond {
+		t.Fatalf("got median latency %v, want at least the 100µs each chunk takes", q)
+	}
+	if lat.Sum < time.Duration(lat.Count)*100*time.Microsecond {
+		t.Fatalf("got sum %v over %d samples, want ≥ 100µs each", lat.Sum, lat.Count)
+	}
+	if src := p.Stats().Stages[0].Latency; src.Count != 0 {
+		t.Fatalf("got %d latency samples for a source, want none", src.Count)
+	}
+}
+
+func TestStatsIsSafeWhileThePipelineIsBuilt(t *testing.T) {
+	p := sluice.New(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 200 {
+			_ = p.Stats()
+		}
+	}()
+	s := sluice.FromSlice(p, "src", ints(1000))
+	for i := range 20 {
+		s = sluice.Map(p, fmt.Sprint("m", i), s, 2, double)
+	}
+	sluice.Collect(p, "c", s)
+	<-done
+	if err := p.Wait(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -1,0 +1,84 @@
+package sluice_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/sluicehq/sluice"
+)
+
+func TestMergeDeliversEveryInputOnce(t *testing.T) {
+	p := sluice.New(context.Background())
+	var ins []sluice.Stream[int]
+	var want []int
+	for i := range 5 {
+		xs := ints(1000 * (i + 1))
+		for j := range xs {
+			xs[j] += 1_000_000 * i
+		}
+		want = append(want, xs...)
+		ins = append(ins, sluice.FromSlice(p, fmt.Sprint("src", i), xs))
+	}
+	got := sluice.Collect(p, "c", sluice.Merge(p, "merge", ins...))
+	if err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	checkExactlyOnce(t, got.Value(), want)
+	// Each input's order survives the merge.
+	last := map[int]int{}
+	for _, v := range got.Value() {
+		src := v / 1_000_000
+		if prev, ok := last[src]; ok && v < prev {
+			t.Fatalf("input %d out of order: got %d after %d", src, v, prev)
+		}
+		last[src] = v
+	}
+}
+
+func TestPartitionSendsEqualKeysToTheSameStream(t *testing.T) {
+	p := sluice.New(context.Background())
+	src := sluice.FromSlice(p, "src", ints(20_000))
+	parts := sluice.Partition(p, "by-mod", src, 4, func(v int) int { return v % 10 })
+	results := make([]*sluice.Result[[]int], len(parts))
+	for i, s := range parts {
+		results[i] = sluice.Collect(p, fmt.Sprint("c", i), s)
+	}
+	if err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	owner := map[int]int{}
+	var all []int
+	for i, r := range results {
+		vs := r.Value()
+		if !slices.IsSorted(vs) {
+			t.Fatalf("partition %d lost input order", i)
+		}
+		for _, v := range vs {
+			if o, ok := owner[v%10]; ok && o != i {
+				t.Fatalf("key %d went to partitions %d and %d", v%10, o, i)
+			}
+			owner[v%10] = i
+		}
+		all = append(all, vs...)
+	}
+	checkExactlyOnce(t, all, ints(20_000))
+}
+
+func TestBroadcastSendsEveryItemToEveryOutput(t *testing.T) {
+	p := sluice.New(context.Background())
+	outs := sluice.Broadcast(p, "bc", sluice.FromSlice(p, "src", ints(5000)), 3)
+	var rs []*sluice.Result[[]int]
+	for i, s := range outs {
+		rs = append(rs, sluice.Collect(p, fmt.Sprint("c", i), s))
+	}
+	if err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range rs {
+		if !slices.Equal(r.Value(), ints(5000)) {
+			t.Fatalf("output %d: got %d items, want all 5000 in order", i, len(r.Value()))
+		}
+	}
+}
