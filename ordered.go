@@ -20,11 +20,7 @@ import (
 // error from f fails the pipeline unless an error option ([SkipErrors],
 // [DeadLetter], [Retry]) settles it.
 func OrderedMap[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(ctx context.Context, v T) (U, error), opts ...StageOption) Stream[U] {
-	checkWorkers("OrderedMap", name, n)
-	checkFunc("OrderedMap", name, f == nil)
-	cfg := stageOptions("OrderedMap", name, opts)
-	s := newPool(p, "ordered-map", name, n, cfg)
-	ie := consume(p, s, in, s.slots())
+	s, cfg, ie := openPool(p, "OrderedMap", "ordered-map", name, in, n, f == nil, opts, nil)
 	oe := newEdge[U](p, s, s.slots(), cfg)
 	window := 4 * s.slots() * ie.size
 	if cfg.setWindow {

@@ -36,12 +36,7 @@ func sinkStage[T any](p *Pipeline, s *stage, ie *edge[T], adapt bool, pol *polic
 // (see [Receipt]); an item that is a batch acknowledges every receipt in
 // it.
 func ForEach[T any](p *Pipeline, name string, in Stream[T], n int, f func(ctx context.Context, v T) error, opts ...StageOption) {
-	checkWorkers("ForEach", name, n)
-	checkFunc("ForEach", name, f == nil)
-	cfg := stageOptions("ForEach", name, opts)
-	noOutput("ForEach", name, cfg)
-	s := newPool(p, "sink", name, n, cfg)
-	ie := consume(p, s, in, s.slots())
+	s, cfg, ie := openPool(p, "ForEach", "sink", name, in, n, f == nil, opts, noOutput)
 	pol := newPolicy[T](p, s, s.slots(), cfg.errs)
 	f = timedErr(f, cfg.errs.timeout)
 	ctx := p.ctx
@@ -85,12 +80,7 @@ func ForEach[T any](p *Pipeline, name string, in Stream[T], n int, f func(ctx co
 // dead-lettered. Once f returns nil, every item's receipts are
 // acknowledged (see [Receipt]): write, then settle.
 func ForEachChunk[T any](p *Pipeline, name string, in Stream[T], n int, f func(ctx context.Context, items []T) error, opts ...StageOption) {
-	checkWorkers("ForEachChunk", name, n)
-	checkFunc("ForEachChunk", name, f == nil)
-	cfg := stageOptions("ForEachChunk", name, opts)
-	noOutput("ForEachChunk", name, cfg)
-	s := newPool(p, "sink", name, n, cfg)
-	ie := consume(p, s, in, s.slots())
+	s, cfg, ie := openPool(p, "ForEachChunk", "sink", name, in, n, f == nil, opts, noOutput)
 	pol := newPolicy[T](p, s, s.slots(), cfg.errs)
 	f = timedErr(f, cfg.errs.timeout)
 	ctx := p.ctx

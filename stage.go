@@ -24,14 +24,14 @@ type stage struct {
 	auto    *autoPool // the engine's choice of worker count; nil for a fixed count
 }
 
-// newStage registers a stage with n worker goroutines. It panics if p
-// was not made by New, the name is empty or n < 1.
+// newStage registers a stage with n ≥ 1 worker goroutines (the public
+// constructors check n). It panics if p was not made by New or the name
+// is empty.
 func newStage(p *Pipeline, kind, name string, n int) *stage {
 	p.mustBeMade(fmt.Sprintf("%s %q", kind, name))
 	if name == "" {
 		panic("sluice: " + kind + ": stage name must not be empty")
 	}
-	checkWorkers(kind, name, n)
 	s := &stage{name: name, kind: kind, workers: make([]*worker, n)}
 	s.running.Store(int32(n))
 	for i := range s.workers {
@@ -39,6 +39,23 @@ func newStage(p *Pipeline, kind, name string, n int) *stage {
 	}
 	p.addStage(s)
 	return s
+}
+
+// openPool is the opening every stage with a worker pool and a function
+// shares (Map, Filter, FlatMap, OrderedMap, ForEach, ForEachChunk): it
+// checks the arguments that label's documentation names (n, a nil
+// function, the options, with check refusing those the stage has no use
+// for), registers the stage and consumes its input.
+func openPool[T any](p *Pipeline, label, kind, name string, in Stream[T], n int, nilFunc bool, opts []StageOption,
+	check func(kind, name string, cfg stageConfig)) (*stage, stageConfig, *edge[T]) {
+	checkWorkers(label, name, n)
+	checkFunc(label, name, nilFunc)
+	cfg := stageOptions(label, name, opts)
+	if check != nil {
+		check(label, name, cfg)
+	}
+	s := newPool(p, kind, name, n, cfg)
+	return s, cfg, consume(p, s, in, s.slots())
 }
 
 // newPool registers a stage with a pool of workers: n of them, or with

@@ -85,12 +85,7 @@ func apply[T, U any](p *Pipeline, ctx context.Context, f func(context.Context, T
 // chunk size adapts to how long f takes, so slow items are spread over the
 // workers (see the package documentation).
 func Map[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(ctx context.Context, v T) (U, error), opts ...StageOption) Stream[U] {
-	checkWorkers("Map", name, n)
-	checkFunc("Map", name, f == nil)
-	cfg := stageOptions("Map", name, opts)
-	noWindow("Map", name, cfg)
-	s := newPool(p, "map", name, n, cfg)
-	ie := consume(p, s, in, s.slots())
+	s, cfg, ie := openPool(p, "Map", "map", name, in, n, f == nil, opts, noWindow)
 	oe := newEdge[U](p, s, s.slots(), cfg)
 	pol := newPolicy[T](p, s, s.slots(), cfg.errs)
 	f = timed(f, cfg.errs.timeout)
@@ -125,12 +120,7 @@ func orStopped(err error) error {
 // when n == 1. An error from keep fails the pipeline
 // unless an error option ([SkipErrors], [DeadLetter], [Retry]) settles it.
 func Filter[T any](p *Pipeline, name string, in Stream[T], n int, keep func(ctx context.Context, v T) (bool, error), opts ...StageOption) Stream[T] {
-	checkWorkers("Filter", name, n)
-	checkFunc("Filter", name, keep == nil)
-	cfg := stageOptions("Filter", name, opts)
-	noWindow("Filter", name, cfg)
-	s := newPool(p, "filter", name, n, cfg)
-	ie := consume(p, s, in, s.slots())
+	s, cfg, ie := openPool(p, "Filter", "filter", name, in, n, keep == nil, opts, noWindow)
 	oe := newEdge[T](p, s, s.slots(), cfg)
 	pol := newPolicy[T](p, s, s.slots(), cfg.errs)
 	keep = timed(keep, cfg.errs.timeout)
@@ -178,12 +168,7 @@ func Filter[T any](p *Pipeline, name string, in Stream[T], n int, keep func(ctx 
 // f returns nil, so a message is settled once all its results are (at
 // once when there are none).
 func FlatMap[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(ctx context.Context, v T, emit func(U) bool) error, opts ...StageOption) Stream[U] {
-	checkWorkers("FlatMap", name, n)
-	checkFunc("FlatMap", name, f == nil)
-	cfg := stageOptions("FlatMap", name, opts)
-	noWindow("FlatMap", name, cfg)
-	s := newPool(p, "flat-map", name, n, cfg)
-	ie := consume(p, s, in, s.slots())
+	s, cfg, ie := openPool(p, "FlatMap", "flat-map", name, in, n, f == nil, opts, noWindow)
 	oe := newEdge[U](p, s, s.slots(), cfg)
 	pol := newPolicy[T](p, s, s.slots(), cfg.errs)
 	if d := cfg.errs.timeout; d > 0 {
