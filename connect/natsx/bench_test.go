@@ -13,6 +13,7 @@ import (
 	"github.com/sluicehq/sluice"
 
 	natsx "github.com/sluicehq/sluice/connect/natsx"
+	"github.com/sluicehq/sluice/connect/natsx/natsembed"
 )
 
 // BenchmarkCopy moves benchMsgs messages from stream IN to stream OUT —
@@ -23,11 +24,11 @@ import (
 // empty OUT, outside the timer, and checks that OUT holds every message.
 func BenchmarkCopy(b *testing.B) {
 	dir := b.TempDir()
-	srv, url, err := natsx.StartEmbedded(dir, 0)
+	srv, url, err := natsembed.Start(dir, 0)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer natsx.StopEmbedded(srv)
+	defer natsembed.Stop(srv)
 	for _, storage := range []jetstream.StorageType{jetstream.FileStorage, jetstream.MemoryStorage} {
 		b.Run(storage.String(), func(b *testing.B) {
 			b.Run("handloop", func(b *testing.B) { benchCopy(b, url, storage, copyByHand) })

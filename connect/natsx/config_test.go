@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	natsx "github.com/sluicehq/sluice/connect/natsx"
+	"github.com/sluicehq/sluice/connect/natsx/natsembed"
 )
 
 // quickly runs f and fails the test if it took longer than d: bad
@@ -67,11 +68,11 @@ func TestConnectWithBadCredentialsFailsAndHidesThePassword(t *testing.T) {
 		t.Fatal(err)
 	}
 	go s.Start()
-	defer natsx.StopEmbedded(s)
+	defer natsembed.Stop(s)
 	if !s.ReadyForConnections(10 * time.Second) {
 		t.Fatal("server not ready")
 	}
-	port := natsx.EmbeddedPort(s)
+	port := natsembed.Port(s)
 	url := "nats://sluice:wrong-secret@127.0.0.1:" + itoa(port)
 	err = quickly(t, 10*time.Second, func() error {
 		nc, err := natsx.Connect(url)
@@ -167,7 +168,7 @@ func TestSourceAndSinkWithoutJetStreamFailAtStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	go s.Start()
-	defer natsx.StopEmbedded(s)
+	defer natsembed.Stop(s)
 	if !s.ReadyForConnections(10 * time.Second) {
 		t.Fatal("server not ready")
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/sluicehq/sluice"
 
 	natsx "github.com/sluicehq/sluice/connect/natsx"
+	"github.com/sluicehq/sluice/connect/natsx/natsembed"
 )
 
 // A pipeline that reads orders from one stream, upper-cases them and
@@ -19,12 +20,12 @@ import (
 func Example() {
 	dir, _ := os.MkdirTemp("", "natsx-example-")
 	defer os.RemoveAll(dir)
-	srv, url, err := natsx.StartEmbedded(dir, 0)
+	srv, url, err := natsembed.Start(dir, 0)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	defer natsx.StopEmbedded(srv)
+	defer natsembed.Stop(srv)
 	nc, err := natsx.Connect(url)
 	if err != nil {
 		fmt.Println(err)
@@ -87,8 +88,8 @@ func ExampleConnect() {
 func ExampleNewSource() {
 	dir, _ := os.MkdirTemp("", "natsx-example-")
 	defer os.RemoveAll(dir)
-	srv, url, _ := natsx.StartEmbedded(dir, 0)
-	defer natsx.StopEmbedded(srv)
+	srv, url, _ := natsembed.Start(dir, 0)
+	defer natsembed.Stop(srv)
 	nc, _ := natsx.Connect(url)
 	defer nc.Close()
 	js, _ := jetstream.New(nc)
@@ -103,8 +104,8 @@ func ExampleNewSource() {
 func ExampleDeadLetter() {
 	dir, _ := os.MkdirTemp("", "natsx-example-")
 	defer os.RemoveAll(dir)
-	srv, url, _ := natsx.StartEmbedded(dir, 0)
-	defer natsx.StopEmbedded(srv)
+	srv, url, _ := natsembed.Start(dir, 0)
+	defer natsembed.Stop(srv)
 	nc, _ := natsx.Connect(url)
 	defer nc.Close()
 	js, _ := jetstream.New(nc)

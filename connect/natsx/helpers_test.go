@@ -12,6 +12,7 @@ import (
 	"github.com/sluicehq/sluice"
 
 	natsx "github.com/sluicehq/sluice/connect/natsx"
+	"github.com/sluicehq/sluice/connect/natsx/natsembed"
 )
 
 // embedded starts a server with its store in a fresh temporary directory,
@@ -19,11 +20,11 @@ import (
 func embedded(t *testing.T) (*server.Server, string, string) {
 	t.Helper()
 	dir := t.TempDir()
-	s, url, err := natsx.StartEmbedded(dir, 0)
+	s, url, err := natsembed.Start(dir, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { natsx.StopEmbedded(s) })
+	t.Cleanup(func() { natsembed.Stop(s) })
 	return s, url, dir
 }
 

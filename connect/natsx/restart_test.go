@@ -8,6 +8,7 @@ import (
 	"github.com/sluicehq/sluice"
 
 	natsx "github.com/sluicehq/sluice/connect/natsx"
+	"github.com/sluicehq/sluice/connect/natsx/natsembed"
 )
 
 // throttle slows a stage to about perMs items per millisecond, so that a
@@ -23,7 +24,7 @@ func throttle(perMs int) func() {
 
 func TestServerRestartMidRunLosesNothing(t *testing.T) {
 	srv, url, dir := embedded(t)
-	port := natsx.EmbeddedPort(srv)
+	port := natsembed.Port(srv)
 	_, js := connect(t, url)
 	makeStream(t, js, "IN", "in.>")
 	makeStream(t, js, "OUT", "out.>")
@@ -52,13 +53,13 @@ func TestServerRestartMidRunLosesNothing(t *testing.T) {
 	go func() { done <- p.Wait() }()
 
 	eventually(t, 30*time.Second, "a quarter of the output stored", func() bool { return sink.Stats().Published >= n/4 })
-	natsx.StopEmbedded(srv)
+	natsembed.Stop(srv)
 	stoppedAt := sink.Stats().Published
-	srv2, _, err := natsx.StartEmbedded(dir, port)
+	srv2, _, err := natsembed.Start(dir, port)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { natsx.StopEmbedded(srv2) })
+	t.Cleanup(func() { natsembed.Stop(srv2) })
 
 	if err := <-done; err != nil {
 		t.Fatal(err)
@@ -85,7 +86,7 @@ func TestSourceFailsOnceTheServerIsGoneForMaxOutage(t *testing.T) {
 	}
 	p := sluice.New(ctx)
 	sluice.ForEach(p, "ack", natsx.Read(p, "read", src), 1, func(_ context.Context, m natsx.Msg) error { return m.Ack() })
-	natsx.StopEmbedded(srv) // and never back
+	natsembed.Stop(srv) // and never back
 	err = quickly(t, 10*time.Second, p.Wait)
 	wantErr(t, err, nil, "natsx: source IN/r: no connection to the server for 300ms")
 }
