@@ -41,7 +41,7 @@ func Example() {
 		js.Publish(ctx, "orders.new", []byte(o), jetstream.WithMsgID("order-"+o))
 	}
 
-	src, err := natsx.NewSource(ctx, js, "ORDERS", "shouter", natsx.UntilDrained(), natsx.IdleCheck(20*time.Millisecond))
+	src, err := natsx.NewSource(ctx, js, "ORDERS", "shouter", natsx.StopWhenCaughtUp(), natsx.IdleCheck(20*time.Millisecond))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -55,7 +55,7 @@ func Example() {
 	p := sluice.New(ctx)
 	msgs := natsx.Read(p, "read", src)
 	outs := sluice.Map(p, "shout", msgs, 1, func(_ context.Context, m natsx.Msg) (natsx.Out, error) {
-		return natsx.Out{Subject: "loud.orders", Data: []byte(strings.ToUpper(string(m.Data()))), ID: m.ID(), From: m}, nil
+		return natsx.Out{Subject: "loud.orders", Data: []byte(strings.ToUpper(string(m.Data()))), ID: m.ID(), From: m.Receipt}, nil
 	})
 	natsx.Publish(p, "write", outs, sink)
 	if err := p.Wait(); err != nil {
@@ -99,9 +99,10 @@ func ExampleNewSource() {
 	// natsx: source stream "MISSING": nats: API error: code=404 err_code=10059 description=stream not found
 }
 
-// A message that fails is dead-lettered on its second delivery, with the
-// error in a header; the run goes on and its neighbours are stored.
-func ExampleDeadLetter() {
+// A message that fails is delivered again, and dead-lettered when it fails
+// on its second delivery, with the error in a header; the run goes on and
+// its neighbours are acknowledged.
+func ExampleDeadLetterTo() {
 	dir, _ := os.MkdirTemp("", "natsx-example-")
 	defer os.RemoveAll(dir)
 	srv, url, _ := natsembed.Start(dir, 0)
@@ -117,14 +118,15 @@ func ExampleDeadLetter() {
 		js.Publish(ctx, "orders.new", []byte(o))
 	}
 
-	src, _ := natsx.NewSource(ctx, js, "ORDERS", "checker", natsx.DeadLetter("dead.orders", 2),
-		natsx.NakOnFail(0), natsx.UntilDrained(), natsx.IdleCheck(20*time.Millisecond))
+	src, _ := natsx.NewSource(ctx, js, "ORDERS", "checker", natsx.Redeliver(2, 0), natsx.DeadLetterTo("dead.orders"),
+		natsx.StopWhenCaughtUp(), natsx.IdleCheck(20*time.Millisecond))
 	p := sluice.New(ctx)
 	sluice.ForEach(p, "check", natsx.Read(p, "read", src), 1, func(_ context.Context, m natsx.Msg) error {
 		if string(m.Data()) == "???" {
-			return m.Fail(fmt.Errorf("unreadable order %q", m.Data()))
+			// Settled as failed: ForEach's acknowledgement then does nothing.
+			m.Fail(fmt.Errorf("unreadable order %q", m.Data()))
 		}
-		return m.Ack()
+		return nil // acknowledged by ForEach
 	})
 	if err := p.Wait(); err != nil {
 		fmt.Println(err)

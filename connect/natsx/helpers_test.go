@@ -173,10 +173,19 @@ func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
 
 func itoa(i int) string { return strconv.Itoa(i) }
 
-// publishOnce runs a pipeline that publishes outs through sink.
-func publishOnce(t *testing.T, sink *natsx.Sink, outs ...natsx.Out) error {
+// publishOnce runs a pipeline that publishes outs through sink with the
+// Publish stage's options opts, and returns Wait's error and the stage's
+// stats.
+func publishOnce(t *testing.T, sink *natsx.Sink, outs []natsx.Out, opts ...sluice.StageOption) (error, sluice.StageStats) {
 	t.Helper()
 	p := sluice.New(ctxT(t, time.Minute))
-	natsx.Publish(p, "publish", sluice.FromSlice(p, "outs", outs), sink)
-	return p.Wait()
+	natsx.Publish(p, "publish", sluice.FromSlice(p, "outs", outs), sink, opts...)
+	err := p.Wait()
+	for _, s := range p.Stats().Stages {
+		if s.Name == "publish" {
+			return err, s
+		}
+	}
+	t.Fatal("no publish stage in the pipeline's stats")
+	return nil, sluice.StageStats{}
 }

@@ -23,7 +23,7 @@ func copyPipeline(ctx context.Context, src *natsx.Source, sink *natsx.Sink, stag
 		if stage != nil {
 			return stage(m)
 		}
-		return natsx.Out{Subject: "out." + m.ID(), Data: m.Data(), ID: m.ID(), From: m}, nil
+		return natsx.Out{Subject: "out." + m.ID(), Data: m.Data(), ID: m.ID(), From: m.Receipt}, nil
 	})
 	natsx.Publish(p, "publish", outs, sink)
 	return p
@@ -38,14 +38,11 @@ func TestEveryMessageIsStoredThenAcknowledged(t *testing.T) {
 	publishN(t, js, "in.x", n)
 
 	ctx := ctxT(t, 60*time.Second)
-	src, err := natsx.NewSource(ctx, js, "IN", "copy", natsx.UntilDrained(), natsx.IdleCheck(100*time.Millisecond))
+	src, err := natsx.NewSource(ctx, js, "IN", "copy", natsx.StopWhenCaughtUp(), natsx.IdleCheck(100*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var committed atomic.Int64
-	sink, err := natsx.NewSink(ctx, js, natsx.ToStream("OUT"), natsx.OnCommit(func(b []natsx.Out) {
-		committed.Add(int64(len(b)))
-	}))
+	sink, err := natsx.NewSink(ctx, js, natsx.ToStream("OUT"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,14 +53,18 @@ func TestEveryMessageIsStoredThenAcknowledged(t *testing.T) {
 	ids, total := storedIDs(t, js, "OUT")
 	checkEvery(t, ids, n)
 	st := src.Stats()
-	if st.Acked != n || st.InFlight != 0 || st.Naked != 0 || st.Termed != 0 || committed.Load() != n || total != n {
-		t.Fatalf("source %+v, committed %d, stored %d; want %d acked, none in flight", st, committed.Load(), total, n)
+	if st.Acked != n || st.InFlight != 0 || st.Failed != 0 || st.HandedBack != 0 || sink.Stats().Published != n || total != n {
+		t.Fatalf("source %+v, sink %+v, stored %d; want %d acked, none in flight", st, sink.Stats(), total, n)
 	}
 	if ci := consumerState(t, js, "IN", "copy"); ci.NumPending != 0 || ci.NumAckPending != 0 {
 		t.Fatalf("consumer: %d pending, %d awaiting ack; want 0, 0", ci.NumPending, ci.NumAckPending)
 	}
 }
 
+// A write that fails fails the run (no error option here), and the
+// messages of its chunk are left unsettled, stored or not: none is
+// acknowledged without its output stored, and the server delivers every
+// one not acknowledged again after AckWait, so nothing is lost.
 func TestUnstoredMessagesAreNeverAcknowledged(t *testing.T) {
 	_, url, _ := embedded(t)
 	_, js := connect(t, url)
@@ -73,11 +74,11 @@ func TestUnstoredMessagesAreNeverAcknowledged(t *testing.T) {
 	publishN(t, js, "in.x", n)
 
 	ctx := ctxT(t, 30*time.Second)
-	src, err := natsx.NewSource(ctx, js, "IN", "copy", natsx.AckWait(time.Minute))
+	src, err := natsx.NewSource(ctx, js, "IN", "copy", natsx.AckWait(time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
-	sink, err := natsx.NewSink(ctx, js, natsx.Retries(2, 5*time.Millisecond))
+	sink, err := natsx.NewSink(ctx, js)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,23 +90,47 @@ func TestUnstoredMessagesAreNeverAcknowledged(t *testing.T) {
 		if seq, _ := m.Metadata(); seq.Sequence.Stream%7 == 0 {
 			subj = "nowhere." + m.ID()
 		}
-		return natsx.Out{Subject: subj, Data: m.Data(), ID: m.ID(), From: m}, nil
+		return natsx.Out{Subject: subj, Data: m.Data(), ID: m.ID(), From: m.Receipt}, nil
 	}).Wait()
 	if !errors.Is(err, jetstream.ErrNoStreamResponse) {
 		t.Fatalf("Wait: %v; want the sink's failure, wrapping %v", err, jetstream.ErrNoStreamResponse)
 	}
 	ids, _ := storedIDs(t, js, "OUT")
 	st := src.Stats()
-	if st.Acked != int64(len(ids)) {
+	if st.Acked > int64(len(ids)) || st.Acked == n {
 		t.Fatalf("%d inputs acknowledged, %d outputs stored; every acknowledgement needs a stored output", st.Acked, len(ids))
 	}
-	if st.Naked == 0 {
-		t.Fatalf("source %+v: the messages not stored were not handed back", st)
+
+	// Everything not acknowledged comes back: a second run gets the rest.
+	src2, err := natsx.NewSource(ctx, js, "IN", "copy", natsx.AckWait(time.Second), natsx.StopWhenCaughtUp(), natsx.IdleCheck(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Logf("stored %d, source %+v", len(ids), st)
+	p := sluice.New(ctx)
+	again := map[string]bool{}
+	sluice.ForEach(p, "collect", natsx.Read(p, "read", src2), 1, func(_ context.Context, m natsx.Msg) error {
+		again[m.ID()] = true
+		return nil
+	})
+	if err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		id := itoa(i)
+		if (i+1)%7 == 0 && !again[id] {
+			t.Fatalf("message %s, never stored, was not delivered again", id)
+		}
+		if ids[id] == 0 && !again[id] {
+			t.Fatalf("message %s neither stored nor delivered again: lost", id)
+		}
+	}
+	if int64(len(again)) != n-st.Acked {
+		t.Fatalf("%d delivered again; want the %d not acknowledged", len(again), n-st.Acked)
+	}
+	t.Logf("stored %d, source %+v, delivered again %d", len(ids), st, len(again))
 }
 
-func TestMaxAckPendingBoundsMessagesInFlight(t *testing.T) {
+func TestMaxInFlightBoundsMessagesInFlight(t *testing.T) {
 	_, url, _ := embedded(t)
 	_, js := connect(t, url)
 	makeStream(t, js, "IN", "in.>")
@@ -113,8 +138,8 @@ func TestMaxAckPendingBoundsMessagesInFlight(t *testing.T) {
 	publishN(t, js, "in.x", n)
 
 	ctx := ctxT(t, 60*time.Second)
-	src, err := natsx.NewSource(ctx, js, "IN", "slow", natsx.MaxAckPending(limit), natsx.FetchBatch(20),
-		natsx.UntilDrained(), natsx.IdleCheck(50*time.Millisecond))
+	src, err := natsx.NewSource(ctx, js, "IN", "slow", natsx.MaxInFlight(limit), natsx.FetchBatch(20),
+		natsx.StopWhenCaughtUp(), natsx.IdleCheck(50*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +153,7 @@ func TestMaxAckPendingBoundsMessagesInFlight(t *testing.T) {
 		if len(m.Data()) == 0 {
 			return errors.New("empty message")
 		}
-		return m.Ack()
+		return nil
 	})
 	if err := p.Wait(); err != nil {
 		t.Fatal(err)
@@ -150,8 +175,8 @@ func TestFailNaksWithDelayAndTheMessageComesBack(t *testing.T) {
 	publishN(t, js, "in.x", n)
 
 	ctx := ctxT(t, 30*time.Second)
-	src, err := natsx.NewSource(ctx, js, "IN", "retry", natsx.NakOnFail(20*time.Millisecond),
-		natsx.UntilDrained(), natsx.IdleCheck(50*time.Millisecond))
+	src, err := natsx.NewSource(ctx, js, "IN", "retry", natsx.Redeliver(2, 20*time.Millisecond),
+		natsx.StopWhenCaughtUp(), natsx.IdleCheck(50*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,16 +189,16 @@ func TestFailNaksWithDelayAndTheMessageComesBack(t *testing.T) {
 		}
 		seen[m.ID()] = md.NumDelivered
 		if md.NumDelivered == 1 && md.Sequence.Stream%2 == 0 {
-			return m.Fail(errors.New("transient"))
+			m.Fail(errors.New("transient"))
 		}
-		return m.Ack()
+		return nil
 	})
 	if err := p.Wait(); err != nil {
 		t.Fatal(err)
 	}
 	st := src.Stats()
-	if st.Acked != n || st.Naked != n/2 || st.Delivered != n+n/2 {
-		t.Fatalf("source %+v; want %d acked, %d naked then delivered again", st, n, n/2)
+	if st.Acked != n || st.Failed != n/2 || st.Redelivered != n/2 || st.Received != n+n/2 {
+		t.Fatalf("source %+v; want %d acked, %d failed, naked and delivered again", st, n, n/2)
 	}
 	for id, d := range seen {
 		if d > 2 {
@@ -182,32 +207,65 @@ func TestFailNaksWithDelayAndTheMessageComesBack(t *testing.T) {
 	}
 }
 
-func TestFailTermsWhenConfiguredAndTheMessageNeverComesBack(t *testing.T) {
+// A message that fails on its last delivery is published to the
+// DeadLetterTo subject and terminated: it never comes back.
+func TestFailOnTheLastDeliveryDeadLettersAndTerminates(t *testing.T) {
 	_, url, _ := embedded(t)
 	_, js := connect(t, url)
 	makeStream(t, js, "IN", "in.>")
+	makeStream(t, js, "DEAD", "dead.>")
 	const n = 100
 	publishN(t, js, "in.x", n)
 
 	ctx := ctxT(t, 30*time.Second)
-	src, err := natsx.NewSource(ctx, js, "IN", "poison", natsx.TermOnFail(),
-		natsx.UntilDrained(), natsx.IdleCheck(50*time.Millisecond))
+	src, err := natsx.NewSource(ctx, js, "IN", "poison", natsx.Redeliver(1, 0), natsx.DeadLetterTo("dead.in"),
+		natsx.StopWhenCaughtUp(), natsx.IdleCheck(50*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := sluice.New(ctx)
 	sluice.ForEach(p, "picky", natsx.Read(p, "read", src), 1, func(_ context.Context, m natsx.Msg) error {
 		if md, _ := m.Metadata(); md.Sequence.Stream%4 == 0 {
-			return m.Fail(errors.New("malformed"))
+			m.Fail(errors.New("malformed"))
 		}
-		return m.Ack()
+		return nil
 	})
 	if err := p.Wait(); err != nil {
 		t.Fatal(err)
 	}
 	st := src.Stats()
-	if st.Delivered != n || st.Termed != n/4 || st.Acked != n-n/4 {
-		t.Fatalf("source %+v; want %d delivered once each, %d terminated", st, n, n/4)
+	if st.Received != n || st.Failed != n/4 || st.DeadLettered != n/4 || st.Termed != n/4 || st.Acked != n-n/4 || st.Redelivered != 0 {
+		t.Fatalf("source %+v; want %d delivered once each, %d dead-lettered and terminated", st, n, n/4)
+	}
+	if ci := consumerState(t, js, "IN", "poison"); ci.NumAckPending != 0 || ci.NumRedelivered != 0 {
+		t.Fatalf("consumer: %d awaiting ack, %d redelivered; want 0, 0", ci.NumAckPending, ci.NumRedelivered)
+	}
+}
+
+// Without DeadLetterTo, a message that fails on its last delivery is
+// naked all the same: the server gives up on it, and the run fails naming
+// it, so that its loss is not silent.
+func TestFailOnTheLastDeliveryWithoutDeadLetterFailsTheRunNamingIt(t *testing.T) {
+	_, url, _ := embedded(t)
+	_, js := connect(t, url)
+	makeStream(t, js, "IN", "in.>")
+	publishN(t, js, "in.x", 20)
+	ctx := ctxT(t, 30*time.Second)
+	src, err := natsx.NewSource(ctx, js, "IN", "last", natsx.Redeliver(2, 0), natsx.IdleCheck(20*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := sluice.New(ctx)
+	sluice.ForEach(p, "picky", natsx.Read(p, "read", src), 1, func(_ context.Context, m natsx.Msg) error {
+		if string(m.Data()) == "7" {
+			m.Fail(errors.New("malformed"))
+		}
+		return nil
+	})
+	err = quickly(t, 15*time.Second, p.Wait)
+	wantErr(t, err, nil, "stream sequence 8", "MaxDeliver", "DeadLetterTo")
+	if st := src.Stats(); st.Failed != 2 || st.GaveUp != 1 {
+		t.Fatalf("source %+v; want 2 failed deliveries and 1 given up", st)
 	}
 }
 
@@ -229,7 +287,7 @@ func TestCancelStopsTheSourceAndHandsBackWhatItHolds(t *testing.T) {
 		if acked.Add(1) == 500 {
 			cancel()
 		}
-		return m.Ack()
+		return nil
 	})
 	if err := p.Wait(); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Wait: %v; want %v", err, context.Canceled)
@@ -261,7 +319,7 @@ func TestSinkGivesEachMessageItsOwnIDEvenWithASharedHeader(t *testing.T) {
 		{Subject: "out.b", Data: []byte("b again"), Header: shared, ID: "1"}, // a duplicate: stored once
 		{Subject: "out.c", Data: []byte("c"), Header: shared, ID: "2"},
 	}
-	if err := publishOnce(t, sink, outs...); err != nil {
+	if err, _ := publishOnce(t, sink, outs); err != nil {
 		t.Fatal(err)
 	}
 	ids, total := storedIDs(t, js, "OUT")
@@ -286,7 +344,7 @@ func TestDrainStopsFetchingAndSettlesEverythingEmitted(t *testing.T) {
 		// A short AckWait: messages the client had fetched when the
 		// first run stopped come back to the second run soon.
 		src, err := natsx.NewSource(ctx, js, "IN", "drain", natsx.AckWait(2*time.Second),
-			natsx.UntilDrained(), natsx.IdleCheck(100*time.Millisecond))
+			natsx.StopWhenCaughtUp(), natsx.IdleCheck(100*time.Millisecond))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -296,7 +354,7 @@ func TestDrainStopsFetchingAndSettlesEverythingEmitted(t *testing.T) {
 			if count.Add(1) == drainAt {
 				p.Drain()
 			}
-			return m.Ack()
+			return nil
 		})
 		if err := p.Wait(); err != nil {
 			t.Fatalf("Wait after a drain: %v", err)

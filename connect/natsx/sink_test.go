@@ -6,33 +6,36 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/sluicehq/sluice"
 
 	natsx "github.com/sluicehq/sluice/connect/natsx"
 )
 
 // A message the server rejects (here: its subject belongs to another
-// stream than the sink's ToStream) is reported at once, not sent again
-// Retries times; its neighbours in the batch are stored.
+// stream than the sink's ToStream) is reported at once with an error
+// marked sluice.Permanent, so the core's Retry does not write it again;
+// its neighbours in the chunk are stored.
 func TestSinkDoesNotRetryAMessageTheServerRejects(t *testing.T) {
 	_, url, _ := embedded(t)
 	_, js := connect(t, url)
 	makeStream(t, js, "OUT", "out.>")
 	makeStream(t, js, "OTHER", "other.>")
-	sink, err := natsx.NewSink(ctxT(t, time.Minute), js, natsx.ToStream("OUT"), natsx.Retries(3, time.Millisecond))
+	sink, err := natsx.NewSink(ctxT(t, time.Minute), js, natsx.ToStream("OUT"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sink.Close()
-	err = publishOnce(t, sink,
-		natsx.Out{Subject: "out.a", Data: []byte("a")},
-		natsx.Out{Subject: "other.x", Data: []byte("x")},
-		natsx.Out{Subject: "out.b", Data: []byte("b")})
+	err, st := publishOnce(t, sink, []natsx.Out{
+		{Subject: "out.a", Data: []byte("a")},
+		{Subject: "other.x", Data: []byte("x")},
+		{Subject: "out.b", Data: []byte("b")},
+	}, sluice.Retry(3, time.Millisecond, time.Millisecond))
 	var ae *jetstream.APIError
-	if !errors.As(err, &ae) {
-		t.Fatalf("publish: %v; want the server's rejection (a *jetstream.APIError)", err)
+	if !errors.As(err, &ae) || !sluice.IsPermanent(err) {
+		t.Fatalf("publish: %v; want the server's rejection (a *jetstream.APIError), marked permanent", err)
 	}
 	wantErr(t, err, nil, "rejected", `"other.x"`)
-	if st := sink.Stats(); st.Failed != 1 || st.Retried != 0 || st.Published != 2 {
-		t.Fatalf("sink %+v; want 2 published, 1 failed, none retried", st)
+	if ss := sink.Stats(); ss.Failed != 1 || ss.Rejected != 1 || ss.Published != 2 || st.Retries != 0 {
+		t.Fatalf("sink %+v, stage retries %d; want 2 published, 1 rejected, no retry", ss, st.Retries)
 	}
 }
