@@ -162,7 +162,7 @@ func TestMaxInFlightBoundsMessagesInFlight(t *testing.T) {
 		t.Fatalf("acked %d of %d", st.Acked, n)
 	}
 	if got := most.Load(); got > limit {
-		t.Fatalf("%d messages in flight at once; MaxAckPending is %d", got, limit)
+		t.Fatalf("%d messages in flight at once; MaxInFlight is %d", got, limit)
 	}
 	t.Logf("at most %d in flight", most.Load())
 }
