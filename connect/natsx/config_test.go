@@ -133,9 +133,7 @@ func TestNewSourceOnMissingStreamFailsNamingIt(t *testing.T) {
 }
 
 func TestNewSourceBindToMissingConsumerFailsNamingIt(t *testing.T) {
-	_, url, _ := embedded(t)
-	_, js := connect(t, url)
-	makeStream(t, js, "IN", "in.>")
+	js := serverWith(t, "IN")
 	err := quickly(t, 10*time.Second, func() error {
 		_, err := natsx.NewSource(ctxT(t, time.Minute), js, "IN", "ghost", natsx.Bind())
 		return err
@@ -144,9 +142,7 @@ func TestNewSourceBindToMissingConsumerFailsNamingIt(t *testing.T) {
 }
 
 func TestNewSourceRejectsBatchLargerThanMaxInFlight(t *testing.T) {
-	_, url, _ := embedded(t)
-	_, js := connect(t, url)
-	makeStream(t, js, "IN", "in.>")
+	js := serverWith(t, "IN")
 	_, err := natsx.NewSource(ctxT(t, time.Minute), js, "IN", "r", natsx.FetchBatch(100), natsx.MaxInFlight(10))
 	wantErr(t, err, nil, "FetchBatch 100 exceeds MaxInFlight 10")
 }
@@ -190,9 +186,7 @@ func TestSourceAndSinkWithoutJetStreamFailAtStart(t *testing.T) {
 // writes a failing chunk again, and once its attempts are spent the
 // error fails the run naming the message.
 func TestPublishRetriesAFailedWriteWithTheCoresRetry(t *testing.T) {
-	_, url, _ := embedded(t)
-	_, js := connect(t, url)
-	makeStream(t, js, "OUT", "out.>")
+	js := serverWith(t, "OUT")
 	sink, err := natsx.NewSink(ctxT(t, time.Minute), js, natsx.ToStream("OUT"), natsx.AckTimeout(time.Second))
 	if err != nil {
 		t.Fatal(err)

@@ -33,20 +33,13 @@ func deadMessages(t *testing.T, js jetstream.JetStream) []jetstream.Msg {
 }
 
 func TestPoisonMessageIsDeadLetteredAndEveryNeighbourStored(t *testing.T) {
-	_, url, _ := embedded(t)
-	_, js := connect(t, url)
-	makeStream(t, js, "IN", "in.>")
-	makeStream(t, js, "OUT", "out.>")
-	makeStream(t, js, "DEAD", "dead.>")
+	js := serverWith(t, "IN", "OUT", "DEAD")
 	const n = 3000
 	const poison = "1234"
 	publishN(t, js, "in.x", n)
-	src, err := natsx.NewSource(ctxT(t, 5*time.Second), js, "IN", "poison",
+	src := newSource(t, ctxT(t, 5*time.Second), js, "IN", "poison",
 		natsx.Redeliver(3, 10*time.Millisecond), natsx.DeadLetterTo("dead.in"),
 		natsx.StopWhenCaughtUp(), natsx.IdleCheck(50*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
 	sink, err := natsx.NewSink(ctxT(t, 5*time.Second), js, natsx.ToStream("OUT"))
 	if err != nil {
 		t.Fatal(err)
@@ -99,10 +92,7 @@ func TestPoisonMessageIsDeadLetteredAndEveryNeighbourStored(t *testing.T) {
 func holdOne(t *testing.T, js jetstream.JetStream, stop func(*natsx.Source) bool, opts ...natsx.SourceOption) (*natsx.Source, error) {
 	t.Helper()
 	opts = append([]natsx.SourceOption{natsx.Redeliver(2, 0), natsx.AckWait(200 * time.Millisecond), natsx.IdleCheck(50 * time.Millisecond)}, opts...)
-	src, err := natsx.NewSource(ctxT(t, 5*time.Second), js, "IN", "hold", opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	src := newSource(t, ctxT(t, 5*time.Second), js, "IN", "hold", opts...)
 	ctx, cancel := context.WithCancel(ctxT(t, time.Minute))
 	defer cancel()
 	p := sluice.New(ctx)
@@ -132,9 +122,7 @@ func holdOne(t *testing.T, js jetstream.JetStream, stop func(*natsx.Source) bool
 }
 
 func TestMaxDeliverGiveUpFailsTheRunNamingTheMessage(t *testing.T) {
-	_, url, _ := embedded(t)
-	_, js := connect(t, url)
-	makeStream(t, js, "IN", "in.>")
+	js := serverWith(t, "IN")
 	publishN(t, js, "in.x", 20)
 	src, err := holdOne(t, js, func(*natsx.Source) bool { return false })
 	if err == nil || !strings.Contains(err.Error(), "stream sequence 8") || !strings.Contains(err.Error(), "MaxDeliver") {
@@ -146,10 +134,7 @@ func TestMaxDeliverGiveUpFailsTheRunNamingTheMessage(t *testing.T) {
 }
 
 func TestMaxDeliverGiveUpIsDeadLettered(t *testing.T) {
-	_, url, _ := embedded(t)
-	_, js := connect(t, url)
-	makeStream(t, js, "IN", "in.>")
-	makeStream(t, js, "DEAD", "dead.>")
+	js := serverWith(t, "IN", "DEAD")
 	publishN(t, js, "in.x", 20)
 	src, err := holdOne(t, js, func(s *natsx.Source) bool { return s.Stats().DeadLettered > 0 }, natsx.DeadLetterTo("dead.in"))
 	if err != nil {
@@ -170,9 +155,7 @@ func TestMaxDeliverGiveUpIsDeadLettered(t *testing.T) {
 // DeadLetterTo needs a bound on deliveries: without one a failing message
 // would be naked forever and never reach the dead-letter subject.
 func TestDeadLetterToWithoutABoundOnDeliveriesIsRefused(t *testing.T) {
-	_, url, _ := embedded(t)
-	_, js := connect(t, url)
-	makeStream(t, js, "IN", "in.>")
+	js := serverWith(t, "IN")
 	_, err := natsx.NewSource(ctxT(t, 5*time.Second), js, "IN", "c", natsx.DeadLetterTo("dead.in"))
 	wantErr(t, err, nil, "natsx: source IN/c", "DeadLetterTo needs a bound on deliveries")
 }
@@ -182,16 +165,10 @@ func TestDeadLetterToWithoutABoundOnDeliveriesIsRefused(t *testing.T) {
 // about a message it gave up on is one message given up, dead-lettered
 // once, not once per pipeline.
 func TestMaxDeliverGiveUpIsCountedOnceWhenPipelinesShareTheSource(t *testing.T) {
-	_, url, _ := embedded(t)
-	_, js := connect(t, url)
-	makeStream(t, js, "IN", "in.>")
-	makeStream(t, js, "DEAD", "dead.>")
+	js := serverWith(t, "IN", "DEAD")
 	publishN(t, js, "in.x", 20)
-	src, err := natsx.NewSource(ctxT(t, 5*time.Second), js, "IN", "hold", natsx.Redeliver(2, 0),
+	src := newSource(t, ctxT(t, 5*time.Second), js, "IN", "hold", natsx.Redeliver(2, 0),
 		natsx.AckWait(200*time.Millisecond), natsx.IdleCheck(50*time.Millisecond), natsx.DeadLetterTo("dead.in"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithCancel(ctxT(t, time.Minute))
 	defer cancel()
 	var done []chan error

@@ -19,18 +19,13 @@ import (
 // holds (the source's InFlight), not messages left to come back after
 // AckWait.
 func TestStopHandsBackEveryMessageReceivedButNotEmitted(t *testing.T) {
-	_, url, _ := embedded(t)
-	_, js := connect(t, url)
-	makeStream(t, js, "IN", "in.>")
+	js := serverWith(t, "IN")
 	const n, batch = 2000, 50
 	publishN(t, js, "in.x", n)
 
 	ctx, cancel := context.WithCancel(ctxT(t, 30*time.Second))
 	defer cancel()
-	src, err := natsx.NewSource(ctx, js, "IN", "stop", natsx.AckWait(time.Minute), natsx.FetchBatch(batch))
-	if err != nil {
-		t.Fatal(err)
-	}
+	src := newSource(t, ctx, js, "IN", "stop", natsx.AckWait(time.Minute), natsx.FetchBatch(batch))
 	p := sluice.New(ctx)
 	// The only worker holds the first message until the run stops, so
 	// the edge fills, the source waits, and nats.go queues what arrives.
@@ -78,15 +73,10 @@ func TestStopHandsBackEveryMessageReceivedButNotEmitted(t *testing.T) {
 // A consumer deleted under a running source fails the run at once, with
 // an error naming the consumer, rather than leaving it waiting.
 func TestDeletedConsumerFailsTheRun(t *testing.T) {
-	_, url, _ := embedded(t)
-	_, js := connect(t, url)
-	makeStream(t, js, "IN", "in.>")
+	js := serverWith(t, "IN")
 	publishN(t, js, "in.x", 10)
 	ctx := ctxT(t, 30*time.Second)
-	src, err := natsx.NewSource(ctx, js, "IN", "gone", natsx.IdleCheck(20*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
+	src := newSource(t, ctx, js, "IN", "gone", natsx.IdleCheck(20*time.Millisecond))
 	p := sluice.New(ctx)
 	var acked atomic.Int64
 	sluice.ForEach(p, "ack", natsx.Read(p, "read", src), 1, func(context.Context, natsx.Msg) error {
@@ -97,7 +87,7 @@ func TestDeletedConsumerFailsTheRun(t *testing.T) {
 	if err := js.DeleteConsumer(ctx, "IN", "gone"); err != nil {
 		t.Fatal(err)
 	}
-	err = quickly(t, 10*time.Second, p.Wait)
+	err := quickly(t, 10*time.Second, p.Wait)
 	wantErr(t, err, nil, "natsx: source IN/gone")
 	t.Log(err)
 }

@@ -3,6 +3,7 @@ package natsx_test
 import (
 	"context"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -26,6 +27,29 @@ func embedded(t *testing.T) (*server.Server, string, string) {
 	}
 	t.Cleanup(func() { natsembed.Stop(s) })
 	return s, url, dir
+}
+
+// serverWith starts a server (see embedded), makes a file-backed stream
+// for each name, holding the subjects "<name in lower case>.>", and
+// returns a JetStream on it.
+func serverWith(t *testing.T, streams ...string) jetstream.JetStream {
+	t.Helper()
+	_, url, _ := embedded(t)
+	_, js := connect(t, url)
+	for _, name := range streams {
+		makeStream(t, js, name, strings.ToLower(name)+".>")
+	}
+	return js
+}
+
+// newSource is natsx.NewSource, failing the test on an error.
+func newSource(t *testing.T, ctx context.Context, js jetstream.JetStream, stream, durable string, opts ...natsx.SourceOption) *natsx.Source {
+	t.Helper()
+	src, err := natsx.NewSource(ctx, js, stream, durable, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return src
 }
 
 // connect opens a connection closed when the test ends (before the server

@@ -16,17 +16,11 @@ import (
 // settlement: the counters count it once, and a Fail after the Ack does
 // not dead-letter a message that was acknowledged.
 func TestSettlingTwiceHasNoEffect(t *testing.T) {
-	_, url, _ := embedded(t)
-	_, js := connect(t, url)
-	makeStream(t, js, "IN", "in.>")
-	makeStream(t, js, "DEAD", "dead.>")
+	js := serverWith(t, "IN", "DEAD")
 	publishN(t, js, "in.x", 1)
 	ctx := ctxT(t, 30*time.Second)
-	src, err := natsx.NewSource(ctx, js, "IN", "twice", natsx.Redeliver(1, 0), natsx.DeadLetterTo("dead.in"),
+	src := newSource(t, ctx, js, "IN", "twice", natsx.Redeliver(1, 0), natsx.DeadLetterTo("dead.in"),
 		natsx.StopWhenCaughtUp(), natsx.IdleCheck(20*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
 	p := sluice.New(ctx)
 	sluice.ForEach(p, "settle", natsx.Read(p, "read", src), 1, func(_ context.Context, m natsx.Msg) error {
 		m.Ack()

@@ -30,18 +30,12 @@ func copyPipeline(ctx context.Context, src *natsx.Source, sink *natsx.Sink, stag
 }
 
 func TestEveryMessageIsStoredThenAcknowledged(t *testing.T) {
-	_, url, _ := embedded(t)
-	_, js := connect(t, url)
-	makeStream(t, js, "IN", "in.>")
-	makeStream(t, js, "OUT", "out.>")
+	js := serverWith(t, "IN", "OUT")
 	const n = 5000
 	publishN(t, js, "in.x", n)
 
 	ctx := ctxT(t, 60*time.Second)
-	src, err := natsx.NewSource(ctx, js, "IN", "copy", natsx.StopWhenCaughtUp(), natsx.IdleCheck(100*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
+	src := newSource(t, ctx, js, "IN", "copy", natsx.StopWhenCaughtUp(), natsx.IdleCheck(100*time.Millisecond))
 	sink, err := natsx.NewSink(ctx, js, natsx.ToStream("OUT"))
 	if err != nil {
 		t.Fatal(err)
@@ -66,18 +60,12 @@ func TestEveryMessageIsStoredThenAcknowledged(t *testing.T) {
 // acknowledged without its output stored, and the server delivers every
 // one not acknowledged again after AckWait, so nothing is lost.
 func TestUnstoredMessagesAreNeverAcknowledged(t *testing.T) {
-	_, url, _ := embedded(t)
-	_, js := connect(t, url)
-	makeStream(t, js, "IN", "in.>")
-	makeStream(t, js, "OUT", "out.>")
+	js := serverWith(t, "IN", "OUT")
 	const n = 300
 	publishN(t, js, "in.x", n)
 
 	ctx := ctxT(t, 30*time.Second)
-	src, err := natsx.NewSource(ctx, js, "IN", "copy", natsx.AckWait(time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
+	src := newSource(t, ctx, js, "IN", "copy", natsx.AckWait(time.Second))
 	sink, err := natsx.NewSink(ctx, js)
 	if err != nil {
 		t.Fatal(err)
@@ -131,18 +119,13 @@ func TestUnstoredMessagesAreNeverAcknowledged(t *testing.T) {
 }
 
 func TestMaxInFlightBoundsMessagesInFlight(t *testing.T) {
-	_, url, _ := embedded(t)
-	_, js := connect(t, url)
-	makeStream(t, js, "IN", "in.>")
+	js := serverWith(t, "IN")
 	const n, limit = 2000, 50
 	publishN(t, js, "in.x", n)
 
 	ctx := ctxT(t, 60*time.Second)
-	src, err := natsx.NewSource(ctx, js, "IN", "slow", natsx.MaxInFlight(limit), natsx.FetchBatch(20),
+	src := newSource(t, ctx, js, "IN", "slow", natsx.MaxInFlight(limit), natsx.FetchBatch(20),
 		natsx.StopWhenCaughtUp(), natsx.IdleCheck(50*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
 	p := sluice.New(ctx)
 	msgs := natsx.Read(p, "read", src)
 	var most atomic.Int64
@@ -168,18 +151,13 @@ func TestMaxInFlightBoundsMessagesInFlight(t *testing.T) {
 }
 
 func TestFailNaksWithDelayAndTheMessageComesBack(t *testing.T) {
-	_, url, _ := embedded(t)
-	_, js := connect(t, url)
-	makeStream(t, js, "IN", "in.>")
+	js := serverWith(t, "IN")
 	const n = 100
 	publishN(t, js, "in.x", n)
 
 	ctx := ctxT(t, 30*time.Second)
-	src, err := natsx.NewSource(ctx, js, "IN", "retry", natsx.Redeliver(2, 20*time.Millisecond),
+	src := newSource(t, ctx, js, "IN", "retry", natsx.Redeliver(2, 20*time.Millisecond),
 		natsx.StopWhenCaughtUp(), natsx.IdleCheck(50*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
 	p := sluice.New(ctx)
 	seen := map[string]uint64{} // id → deliveries; one sink goroutine
 	sluice.ForEach(p, "flaky", natsx.Read(p, "read", src), 1, func(_ context.Context, m natsx.Msg) error {
@@ -210,19 +188,13 @@ func TestFailNaksWithDelayAndTheMessageComesBack(t *testing.T) {
 // A message that fails on its last delivery is published to the
 // DeadLetterTo subject and terminated: it never comes back.
 func TestFailOnTheLastDeliveryDeadLettersAndTerminates(t *testing.T) {
-	_, url, _ := embedded(t)
-	_, js := connect(t, url)
-	makeStream(t, js, "IN", "in.>")
-	makeStream(t, js, "DEAD", "dead.>")
+	js := serverWith(t, "IN", "DEAD")
 	const n = 100
 	publishN(t, js, "in.x", n)
 
 	ctx := ctxT(t, 30*time.Second)
-	src, err := natsx.NewSource(ctx, js, "IN", "poison", natsx.Redeliver(1, 0), natsx.DeadLetterTo("dead.in"),
+	src := newSource(t, ctx, js, "IN", "poison", natsx.Redeliver(1, 0), natsx.DeadLetterTo("dead.in"),
 		natsx.StopWhenCaughtUp(), natsx.IdleCheck(50*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
 	p := sluice.New(ctx)
 	sluice.ForEach(p, "picky", natsx.Read(p, "read", src), 1, func(_ context.Context, m natsx.Msg) error {
 		if md, _ := m.Metadata(); md.Sequence.Stream%4 == 0 {
@@ -246,15 +218,10 @@ func TestFailOnTheLastDeliveryDeadLettersAndTerminates(t *testing.T) {
 // naked all the same: the server gives up on it, and the run fails naming
 // it, so that its loss is not silent.
 func TestFailOnTheLastDeliveryWithoutDeadLetterFailsTheRunNamingIt(t *testing.T) {
-	_, url, _ := embedded(t)
-	_, js := connect(t, url)
-	makeStream(t, js, "IN", "in.>")
+	js := serverWith(t, "IN")
 	publishN(t, js, "in.x", 20)
 	ctx := ctxT(t, 30*time.Second)
-	src, err := natsx.NewSource(ctx, js, "IN", "last", natsx.Redeliver(2, 0), natsx.IdleCheck(20*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
+	src := newSource(t, ctx, js, "IN", "last", natsx.Redeliver(2, 0), natsx.IdleCheck(20*time.Millisecond))
 	p := sluice.New(ctx)
 	sluice.ForEach(p, "picky", natsx.Read(p, "read", src), 1, func(_ context.Context, m natsx.Msg) error {
 		if string(m.Data()) == "7" {
@@ -262,7 +229,7 @@ func TestFailOnTheLastDeliveryWithoutDeadLetterFailsTheRunNamingIt(t *testing.T)
 		}
 		return nil
 	})
-	err = quickly(t, 15*time.Second, p.Wait)
+	err := quickly(t, 15*time.Second, p.Wait)
 	wantErr(t, err, nil, "stream sequence 8", "MaxDeliver", "DeadLetterTo")
 	if st := src.Stats(); st.Failed != 2 || st.GaveUp != 1 {
 		t.Fatalf("source %+v; want 2 failed deliveries and 1 given up", st)
@@ -270,17 +237,12 @@ func TestFailOnTheLastDeliveryWithoutDeadLetterFailsTheRunNamingIt(t *testing.T)
 }
 
 func TestCancelStopsTheSourceAndHandsBackWhatItHolds(t *testing.T) {
-	_, url, _ := embedded(t)
-	_, js := connect(t, url)
-	makeStream(t, js, "IN", "in.>")
+	js := serverWith(t, "IN")
 	const n = 3000
 	publishN(t, js, "in.x", n)
 
 	ctx, cancel := context.WithCancel(ctxT(t, 30*time.Second))
-	src, err := natsx.NewSource(ctx, js, "IN", "stop", natsx.AckWait(time.Minute))
-	if err != nil {
-		t.Fatal(err)
-	}
+	src := newSource(t, ctx, js, "IN", "stop", natsx.AckWait(time.Minute))
 	p := sluice.New(ctx)
 	var acked atomic.Int64
 	sluice.ForEach(p, "commit", natsx.Read(p, "read", src), 1, func(ctx context.Context, m natsx.Msg) error {
@@ -304,9 +266,7 @@ func TestCancelStopsTheSourceAndHandsBackWhatItHolds(t *testing.T) {
 }
 
 func TestSinkGivesEachMessageItsOwnIDEvenWithASharedHeader(t *testing.T) {
-	_, url, _ := embedded(t)
-	_, js := connect(t, url)
-	makeStream(t, js, "OUT", "out.>")
+	js := serverWith(t, "OUT")
 	sink, err := natsx.NewSink(ctxT(t, time.Minute), js, natsx.ToStream("OUT"))
 	if err != nil {
 		t.Fatal(err)
@@ -333,9 +293,7 @@ func TestSinkGivesEachMessageItsOwnIDEvenWithASharedHeader(t *testing.T) {
 // is processed and acknowledged: Wait returns nil, nothing is left
 // unsettled, and a second run gets exactly the rest.
 func TestDrainStopsFetchingAndSettlesEverythingEmitted(t *testing.T) {
-	_, url, _ := embedded(t)
-	_, js := connect(t, url)
-	makeStream(t, js, "IN", "in.>")
+	js := serverWith(t, "IN")
 	const n = 3000
 	publishN(t, js, "in.x", n)
 

@@ -32,11 +32,8 @@ func TestServerRestartMidRunLosesNothing(t *testing.T) {
 	publishN(t, js, "in.x", n)
 
 	ctx := ctxT(t, 90*time.Second)
-	src, err := natsx.NewSource(ctx, js, "IN", "copy", natsx.AckWait(2*time.Second),
+	src := newSource(t, ctx, js, "IN", "copy", natsx.AckWait(2*time.Second),
 		natsx.StopWhenCaughtUp(), natsx.IdleCheck(50*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
 	sink, err := natsx.NewSink(ctx, js, natsx.ToStream("OUT"), natsx.AckTimeout(time.Second))
 	if err != nil {
 		t.Fatal(err)
@@ -81,13 +78,10 @@ func TestSourceFailsOnceTheServerIsGoneForMaxOutage(t *testing.T) {
 	_, js := connect(t, url)
 	makeStream(t, js, "IN", "in.>")
 	ctx := ctxT(t, 30*time.Second)
-	src, err := natsx.NewSource(ctx, js, "IN", "r", natsx.MaxOutage(300*time.Millisecond), natsx.IdleCheck(20*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
+	src := newSource(t, ctx, js, "IN", "r", natsx.MaxOutage(300*time.Millisecond), natsx.IdleCheck(20*time.Millisecond))
 	p := sluice.New(ctx)
 	sluice.ForEach(p, "ack", natsx.Read(p, "read", src), 1, func(context.Context, natsx.Msg) error { return nil })
 	natsembed.Stop(srv) // and never back
-	err = quickly(t, 10*time.Second, p.Wait)
+	err := quickly(t, 10*time.Second, p.Wait)
 	wantErr(t, err, nil, "natsx: source IN/r: no connection to the server for 300ms")
 }

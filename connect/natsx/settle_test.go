@@ -18,20 +18,13 @@ import (
 // several results, is acknowledged once — no message is left awaiting an
 // acknowledgement, and none is delivered again.
 func TestEveryStagePolicyAcknowledgesItsMessagesOnTheServer(t *testing.T) {
-	_, url, _ := embedded(t)
-	_, js := connect(t, url)
-	makeStream(t, js, "IN", "in.>")
-	makeStream(t, js, "OUT", "out.>")
-	makeStream(t, js, "DEAD", "dead.>")
+	js := serverWith(t, "IN", "OUT", "DEAD")
 	const n = 50
 	publishN(t, js, "in.x", n)
 	ctx := ctxT(t, 20*time.Second)
 	// StopWhenCaughtUp ends the run only once every message is settled;
 	// one left unsettled would hold it until ctx's deadline.
-	src, err := natsx.NewSource(ctx, js, "IN", "contract", natsx.StopWhenCaughtUp(), natsx.IdleCheck(20*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
+	src := newSource(t, ctx, js, "IN", "contract", natsx.StopWhenCaughtUp(), natsx.IdleCheck(20*time.Millisecond))
 	sink, err := natsx.NewSink(ctx, js, natsx.ToStream("OUT"))
 	if err != nil {
 		t.Fatal(err)

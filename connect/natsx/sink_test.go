@@ -16,10 +16,7 @@ import (
 // marked sluice.Permanent, so the core's Retry does not write it again;
 // its neighbours in the chunk are stored.
 func TestSinkDoesNotRetryAMessageTheServerRejects(t *testing.T) {
-	_, url, _ := embedded(t)
-	_, js := connect(t, url)
-	makeStream(t, js, "OUT", "out.>")
-	makeStream(t, js, "OTHER", "other.>")
+	js := serverWith(t, "OUT", "OTHER")
 	sink, err := natsx.NewSink(ctxT(t, time.Minute), js, natsx.ToStream("OUT"))
 	if err != nil {
 		t.Fatal(err)
