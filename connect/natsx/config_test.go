@@ -187,11 +187,7 @@ func TestSourceAndSinkWithoutJetStreamFailAtStart(t *testing.T) {
 // error fails the run naming the message.
 func TestPublishRetriesAFailedWriteWithTheCoresRetry(t *testing.T) {
 	js := serverWith(t, "OUT")
-	sink, err := natsx.NewSink(ctxT(t, time.Minute), js, natsx.ToStream("OUT"), natsx.AckTimeout(time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sink.Close()
+	sink := newSink(t, ctxT(t, time.Minute), js, natsx.ToStream("OUT"), natsx.AckTimeout(time.Second))
 	err, st := publishOnce(t, sink, []natsx.Out{{Subject: "elsewhere.x", Data: []byte("x")}},
 		sluice.Retry(4, time.Millisecond, time.Millisecond))
 	wantErr(t, err, nil, "1 of 1 messages not stored", `"elsewhere.x"`)

@@ -40,11 +40,7 @@ func TestPoisonMessageIsDeadLetteredAndEveryNeighbourStored(t *testing.T) {
 	src := newSource(t, ctxT(t, 5*time.Second), js, "IN", "poison",
 		natsx.Redeliver(3, 10*time.Millisecond), natsx.DeadLetterTo("dead.in"),
 		natsx.StopWhenCaughtUp(), natsx.IdleCheck(50*time.Millisecond))
-	sink, err := natsx.NewSink(ctxT(t, 5*time.Second), js, natsx.ToStream("OUT"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sink.Close()
+	sink := newSink(t, ctxT(t, 5*time.Second), js, natsx.ToStream("OUT"))
 
 	tries := 0
 	p := sluice.New(ctxT(t, time.Minute))

@@ -52,6 +52,18 @@ func newSource(t *testing.T, ctx context.Context, js jetstream.JetStream, stream
 	return src
 }
 
+// newSink is natsx.NewSink, failing the test on an error; the sink is
+// closed when the test ends.
+func newSink(t *testing.T, ctx context.Context, js jetstream.JetStream, opts ...natsx.SinkOption) *natsx.Sink {
+	t.Helper()
+	sink, err := natsx.NewSink(ctx, js, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sink.Close)
+	return sink
+}
+
 // connect opens a connection closed when the test ends (before the server
 // stops: cleanups run last-in first-out).
 func connect(t *testing.T, url string) (*nats.Conn, jetstream.JetStream) {

@@ -36,11 +36,7 @@ func TestEveryMessageIsStoredThenAcknowledged(t *testing.T) {
 
 	ctx := ctxT(t, 60*time.Second)
 	src := newSource(t, ctx, js, "IN", "copy", natsx.StopWhenCaughtUp(), natsx.IdleCheck(100*time.Millisecond))
-	sink, err := natsx.NewSink(ctx, js, natsx.ToStream("OUT"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sink.Close()
+	sink := newSink(t, ctx, js, natsx.ToStream("OUT"))
 	if err := copyPipeline(ctx, src, sink, nil).Wait(); err != nil {
 		t.Fatal(err)
 	}
@@ -66,14 +62,10 @@ func TestUnstoredMessagesAreNeverAcknowledged(t *testing.T) {
 
 	ctx := ctxT(t, 30*time.Second)
 	src := newSource(t, ctx, js, "IN", "copy", natsx.AckWait(time.Second))
-	sink, err := natsx.NewSink(ctx, js)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sink.Close()
+	sink := newSink(t, ctx, js)
 	// Every 7th message goes to a subject no stream holds: the server
 	// never stores it, so its input must stay unacknowledged.
-	err = copyPipeline(ctx, src, sink, func(m natsx.Msg) (natsx.Out, error) {
+	err := copyPipeline(ctx, src, sink, func(m natsx.Msg) (natsx.Out, error) {
 		subj := "out." + m.ID()
 		if seq, _ := m.Metadata(); seq.Sequence.Stream%7 == 0 {
 			subj = "nowhere." + m.ID()
@@ -267,11 +259,7 @@ func TestCancelStopsTheSourceAndHandsBackWhatItHolds(t *testing.T) {
 
 func TestSinkGivesEachMessageItsOwnIDEvenWithASharedHeader(t *testing.T) {
 	js := serverWith(t, "OUT")
-	sink, err := natsx.NewSink(ctxT(t, time.Minute), js, natsx.ToStream("OUT"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sink.Close()
+	sink := newSink(t, ctxT(t, time.Minute), js, natsx.ToStream("OUT"))
 	shared := nats.Header{"Origin": []string{"test"}}
 	outs := []natsx.Out{
 		{Subject: "out.a", Data: []byte("a"), Header: shared, ID: "0"},

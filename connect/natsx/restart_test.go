@@ -34,11 +34,7 @@ func TestServerRestartMidRunLosesNothing(t *testing.T) {
 	ctx := ctxT(t, 90*time.Second)
 	src := newSource(t, ctx, js, "IN", "copy", natsx.AckWait(2*time.Second),
 		natsx.StopWhenCaughtUp(), natsx.IdleCheck(50*time.Millisecond))
-	sink, err := natsx.NewSink(ctx, js, natsx.ToStream("OUT"), natsx.AckTimeout(time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sink.Close()
+	sink := newSink(t, ctx, js, natsx.ToStream("OUT"), natsx.AckTimeout(time.Second))
 	p := sluice.New(ctx)
 	slow := throttle(5)
 	outs := sluice.Map(p, "copy", natsx.Read(p, "read", src), 1, func(_ context.Context, m natsx.Msg) (natsx.Out, error) {

@@ -25,16 +25,8 @@ func TestEveryStagePolicyAcknowledgesItsMessagesOnTheServer(t *testing.T) {
 	// StopWhenCaughtUp ends the run only once every message is settled;
 	// one left unsettled would hold it until ctx's deadline.
 	src := newSource(t, ctx, js, "IN", "contract", natsx.StopWhenCaughtUp(), natsx.IdleCheck(20*time.Millisecond))
-	sink, err := natsx.NewSink(ctx, js, natsx.ToStream("OUT"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sink.Close()
-	dead, err := natsx.NewSink(ctx, js, natsx.ToStream("DEAD"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dead.Close()
+	sink := newSink(t, ctx, js, natsx.ToStream("OUT"))
+	dead := newSink(t, ctx, js, natsx.ToStream("DEAD"))
 	num := func(m natsx.Msg) int { i, _ := strconv.Atoi(string(m.Data())); return i }
 
 	p := sluice.New(ctx)

@@ -17,11 +17,7 @@ import (
 // its neighbours in the chunk are stored.
 func TestSinkDoesNotRetryAMessageTheServerRejects(t *testing.T) {
 	js := serverWith(t, "OUT", "OTHER")
-	sink, err := natsx.NewSink(ctxT(t, time.Minute), js, natsx.ToStream("OUT"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sink.Close()
+	sink := newSink(t, ctxT(t, time.Minute), js, natsx.ToStream("OUT"))
 	err, st := publishOnce(t, sink, []natsx.Out{
 		{Subject: "out.a", Data: []byte("a")},
 		{Subject: "other.x", Data: []byte("x")},
