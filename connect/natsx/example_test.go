@@ -150,3 +150,46 @@ func ExampleDeadLetterOut() {
 	// Output:
 	// dead.orders
 }
+
+// Sink.Write in a sink stage of your own, to do something once a chunk is
+// stored (count it, here); the stage acknowledges the chunk's From
+// receipts after the function returns nil, as Publish does.
+func ExampleSink_Write() {
+	dir, _ := os.MkdirTemp("", "natsx-example-")
+	defer os.RemoveAll(dir)
+	srv, url, _ := natsembed.Start(dir, 0)
+	defer natsembed.Stop(srv)
+	nc, _ := natsx.Connect(url)
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	js.CreateStream(ctx, jetstream.StreamConfig{Name: "ORDERS", Subjects: []string{"orders.>"}})
+	js.CreateStream(ctx, jetstream.StreamConfig{Name: "COPIES", Subjects: []string{"copies.>"}})
+	for _, o := range []string{"tea", "cake", "jam"} {
+		js.Publish(ctx, "orders.new", []byte(o))
+	}
+
+	src, _ := natsx.NewSource(ctx, js, "ORDERS", "copier", natsx.StopWhenCaughtUp(), natsx.IdleCheck(20*time.Millisecond))
+	sink, _ := natsx.NewSink(ctx, js, natsx.ToStream("COPIES"))
+	defer sink.Close()
+	p := sluice.New(ctx)
+	outs := sluice.Map(p, "copy", natsx.Read(p, "read", src), 1, func(_ context.Context, m natsx.Msg) (natsx.Out, error) {
+		return natsx.Out{Subject: "copies.orders", Data: m.Data(), ID: m.ID(), From: m.Receipt}, nil
+	})
+	stored := 0 // one worker: no lock needed
+	sluice.ForEachChunk(p, "write", outs, 1, func(ctx context.Context, chunk []natsx.Out) error {
+		if err := sink.Write(ctx, chunk); err != nil {
+			return err
+		}
+		stored += len(chunk)
+		return nil
+	}, sluice.Retry(3, 10*time.Millisecond, 100*time.Millisecond))
+	if err := p.Wait(); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("stored %d, acknowledged %d\n", stored, src.Stats().Acked)
+	// Output:
+	// stored 3, acknowledged 3
+}
