@@ -91,3 +91,41 @@ func TestDeletedConsumerFailsTheRun(t *testing.T) {
 	wantErr(t, err, nil, "natsx: source IN/gone")
 	t.Log(err)
 }
+
+// A Source read again after a cancelled run catches up: the messages the
+// first run abandoned come back after AckWait and are settled by the
+// second, which then stops (StopWhenCaughtUp asks the server, not the
+// source's own count, which still holds the abandoned ones).
+func TestASourceReadAgainAfterACancelledRunCatchesUp(t *testing.T) {
+	js := serverWith(t, "IN")
+	const n = 20
+	publishN(t, js, "in.x", n)
+	ctx := ctxT(t, 30*time.Second)
+	src := newSource(t, ctx, js, "IN", "again", natsx.AckWait(500*time.Millisecond), natsx.FetchBatch(5),
+		natsx.StopWhenCaughtUp(), natsx.IdleCheck(20*time.Millisecond))
+	first, cancel := context.WithCancel(ctx)
+	p := sluice.New(first)
+	sluice.ForEach(p, "hold", natsx.Read(p, "read", src), 1, func(ctx context.Context, m natsx.Msg) error {
+		if string(m.Data()) == "3" {
+			cancel() // the run stops holding this message and those behind it
+			<-ctx.Done()
+			return ctx.Err()
+		}
+		return nil
+	})
+	if err := p.Wait(); !errors.Is(err, context.Canceled) {
+		t.Fatalf("first run: %v; want %v", err, context.Canceled)
+	}
+	if st := src.Stats(); st.Acked != 3 || st.InFlight < 1 {
+		t.Fatalf("first run: source %+v; want 3 acknowledged and the held one in flight", st)
+	}
+
+	p = sluice.New(ctx)
+	sluice.ForEach(p, "ack", natsx.Read(p, "read", src), 1, func(context.Context, natsx.Msg) error { return nil })
+	if err := quickly(t, 10*time.Second, p.Wait); err != nil {
+		t.Fatal(err)
+	}
+	if ci := consumerState(t, js, "IN", "again"); ci.NumPending != 0 || ci.NumAckPending != 0 || src.Stats().Acked != n {
+		t.Fatalf("consumer: %d pending, %d awaiting ack; source %+v; want every message acknowledged", ci.NumPending, ci.NumAckPending, src.Stats())
+	}
+}

@@ -32,7 +32,7 @@ func (w *watch) check(ctx context.Context) (stop bool, err error) {
 	if s.cfg.maxOutage > 0 && time.Since(w.healthy) > s.cfg.maxOutage {
 		return true, fmt.Errorf("natsx: source %s/%s: no connection to the server for %v (status %v)", s.stream, s.durable, s.cfg.maxOutage, nc.Status())
 	}
-	if s.cfg.caughtUp && s.pending.len() == 0 {
+	if s.cfg.caughtUp {
 		// An error here (the server is restarting, say) only means
 		// asking again at the next idle check; a lasting outage is
 		// caught above.
@@ -44,7 +44,10 @@ func (w *watch) check(ctx context.Context) (stop bool, err error) {
 }
 
 // caughtUp reports whether the consumer has nothing left to deliver and
-// nothing delivered but unsettled.
+// nothing delivered but unsettled. It asks the server, whose count covers
+// every process's messages, this one's included; the source's own count
+// (InFlight) would not do: it keeps the messages a failed or cancelled run
+// abandoned, which the server delivers again and which are settled then.
 func (s *Source) caughtUp(ctx context.Context) (bool, error) {
 	ictx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
@@ -52,5 +55,5 @@ func (s *Source) caughtUp(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return ci.NumPending == 0 && ci.NumAckPending == 0 && s.pending.len() == 0, nil
+	return ci.NumPending == 0 && ci.NumAckPending == 0, nil
 }

@@ -16,7 +16,7 @@ type SourceStats struct {
 	Failed       int64 // settled with a cause (Receipt.Fail)
 	Redelivered  int64 // failed messages negatively acknowledged, to be delivered again after the Redeliver delay
 	DeadLettered int64 // messages published to the DeadLetterTo subject (failed ones and given-up ones)
-	InFlight     int64 // emitted and not settled yet
+	InFlight     int64 // emitted and not settled yet, counting those a failed or cancelled run abandoned
 	Termed       int64 // terminated after being dead-lettered: never delivered again
 	HandedBack   int64 // received but not processed when a run stopped: negatively acknowledged at once
 	GaveUp       int64 // messages the server stopped delivering (MaxDeliver reached), from its advisories
