@@ -152,12 +152,7 @@ func (s *Sink) Write(ctx context.Context, batch []Out) error {
 	if len(batch) == 0 {
 		return nil
 	}
-	msgs := s.messages(batch)
-	todo := make([]int, len(batch))
-	for i := range todo {
-		todo[i] = i
-	}
-	left, rejected, err, rejErr := s.attempt(ctx, msgs, todo, make([]jetstream.PubAckFuture, len(batch)))
+	left, rejected, err, rejErr := s.send(ctx, s.messages(batch))
 	s.published.Add(int64(len(batch) - len(left) - len(rejected)))
 	s.failed.Add(int64(len(left) + len(rejected)))
 	s.rejected.Add(int64(len(rejected)))
@@ -203,11 +198,11 @@ func (s *Sink) messages(batch []Out) []nats.Msg {
 	return msgs
 }
 
-// attempt publishes msgs[i] for every i in todo and waits for the server's
-// answers, up to the ack timeout. It returns the indexes still not stored
-// and the first error seen (nil when none is left), and those rejected —
-// not to be sent again — with the first rejection.
-func (s *Sink) attempt(ctx context.Context, msgs []nats.Msg, todo []int, futs []jetstream.PubAckFuture) (left, rejected []int, err, rejErr error) {
+// send publishes msgs and waits for the server's answers, up to the ack
+// timeout. It returns the indexes of those not stored with the first
+// error seen (nil when none is left), and of those rejected — no use
+// sending them again — with the first rejection.
+func (s *Sink) send(ctx context.Context, msgs []nats.Msg) (left, rejected []int, err, rejErr error) {
 	var firstErr error
 	fail := func(i int, err error) {
 		if permanent(err) {
@@ -222,13 +217,12 @@ func (s *Sink) attempt(ctx context.Context, msgs []nats.Msg, todo []int, futs []
 			firstErr = err
 		}
 	}
-	for _, i := range todo {
-		// A fresh nats.Msg each time: nats.go keeps the one it was given
-		// until its acknowledgement arrives or times out.
-		m := msgs[i]
-		f, err := s.js.PublishMsgAsync(&m)
+	futs := make([]jetstream.PubAckFuture, len(msgs))
+	for i := range msgs {
+		// nats.go keeps the message until its acknowledgement arrives or
+		// times out, after send has returned: msgs is not reused.
+		f, err := s.js.PublishMsgAsync(&msgs[i])
 		if err != nil {
-			futs[i] = nil
 			fail(i, err)
 			continue
 		}
@@ -237,9 +231,7 @@ func (s *Sink) attempt(ctx context.Context, msgs []nats.Msg, todo []int, futs []
 	timer := time.NewTimer(s.cfg.ackTimeout)
 	defer timer.Stop()
 	expired := false
-	for k, i := range todo {
-		f := futs[i]
-		futs[i] = nil
+	for i, f := range futs {
 		switch {
 		case f == nil: // failed to send, counted above
 		case expired:
@@ -260,8 +252,12 @@ func (s *Sink) attempt(ctx context.Context, msgs []nats.Msg, todo []int, futs []
 				expired = true
 				fail(i, fmt.Errorf("no acknowledgement from the server within %v", s.cfg.ackTimeout))
 			case <-ctx.Done():
-				clear(futs)
-				return append(left, todo[k:]...), rejected, ctx.Err(), rejErr
+				for k := i; k < len(futs); k++ {
+					if futs[k] != nil {
+						left = append(left, k)
+					}
+				}
+				return left, rejected, ctx.Err(), rejErr
 			}
 		}
 	}
