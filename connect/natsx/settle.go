@@ -21,10 +21,12 @@ import (
 // server's confirmation (no double ack): one lost on the way leaves the
 // message to be delivered again after AckWait, a duplicate that
 // at-least-once delivery allows and that stable output IDs ([Msg.ID])
-// make harmless. So Settle does not block, except to dead-letter: that
-// waits for the server to store the dead letter (one round trip, at most
-// 5s). Errors are counted ([SourceStats].SettleErrors); a lasting outage
-// fails the run through [MaxOutage].
+// make harmless. So Settle does not block a sink's goroutine, which only
+// acknowledges. Dead-lettering waits for the server to store the dead
+// letter (one round trip, at most 5s) on the goroutine that called
+// Receipt.Fail (the core never fails a receipt itself). Errors are
+// counted ([SourceStats].SettleErrors); a lasting outage fails the run
+// through [MaxOutage].
 func (s *Source) Settle(key uint64, cause error) {
 	m, ok := s.pending.take(key)
 	if !ok {
