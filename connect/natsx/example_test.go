@@ -86,14 +86,9 @@ func ExampleConnect() {
 
 // NewSource reports a missing stream, naming it.
 func ExampleNewSource() {
-	dir, _ := os.MkdirTemp("", "natsx-example-")
-	defer os.RemoveAll(dir)
-	srv, url, _ := natsembed.Start(dir, 0)
-	defer natsembed.Stop(srv)
-	nc, _ := natsx.Connect(url)
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
-	_, err := natsx.NewSource(context.Background(), js, "MISSING", "reader")
+	js, ctx, stop := exampleServer() // a server with no stream
+	defer stop()
+	_, err := natsx.NewSource(ctx, js, "MISSING", "reader")
 	fmt.Println(err)
 	// Output:
 	// natsx: source stream "MISSING": nats: API error: code=404 err_code=10059 description=stream not found
@@ -103,17 +98,10 @@ func ExampleNewSource() {
 // on its second delivery, with the error in a header; the run goes on and
 // its neighbours are acknowledged.
 func ExampleDeadLetterTo() {
-	dir, _ := os.MkdirTemp("", "natsx-example-")
-	defer os.RemoveAll(dir)
-	srv, url, _ := natsembed.Start(dir, 0)
-	defer natsembed.Stop(srv)
-	nc, _ := natsx.Connect(url)
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	js.CreateStream(ctx, jetstream.StreamConfig{Name: "ORDERS", Subjects: []string{"orders.>"}})
-	js.CreateStream(ctx, jetstream.StreamConfig{Name: "DEAD", Subjects: []string{"dead.>"}})
+	// A server with the streams ORDERS (orders.>) and DEAD (dead.>), and
+	// three orders.
+	js, ctx, stop := exampleServer("ORDERS", "DEAD")
+	defer stop()
 	for _, o := range []string{"tea", "???", "jam"} {
 		js.Publish(ctx, "orders.new", []byte(o))
 	}
@@ -155,17 +143,8 @@ func ExampleDeadLetterOut() {
 // stored (count it, here); the stage acknowledges the chunk's From
 // receipts after the function returns nil, as Publish does.
 func ExampleSink_Write() {
-	dir, _ := os.MkdirTemp("", "natsx-example-")
-	defer os.RemoveAll(dir)
-	srv, url, _ := natsembed.Start(dir, 0)
-	defer natsembed.Stop(srv)
-	nc, _ := natsx.Connect(url)
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	js.CreateStream(ctx, jetstream.StreamConfig{Name: "ORDERS", Subjects: []string{"orders.>"}})
-	js.CreateStream(ctx, jetstream.StreamConfig{Name: "COPIES", Subjects: []string{"copies.>"}})
+	js, ctx, stop := exampleServer("ORDERS", "COPIES")
+	defer stop()
 	for _, o := range []string{"tea", "cake", "jam"} {
 		js.Publish(ctx, "orders.new", []byte(o))
 	}
@@ -192,4 +171,24 @@ func ExampleSink_Write() {
 	fmt.Printf("stored %d, acknowledged %d\n", stored, src.Stats().Acked)
 	// Output:
 	// stored 3, acknowledged 3
+}
+
+// exampleServer starts an embedded server with a stream for each name,
+// holding the subjects "<name in lower case>.>", and connects to it. It
+// returns a JetStream, a context for the example, and what stops it all.
+func exampleServer(streams ...string) (jetstream.JetStream, context.Context, func()) {
+	dir, _ := os.MkdirTemp("", "natsx-example-")
+	srv, url, _ := natsembed.Start(dir, 0)
+	nc, _ := natsx.Connect(url)
+	js, _ := jetstream.New(nc)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	for _, name := range streams {
+		js.CreateStream(ctx, jetstream.StreamConfig{Name: name, Subjects: []string{strings.ToLower(name) + ".>"}})
+	}
+	return js, ctx, func() {
+		cancel()
+		nc.Close()
+		natsembed.Stop(srv)
+		os.RemoveAll(dir)
+	}
 }

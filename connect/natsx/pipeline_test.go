@@ -14,9 +14,10 @@ import (
 	natsx "github.com/sluicehq/sluice/connect/natsx"
 )
 
-// copyPipeline reads IN through durable "copy" and publishes each message
-// to out.<id> with the input's ID, acknowledging after the store.
-func copyPipeline(ctx context.Context, src *natsx.Source, sink *natsx.Sink, stage func(natsx.Msg) (natsx.Out, error)) *sluice.Pipeline {
+// copyPipeline reads src and publishes each message to out.<id> with the
+// input's ID (or what stage makes of it, if not nil), with the Publish
+// stage's options opts; the message is acknowledged after the store.
+func copyPipeline(ctx context.Context, src *natsx.Source, sink *natsx.Sink, stage func(natsx.Msg) (natsx.Out, error), opts ...sluice.StageOption) *sluice.Pipeline {
 	p := sluice.New(ctx)
 	msgs := natsx.Read(p, "read", src)
 	outs := sluice.Map(p, "copy", msgs, 2, func(_ context.Context, m natsx.Msg) (natsx.Out, error) {
@@ -25,7 +26,7 @@ func copyPipeline(ctx context.Context, src *natsx.Source, sink *natsx.Sink, stag
 		}
 		return natsx.Out{Subject: "out." + m.ID(), Data: m.Data(), ID: m.ID(), From: m.Receipt}, nil
 	})
-	natsx.Publish(p, "publish", outs, sink)
+	natsx.Publish(p, "publish", outs, sink, opts...)
 	return p
 }
 

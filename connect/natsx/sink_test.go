@@ -44,15 +44,13 @@ func TestSkipErrorsSettlesAChunkWithARejectedMessage(t *testing.T) {
 	ctx := ctxT(t, 20*time.Second)
 	src := newSource(t, ctx, js, "IN", "skip", natsx.StopWhenCaughtUp(), natsx.IdleCheck(20*time.Millisecond))
 	sink := newSink(t, ctx, js, natsx.ToStream("OUT"))
-	p := sluice.New(ctx)
-	outs := sluice.Map(p, "copy", natsx.Read(p, "read", src), 1, func(_ context.Context, m natsx.Msg) (natsx.Out, error) {
+	p := copyPipeline(ctx, src, sink, func(m natsx.Msg) (natsx.Out, error) {
 		subj := "out.x"
 		if string(m.Data()) == "7" {
 			subj = "in.loop" // IN's subject: the server rejects it for ToStream("OUT")
 		}
 		return natsx.Out{Subject: subj, Data: m.Data(), ID: m.ID(), From: m.Receipt}, nil
-	})
-	natsx.Publish(p, "publish", outs, sink, sluice.SkipErrors())
+	}, sluice.SkipErrors())
 	if err := p.Wait(); err != nil {
 		t.Fatal(err)
 	}
