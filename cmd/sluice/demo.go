@@ -17,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	natsx "github.com/sluicehq/sluice/connect/natsx"
+	"github.com/sluicehq/sluice/connect/natsx/natsembed"
 )
 
 // demoFlags are the flags of `sluice demo`.
@@ -238,11 +239,11 @@ func demo(ctx context.Context, in *interrupts, f demoFlags, stdout, stderr io.Wr
 		}
 		defer os.RemoveAll(dir)
 		in.OnExit(func() { os.RemoveAll(dir) })
-		srv, u, err := natsx.StartEmbedded(dir, 0)
+		srv, u, err := natsembed.Start(dir, 0)
 		if err != nil {
 			return err
 		}
-		defer natsx.StopEmbedded(srv)
+		defer natsembed.Stop(srv)
 		url = u
 		fmt.Fprintf(stdout, "embedded NATS server at %s, store in %s\n", url, dir)
 	}

@@ -50,7 +50,7 @@ func (r marketResult) perSec() float64 { return float64(r.stored+r.dead) / r.wal
 func (r marketResult) print(w io.Writer) {
 	if r.drained != nil {
 		fmt.Fprintf(w, "interrupted (%v): drained: the source took no new events; of the %d it had received, %d were stored and acknowledged, %d handed back unprocessed (nak), %d unsettled\n",
-			r.drained, r.src.Delivered, r.src.Acked, r.src.Naked, r.src.InFlight)
+			r.drained, r.src.Received, r.src.Acked, r.src.HandedBack, r.src.InFlight)
 	}
 	n := r.generated // all of them were stored, unless drained
 	if r.drained != nil {
@@ -97,7 +97,7 @@ func runMarket(ctx context.Context, drain context.Context, url string, f demoFla
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	src, err := natsx.NewSource(ctx, js, demoIn, demoDurable,
-		natsx.FetchBatch(500), natsx.MaxAckPending(f.inflight), natsx.AckWait(30*time.Second))
+		natsx.FetchBatch(500), natsx.MaxInFlight(f.inflight), natsx.AckWait(30*time.Second))
 	if err != nil {
 		return res, err
 	}
@@ -112,15 +112,15 @@ func runMarket(ctx context.Context, drain context.Context, url string, f demoFla
 		checkDone  = func() {}
 		sampleTick atomic.Uint64
 	)
-	onCommit := func(b []natsx.Out) {
+	onStored := func(b []outMsg) {
 		now := time.Now()
 		var nDead int64
 		tally.mu.Lock()
 		for i := range b {
 			o := &b[i]
-			tally.fetched(now.Sub(o.From.Received()))
+			tally.fetched(now.Sub(o.in.Received()))
 			if sampleTick.Add(1)&7 == 0 {
-				if md, err := o.From.Metadata(); err == nil {
+				if md, err := o.in.Metadata(); err == nil {
 					tally.e2e.add(now.Sub(md.Timestamp))
 				}
 			}
@@ -145,14 +145,14 @@ func runMarket(ctx context.Context, drain context.Context, url string, f demoFla
 			finish()
 		}
 	}
-	sink, err := natsx.NewSink(ctx, js, natsx.SinkWorkers(2), natsx.OnCommit(onCommit))
+	sink, err := natsx.NewSink(ctx, js)
 	if err != nil {
 		return res, err
 	}
 	defer sink.Close()
 	refs := newRefService(f.lookup)
 
-	p := marketPipeline(ctx, src, sink, refs, f.decoders)
+	p := marketPipeline(ctx, src, storedBy(sink, onStored), refs, f.decoders)
 	p.DrainOn(drain)
 	p.DrainOn(complete)
 	if d != nil {
@@ -235,7 +235,9 @@ func runMarket(ctx context.Context, drain context.Context, url string, f demoFla
 // symbol has no reference data is found by the batch lookup, so enrich
 // turns it into a dead letter itself. Both are published to the
 // dead-letter subject with their reason and acknowledged once stored.
-func marketPipeline(ctx context.Context, src *natsx.Source, sink *natsx.Sink, refs *refService, decoders int) *sluice.Pipeline {
+// write stores a batch (see storedBy); the publish stages acknowledge
+// what it stored.
+func marketPipeline(ctx context.Context, src *natsx.Source, write func(context.Context, []outMsg) error, refs *refService, decoders int) *sluice.Pipeline {
 	p := sluice.New(ctx, sluice.Named("market"))
 	msgs := natsx.Read(p, "consume", src)
 	var bad sluice.Stream[sluice.Failed[natsx.Msg]]
@@ -247,36 +249,60 @@ func marketPipeline(ctx context.Context, src *natsx.Source, sink *natsx.Sink, re
 		return item{msg: d.msg, tick: normalise(d.ev)}, nil
 	})
 	batches := sluice.Batch(p, "collect", norm, 500, 50*time.Millisecond)
-	outs := sluice.Map(p, "enrich", batches, 2, func(_ context.Context, b []item) ([]natsx.Out, error) {
+	outs := sluice.Map(p, "enrich", batches, 2, func(_ context.Context, b []item) ([]outMsg, error) {
 		return enrich(b, refs), nil
 	})
-	natsx.PublishBatches(p, "publish", outs, sink)
-	dead := sluice.Map(p, "dead-letter", bad, 1, func(_ context.Context, f sluice.Failed[natsx.Msg]) (natsx.Out, error) {
+	retry := sluice.Retry(8, 50*time.Millisecond, 2*time.Second) // a server restart is a pause
+	sluice.ForEach(p, "publish", outs, 2, write, retry)
+	dead := sluice.Map(p, "dead-letter", bad, 1, func(_ context.Context, f sluice.Failed[natsx.Msg]) (outMsg, error) {
 		return deadLetter(f.Item, f.Err.Error()), nil
 	})
-	natsx.Publish(p, "publish-dead", dead, sink)
+	sluice.ForEachChunk(p, "publish-dead", dead, 2, write, retry)
 	return p
+}
+
+// outMsg is a message to publish with the message it came from, which the
+// demo's measurements read; its Out's From settles that message.
+type outMsg struct {
+	natsx.Out
+	in natsx.Msg
+}
+
+// storedBy returns the demo's write: sink.Write, as natsx.Publish calls
+// it, then onStored with the batch it stored.
+func storedBy(sink *natsx.Sink, onStored func([]outMsg)) func(context.Context, []outMsg) error {
+	return func(ctx context.Context, b []outMsg) error {
+		outs := make([]natsx.Out, len(b))
+		for i := range b {
+			outs[i] = b[i].Out
+		}
+		if err := sink.Write(ctx, outs); err != nil {
+			return err
+		}
+		onStored(b)
+		return nil
+	}
 }
 
 // demoReason is the header that carries why an event was dead-lettered.
 const demoReason = "Demo-Reason"
 
 // deadLetter is the message that dead-letters m for reason.
-func deadLetter(m natsx.Msg, reason string) natsx.Out {
-	return natsx.Out{Subject: demoDeadSubj, Data: m.Data(), ID: m.ID(), From: m,
-		Header: nats.Header{demoReason: []string{reason}}}
+func deadLetter(m natsx.Msg, reason string) outMsg {
+	return outMsg{natsx.Out{Subject: demoDeadSubj, Data: m.Data(), ID: m.ID(), From: m.Receipt,
+		Header: nats.Header{demoReason: []string{reason}}}, m}
 }
 
 // enrich turns a batch into messages to publish, looking up the reference
 // data of all its symbols at once; an event whose symbol has none is
 // dead-lettered.
-func enrich(b []item, refs *refService) []natsx.Out {
+func enrich(b []item, refs *refService) []outMsg {
 	syms := make(map[string]refData, len(symbols))
 	for _, it := range b {
 		syms[it.tick.symbol] = refData{}
 	}
 	refs.Lookup(syms)
-	outs := make([]natsx.Out, len(b))
+	outs := make([]outMsg, len(b))
 	buf := make([]byte, 0, 96*len(b))
 	for i, it := range b {
 		r, ok := syms[it.tick.symbol]
@@ -286,7 +312,7 @@ func enrich(b []item, refs *refService) []natsx.Out {
 		}
 		n := len(buf)
 		buf = encodeEnriched(buf, it.tick, r)
-		outs[i] = natsx.Out{Subject: demoOutSubj, Data: buf[n:len(buf):len(buf)], ID: it.msg.ID(), From: it.msg}
+		outs[i] = outMsg{natsx.Out{Subject: demoOutSubj, Data: buf[n:len(buf):len(buf)], ID: it.msg.ID(), From: it.msg.Receipt}, it.msg}
 	}
 	return outs
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	natsx "github.com/sluicehq/sluice/connect/natsx"
+	"github.com/sluicehq/sluice/connect/natsx/natsembed"
 )
 
 func TestDecodeAcceptsWellFormedEventsAndNormaliseFixesThem(t *testing.T) {
@@ -63,11 +64,11 @@ func TestGeneratedEventsDecodeUnlessMadeMalformed(t *testing.T) {
 }
 
 func TestDemoStoresEveryEventOnceAndDeadLettersTheMalformed(t *testing.T) {
-	srv, url, err := natsx.StartEmbedded(t.TempDir(), 0)
+	srv, url, err := natsembed.Start(t.TempDir(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer natsx.StopEmbedded(srv)
+	defer natsembed.Stop(srv)
 	const n = 3000
 	var out bytes.Buffer
 	f := demoFlags{nats: url, events: n, malformed: 0.05, decoders: 2, storage: "file", inflight: 1000, quiet: true}

@@ -13,6 +13,7 @@ import (
 	"github.com/sluicehq/sluice"
 
 	natsx "github.com/sluicehq/sluice/connect/natsx"
+	"github.com/sluicehq/sluice/connect/natsx/natsembed"
 )
 
 // BenchmarkCopy moves benchMsgs messages from stream IN to stream OUT —
@@ -23,11 +24,11 @@ import (
 // empty OUT, outside the timer, and checks that OUT holds every message.
 func BenchmarkCopy(b *testing.B) {
 	dir := b.TempDir()
-	srv, url, err := natsx.StartEmbedded(dir, 0)
+	srv, url, err := natsembed.Start(dir, 0)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer natsx.StopEmbedded(srv)
+	defer natsembed.Stop(srv)
 	for _, storage := range []jetstream.StorageType{jetstream.FileStorage, jetstream.MemoryStorage} {
 		b.Run(storage.String(), func(b *testing.B) {
 			b.Run("handloop", func(b *testing.B) { benchCopy(b, url, storage, copyByHand) })
@@ -108,7 +109,7 @@ func fill(b *testing.B, js jetstream.JetStream, n int) {
 // the inputs.
 func copyByHand(ctx context.Context, js jetstream.JetStream, n int) error {
 	cons, err := js.CreateOrUpdateConsumer(ctx, "IN", jetstream.ConsumerConfig{
-		Durable: "hand", AckPolicy: jetstream.AckExplicitPolicy, MaxAckPending: natsx.DefaultMaxAckPending,
+		Durable: "hand", AckPolicy: jetstream.AckExplicitPolicy, MaxAckPending: natsx.DefaultMaxInFlight,
 	})
 	if err != nil {
 		return err
@@ -154,20 +155,25 @@ func copyWithSluice(ctx context.Context, js jetstream.JetStream, n int) error {
 		return err
 	}
 	var committed atomic.Int64
-	sink, err := natsx.NewSink(ctx, js, natsx.OnCommit(func(b []natsx.Out) {
-		if committed.Add(int64(len(b))) >= int64(n) {
-			cancel(errCopied)
-		}
-	}))
+	sink, err := natsx.NewSink(ctx, js)
 	if err != nil {
 		return err
 	}
 	defer sink.Close()
 	p := sluice.New(ctx)
 	outs := sluice.Map(p, "copy", natsx.Read(p, "read", src), 1, func(_ context.Context, m natsx.Msg) (natsx.Out, error) {
-		return natsx.Out{Subject: "out.x", Data: m.Data(), ID: m.ID(), From: m}, nil
+		return natsx.Out{Subject: "out.x", Data: m.Data(), ID: m.ID(), From: m.Receipt}, nil
 	})
-	natsx.Publish(p, "publish", outs, sink)
+	// Publish's stage, counting what is stored.
+	sluice.ForEachChunk(p, "publish", outs, natsx.DefaultSinkWorkers, func(ctx context.Context, b []natsx.Out) error {
+		if err := sink.Write(ctx, b); err != nil {
+			return err
+		}
+		if committed.Add(int64(len(b))) >= int64(n) {
+			cancel(errCopied)
+		}
+		return nil
+	})
 	if err := p.Wait(); !errors.Is(err, errCopied) {
 		return err
 	}

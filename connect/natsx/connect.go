@@ -17,8 +17,9 @@ import (
 // or rejects the credentials; once connected, the client reconnects every
 // 250 ms, for as long as it takes, buffering what is published meanwhile
 // (up to 8 MiB), so that a restarting server costs a pause rather than the
-// run. [Source] and [Sink] bound how long they wait for it ([MaxOutage],
-// [Retries]). opts come after these defaults and may override them.
+// run. A [Source] bounds how long it waits for it ([MaxOutage]); a [Sink]'s
+// write fails after [AckTimeout], to be retried by the stage's
+// [sluice.Retry]. opts come after these defaults and may override them.
 //
 // Its errors never show the password, token or user information of
 // serverURL, even when the URL does not parse (an unencoded % # / ? @ or

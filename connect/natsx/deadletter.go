@@ -27,28 +27,40 @@ const maxDeliveriesAdvisory = "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES."
 // DeadLetterOut returns the dead-letter message of m for subject: m's
 // data and headers, plus [HeaderError], [HeaderStream], [HeaderConsumer],
 // [HeaderStreamSeq] and [HeaderDeliveries]; its ID is "dead:" + m.ID(), so
-// dead-lettering a message twice stores it once, and From is m, so that
-// publishing it acknowledges m. Use it to send a stream of failed messages
-// to a dead-letter subject with [Publish]; [DeadLetter] does the same for
-// the messages [Msg.Fail] gives up on.
+// dead-lettering a message twice stores it once, and From is m's receipt,
+// so that storing it settles m. Use it to publish the items of a
+// [sluice.DeadLetter] stream with [Publish]; [DeadLetterTo] does the same
+// for the messages that fail on their last delivery.
 func DeadLetterOut(m Msg, subject string, cause error) Out {
 	if m.m == nil {
 		return Out{Subject: subject}
-	}
-	var seq, delivered uint64
-	if md, err := m.m.Metadata(); err == nil {
-		seq, delivered = md.Sequence.Stream, md.NumDelivered
 	}
 	msg := "failed"
 	if cause != nil {
 		msg = cause.Error()
 	}
+	md, _ := m.m.Metadata()
+	o := deadOut(m.m, md, subject, m.src.stream, m.src.durable, msg)
+	o.From = m.Receipt
+	return o
+}
+
+// deadOut is the dead-letter message of m (whose metadata md may be nil)
+// read from stream through consumer, failed with msg.
+func deadOut(m jetstream.Msg, md *jetstream.MsgMetadata, subject, stream, consumer, msg string) Out {
+	var seq, delivered uint64
+	if md != nil {
+		seq, delivered = md.Sequence.Stream, md.NumDelivered
+	}
+	id := m.Headers().Get(jetstream.MsgIDHeader)
+	if id == "" {
+		id = stream + ":" + strconv.FormatUint(seq, 10)
+	}
 	return Out{
 		Subject: subject,
-		Data:    m.m.Data(),
-		Header:  deadHeader(m.m.Headers(), msg, m.src.stream, m.src.durable, seq, delivered),
-		ID:      "dead:" + m.ID(),
-		From:    m,
+		Data:    m.Data(),
+		Header:  deadHeader(m.Headers(), msg, stream, consumer, seq, delivered),
+		ID:      "dead:" + id,
 	}
 }
 
@@ -65,27 +77,6 @@ func deadHeader(orig nats.Header, msg, stream, consumer string, seq, delivered u
 	h.Set(HeaderStreamSeq, strconv.FormatUint(seq, 10))
 	h.Set(HeaderDeliveries, strconv.FormatUint(delivered, 10))
 	return h
-}
-
-// deadLetter publishes m to the dead-letter subject and terminates it; if
-// the publish fails it naks m and returns the error.
-func (m Msg) deadLetter(cause error) error {
-	s := m.src
-	// A message already settled must not be dead-lettered: InProgress
-	// fails for it (jetstream.ErrMsgAlreadyAckd), and otherwise restarts
-	// its AckWait, so that it is not delivered again while it is being
-	// published.
-	if err := m.m.InProgress(); err != nil {
-		return fmt.Errorf("natsx: dead-lettering %s: %w", m.ID(), err)
-	}
-	o := DeadLetterOut(m, s.cfg.deadSubject, cause)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := s.publishDead(ctx, o); err != nil {
-		_ = m.Nak(s.cfg.nakDelay)
-		return fmt.Errorf("natsx: dead-lettering %s to %q: %w", m.ID(), s.cfg.deadSubject, err)
-	}
-	return m.Term("dead-lettered to " + s.cfg.deadSubject)
 }
 
 func (s *Source) publishDead(ctx context.Context, o Out) error {
@@ -131,7 +122,7 @@ func (s *Source) handleGaveUp(ctx context.Context) error {
 	s.gaveUpMu.Unlock()
 	for _, ev := range evs {
 		if s.cfg.deadSubject == "" {
-			return fmt.Errorf("natsx: source %s/%s: the server stopped delivering the message at stream sequence %d after %d deliveries (MaxDeliver) and it was never settled; set DeadLetter to keep such messages",
+			return fmt.Errorf("natsx: source %s/%s: the server stopped delivering the message at stream sequence %d after %d deliveries (MaxDeliver) and it was never settled; set DeadLetterTo to keep such messages",
 				s.stream, s.durable, ev.StreamSeq, ev.Deliveries)
 		}
 		gctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -161,4 +152,29 @@ func (s *Source) deadLetterSeq(ctx context.Context, ev gaveUpEvent) error {
 		Header:  deadHeader(rm.Header, msg, s.stream, s.durable, ev.StreamSeq, ev.Deliveries),
 		ID:      "dead:" + id,
 	})
+}
+
+// listen subscribes to the consumer's max-deliveries advisories unless a
+// running Read of s has already; unlisten undoes it when the last one ends.
+func (s *Source) listen(nc *nats.Conn) error {
+	s.advMu.Lock()
+	defer s.advMu.Unlock()
+	if s.advRefs == 0 {
+		sub, err := nc.Subscribe(maxDeliveriesAdvisory+s.stream+"."+s.durable, s.onGaveUp)
+		if err != nil {
+			return err
+		}
+		s.advSub = sub
+	}
+	s.advRefs++
+	return nil
+}
+
+func (s *Source) unlisten() {
+	s.advMu.Lock()
+	defer s.advMu.Unlock()
+	if s.advRefs--; s.advRefs == 0 {
+		_ = s.advSub.Unsubscribe()
+		s.advSub = nil
+	}
 }

@@ -33,25 +33,14 @@ func deadMessages(t *testing.T, js jetstream.JetStream) []jetstream.Msg {
 }
 
 func TestPoisonMessageIsDeadLetteredAndEveryNeighbourStored(t *testing.T) {
-	_, url, _ := embedded(t)
-	_, js := connect(t, url)
-	makeStream(t, js, "IN", "in.>")
-	makeStream(t, js, "OUT", "out.>")
-	makeStream(t, js, "DEAD", "dead.>")
+	js := serverWith(t, "IN", "OUT", "DEAD")
 	const n = 3000
 	const poison = "1234"
 	publishN(t, js, "in.x", n)
-	src, err := natsx.NewSource(ctxT(t, 5*time.Second), js, "IN", "poison",
-		natsx.MaxDeliver(3), natsx.DeadLetter("dead.in", 3), natsx.NakOnFail(10*time.Millisecond),
-		natsx.UntilDrained(), natsx.IdleCheck(50*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sink, err := natsx.NewSink(ctxT(t, 5*time.Second), js, natsx.ToStream("OUT"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sink.Close()
+	src := newSource(t, ctxT(t, 5*time.Second), js, "IN", "poison",
+		natsx.Redeliver(3, 10*time.Millisecond), natsx.DeadLetterTo("dead.in"),
+		natsx.StopWhenCaughtUp(), natsx.IdleCheck(50*time.Millisecond))
+	sink := newSink(t, ctxT(t, 5*time.Second), js, natsx.ToStream("OUT"))
 
 	tries := 0
 	p := sluice.New(ctxT(t, time.Minute))
@@ -59,9 +48,10 @@ func TestPoisonMessageIsDeadLetteredAndEveryNeighbourStored(t *testing.T) {
 		if string(m.Data()) == poison {
 			tries++
 			// Settle the one message rather than fail the run.
-			return m.Fail(errors.New("cannot decode " + poison))
+			m.Fail(errors.New("cannot decode " + poison))
+			return nil
 		}
-		emit(natsx.Out{Subject: "out." + m.ID(), Data: m.Data(), ID: m.ID(), From: m})
+		emit(natsx.Out{Subject: "out." + m.ID(), Data: m.Data(), ID: m.ID(), From: m.Receipt})
 		return nil
 	})
 	natsx.Publish(p, "write", outs, sink)
@@ -92,23 +82,21 @@ func TestPoisonMessageIsDeadLetteredAndEveryNeighbourStored(t *testing.T) {
 }
 
 // holdOne runs a pipeline over IN that acknowledges every message but
-// "7", which it never settles (as a worker that died holding it would), and
+// "7", which it never settles (as a worker that died holding it would:
+// Expect(2) leaves a hold that nothing settles), and
 // returns Wait's result once stop says so or the pipeline fails.
 func holdOne(t *testing.T, js jetstream.JetStream, stop func(*natsx.Source) bool, opts ...natsx.SourceOption) (*natsx.Source, error) {
 	t.Helper()
-	opts = append([]natsx.SourceOption{natsx.MaxDeliver(2), natsx.AckWait(200 * time.Millisecond), natsx.IdleCheck(50 * time.Millisecond)}, opts...)
-	src, err := natsx.NewSource(ctxT(t, 5*time.Second), js, "IN", "hold", opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	opts = append([]natsx.SourceOption{natsx.Redeliver(2, 0), natsx.AckWait(200 * time.Millisecond), natsx.IdleCheck(50 * time.Millisecond)}, opts...)
+	src := newSource(t, ctxT(t, 5*time.Second), js, "IN", "hold", opts...)
 	ctx, cancel := context.WithCancel(ctxT(t, time.Minute))
 	defer cancel()
 	p := sluice.New(ctx)
 	sluice.ForEach(p, "work", natsx.Read(p, "read", src), 1, func(_ context.Context, m natsx.Msg) error {
 		if string(m.Data()) == "7" {
-			return nil
+			m.Expect(2)
 		}
-		return m.Ack()
+		return nil
 	})
 	done := make(chan error, 1)
 	go func() { done <- p.Wait() }()
@@ -130,9 +118,7 @@ func holdOne(t *testing.T, js jetstream.JetStream, stop func(*natsx.Source) bool
 }
 
 func TestMaxDeliverGiveUpFailsTheRunNamingTheMessage(t *testing.T) {
-	_, url, _ := embedded(t)
-	_, js := connect(t, url)
-	makeStream(t, js, "IN", "in.>")
+	js := serverWith(t, "IN")
 	publishN(t, js, "in.x", 20)
 	src, err := holdOne(t, js, func(*natsx.Source) bool { return false })
 	if err == nil || !strings.Contains(err.Error(), "stream sequence 8") || !strings.Contains(err.Error(), "MaxDeliver") {
@@ -144,12 +130,9 @@ func TestMaxDeliverGiveUpFailsTheRunNamingTheMessage(t *testing.T) {
 }
 
 func TestMaxDeliverGiveUpIsDeadLettered(t *testing.T) {
-	_, url, _ := embedded(t)
-	_, js := connect(t, url)
-	makeStream(t, js, "IN", "in.>")
-	makeStream(t, js, "DEAD", "dead.>")
+	js := serverWith(t, "IN", "DEAD")
 	publishN(t, js, "in.x", 20)
-	src, err := holdOne(t, js, func(s *natsx.Source) bool { return s.Stats().DeadLettered > 0 }, natsx.DeadLetter("dead.in", 2))
+	src, err := holdOne(t, js, func(s *natsx.Source) bool { return s.Stats().DeadLettered > 0 }, natsx.DeadLetterTo("dead.in"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,14 +148,12 @@ func TestMaxDeliverGiveUpIsDeadLettered(t *testing.T) {
 	}
 }
 
-func TestDeadLetterAfterMoreThanMaxDeliverIsRefused(t *testing.T) {
-	_, url, _ := embedded(t)
-	_, js := connect(t, url)
-	makeStream(t, js, "IN", "in.>")
-	_, err := natsx.NewSource(ctxT(t, 5*time.Second), js, "IN", "c", natsx.MaxDeliver(2), natsx.DeadLetter("dead.in", 3))
-	if err == nil || !strings.Contains(err.Error(), "MaxDeliver is 2") {
-		t.Fatalf("NewSource: %v", err)
-	}
+// DeadLetterTo needs a bound on deliveries: without one a failing message
+// would be naked forever and never reach the dead-letter subject.
+func TestDeadLetterToWithoutABoundOnDeliveriesIsRefused(t *testing.T) {
+	js := serverWith(t, "IN")
+	_, err := natsx.NewSource(ctxT(t, 5*time.Second), js, "IN", "c", natsx.DeadLetterTo("dead.in"))
+	wantErr(t, err, nil, "natsx: source IN/c", "DeadLetterTo needs a bound on deliveries")
 }
 
 // TestMaxDeliverGiveUpIsCountedOnceWhenPipelinesShareTheSource: a Source
@@ -180,16 +161,10 @@ func TestDeadLetterAfterMoreThanMaxDeliverIsRefused(t *testing.T) {
 // about a message it gave up on is one message given up, dead-lettered
 // once, not once per pipeline.
 func TestMaxDeliverGiveUpIsCountedOnceWhenPipelinesShareTheSource(t *testing.T) {
-	_, url, _ := embedded(t)
-	_, js := connect(t, url)
-	makeStream(t, js, "IN", "in.>")
-	makeStream(t, js, "DEAD", "dead.>")
+	js := serverWith(t, "IN", "DEAD")
 	publishN(t, js, "in.x", 20)
-	src, err := natsx.NewSource(ctxT(t, 5*time.Second), js, "IN", "hold", natsx.MaxDeliver(2),
-		natsx.AckWait(200*time.Millisecond), natsx.IdleCheck(50*time.Millisecond), natsx.DeadLetter("dead.in", 2))
-	if err != nil {
-		t.Fatal(err)
-	}
+	src := newSource(t, ctxT(t, 5*time.Second), js, "IN", "hold", natsx.Redeliver(2, 0),
+		natsx.AckWait(200*time.Millisecond), natsx.IdleCheck(50*time.Millisecond), natsx.DeadLetterTo("dead.in"))
 	ctx, cancel := context.WithCancel(ctxT(t, time.Minute))
 	defer cancel()
 	var done []chan error
@@ -197,9 +172,9 @@ func TestMaxDeliverGiveUpIsCountedOnceWhenPipelinesShareTheSource(t *testing.T) 
 		p := sluice.New(ctx)
 		sluice.ForEach(p, "work", natsx.Read(p, "read", src), 1, func(_ context.Context, m natsx.Msg) error {
 			if string(m.Data()) == "7" {
-				return nil // held, as by a worker that died
+				m.Expect(2) // held, as by a worker that died
 			}
-			return m.Ack()
+			return nil
 		})
 		d := make(chan error, 1)
 		go func() { d <- p.Wait() }()

@@ -3,6 +3,7 @@ package natsx_test
 import (
 	"context"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/sluicehq/sluice"
 
 	natsx "github.com/sluicehq/sluice/connect/natsx"
+	"github.com/sluicehq/sluice/connect/natsx/natsembed"
 )
 
 // embedded starts a server with its store in a fresh temporary directory,
@@ -19,12 +21,47 @@ import (
 func embedded(t *testing.T) (*server.Server, string, string) {
 	t.Helper()
 	dir := t.TempDir()
-	s, url, err := natsx.StartEmbedded(dir, 0)
+	s, url, err := natsembed.Start(dir, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { natsx.StopEmbedded(s) })
+	t.Cleanup(func() { natsembed.Stop(s) })
 	return s, url, dir
+}
+
+// serverWith starts a server (see embedded), makes a file-backed stream
+// for each name, holding the subjects "<name in lower case>.>", and
+// returns a JetStream on it.
+func serverWith(t *testing.T, streams ...string) jetstream.JetStream {
+	t.Helper()
+	_, url, _ := embedded(t)
+	_, js := connect(t, url)
+	for _, name := range streams {
+		makeStream(t, js, name, strings.ToLower(name)+".>")
+	}
+	return js
+}
+
+// newSource is natsx.NewSource, failing the test on an error.
+func newSource(t *testing.T, ctx context.Context, js jetstream.JetStream, stream, durable string, opts ...natsx.SourceOption) *natsx.Source {
+	t.Helper()
+	src, err := natsx.NewSource(ctx, js, stream, durable, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return src
+}
+
+// newSink is natsx.NewSink, failing the test on an error; the sink is
+// closed when the test ends.
+func newSink(t *testing.T, ctx context.Context, js jetstream.JetStream, opts ...natsx.SinkOption) *natsx.Sink {
+	t.Helper()
+	sink, err := natsx.NewSink(ctx, js, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sink.Close)
+	return sink
 }
 
 // connect opens a connection closed when the test ends (before the server
@@ -172,10 +209,19 @@ func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
 
 func itoa(i int) string { return strconv.Itoa(i) }
 
-// publishOnce runs a pipeline that publishes outs through sink.
-func publishOnce(t *testing.T, sink *natsx.Sink, outs ...natsx.Out) error {
+// publishOnce runs a pipeline that publishes outs through sink with the
+// Publish stage's options opts, and returns Wait's error and the stage's
+// stats.
+func publishOnce(t *testing.T, sink *natsx.Sink, outs []natsx.Out, opts ...sluice.StageOption) (error, sluice.StageStats) {
 	t.Helper()
 	p := sluice.New(ctxT(t, time.Minute))
-	natsx.Publish(p, "publish", sluice.FromSlice(p, "outs", outs), sink)
-	return p.Wait()
+	natsx.Publish(p, "publish", sluice.FromSlice(p, "outs", outs), sink, opts...)
+	err := p.Wait()
+	for _, s := range p.Stats().Stages {
+		if s.Name == "publish" {
+			return err, s
+		}
+	}
+	t.Fatal("no publish stage in the pipeline's stats")
+	return nil, sluice.StageStats{}
 }

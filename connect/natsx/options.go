@@ -13,43 +13,41 @@ type sourceOptionFunc func(*sourceConfig)
 func (f sourceOptionFunc) applySource(c *sourceConfig) { f(c) }
 
 type sourceConfig struct {
-	batch         int           // messages asked for per fetch
-	idleCheck     time.Duration // how often an idle source checks for the end and for outages
-	maxAckPending int           // consumer's MaxAckPending
-	ackWait       time.Duration // consumer's AckWait
-	maxDeliver    int           // consumer's MaxDeliver; -1 unlimited
-	filter        string        // consumer's FilterSubject
-	bind          bool          // use the consumer as it is; never create or update it
-	failTerm      bool          // Msg.Fail terminates rather than naks
-	deadSubject   string        // Msg.Fail's dead-letter subject; "" for none
-	deadAfter     int           // … used from this delivery on
-	nakDelay      time.Duration // Msg.Fail's redelivery delay when naking
-	untilDrained  bool
-	maxOutage     time.Duration // fail after this long without an answer from the server; 0: never
-	startTimeout  time.Duration // bound on NewSource's requests when ctx has no deadline
+	batch          int           // messages asked for per fetch
+	idleCheck      time.Duration // how often an idle source checks for the end and for outages
+	maxInFlight    int           // consumer's MaxAckPending
+	ackWait        time.Duration // consumer's AckWait
+	maxDeliver     int           // consumer's MaxDeliver; -1 unlimited
+	redeliverDelay time.Duration // nak delay of a failed message
+	filter         string        // consumer's FilterSubject
+	bind           bool          // use the consumer as it is; never create or update it
+	deadSubject    string        // where a message failed on its last delivery goes; "" for none
+	caughtUp       bool          // stop once nothing is left to deliver or settle
+	maxOutage      time.Duration // fail after this long without an answer from the server; 0: never
+	startTimeout   time.Duration // bound on NewSource's requests when ctx has no deadline
 }
 
 // Defaults of a [Source].
 const (
-	DefaultFetchBatch    = 500
-	DefaultIdleCheck     = 250 * time.Millisecond
-	DefaultMaxAckPending = 10000
-	DefaultAckWait       = 30 * time.Second
-	DefaultNakDelay      = time.Second
-	DefaultMaxOutage     = time.Minute
-	DefaultStartTimeout  = 5 * time.Second
+	DefaultFetchBatch     = 500
+	DefaultIdleCheck      = 250 * time.Millisecond
+	DefaultMaxInFlight    = 10000
+	DefaultAckWait        = 30 * time.Second
+	DefaultRedeliverDelay = time.Second
+	DefaultMaxOutage      = time.Minute
+	DefaultStartTimeout   = 5 * time.Second
 )
 
 func sourceOptions(opts []SourceOption) sourceConfig {
 	c := sourceConfig{
-		batch:         DefaultFetchBatch,
-		idleCheck:     DefaultIdleCheck,
-		maxAckPending: DefaultMaxAckPending,
-		ackWait:       DefaultAckWait,
-		maxDeliver:    -1,
-		nakDelay:      DefaultNakDelay,
-		maxOutage:     DefaultMaxOutage,
-		startTimeout:  DefaultStartTimeout,
+		batch:          DefaultFetchBatch,
+		idleCheck:      DefaultIdleCheck,
+		maxInFlight:    DefaultMaxInFlight,
+		ackWait:        DefaultAckWait,
+		maxDeliver:     -1,
+		redeliverDelay: DefaultRedeliverDelay,
+		maxOutage:      DefaultMaxOutage,
+		startTimeout:   DefaultStartTimeout,
 	}
 	for _, o := range opts {
 		if o == nil {
@@ -72,9 +70,9 @@ func FetchBatch(n int) SourceOption {
 }
 
 // IdleCheck sets how long the source waits with no message before it
-// checks whether the consumer is drained ([UntilDrained]) and whether the
-// server is still there ([MaxOutage]) (default [DefaultIdleCheck]). Panics
-// if d < 10ms.
+// checks whether it has caught up ([StopWhenCaughtUp]) and whether the
+// server is still there ([MaxOutage]) (default [DefaultIdleCheck]).
+// Panics if d < 10ms.
 func IdleCheck(d time.Duration) SourceOption {
 	if d < 10*time.Millisecond {
 		panic(fmt.Sprintf("natsx: IdleCheck must be ≥ 10ms, got %v", d))
@@ -82,23 +80,23 @@ func IdleCheck(d time.Duration) SourceOption {
 	return sourceOptionFunc(func(c *sourceConfig) { c.idleCheck = d })
 }
 
-// MaxAckPending sets the consumer's limit on messages delivered but not yet
-// acknowledged (default [DefaultMaxAckPending]), shared by every process
-// reading the consumer. It bounds what is in flight: once the pipeline holds
-// that many messages the server delivers no more until some are settled, so
-// a slow pipeline slows delivery rather than growing memory. Panics if n < 1.
-func MaxAckPending(n int) SourceOption {
+// MaxInFlight bounds the messages delivered but not yet settled (default
+// [DefaultMaxInFlight]): it is the consumer's MaxAckPending, shared by
+// every process reading the consumer. Once the pipelines hold that many
+// messages the server delivers no more until some are settled, so a slow
+// pipeline slows delivery rather than growing memory. Panics if n < 1.
+func MaxInFlight(n int) SourceOption {
 	if n < 1 {
-		panic(fmt.Sprintf("natsx: MaxAckPending must be ≥ 1, got %d", n))
+		panic(fmt.Sprintf("natsx: MaxInFlight must be ≥ 1, got %d", n))
 	}
-	return sourceOptionFunc(func(c *sourceConfig) { c.maxAckPending = n })
+	return sourceOptionFunc(func(c *sourceConfig) { c.maxInFlight = n })
 }
 
 // AckWait sets how long the server waits for a delivered message to be
 // settled before it delivers it again, to this process or another (default
-// [DefaultAckWait]). It must be longer than the pipeline takes to commit a
+// [DefaultAckWait]). It must be longer than the pipeline takes to store a
 // message, counting the time it waits in the pipeline's queues (up to
-// [MaxAckPending] messages can be ahead of it): no "in progress" ack is
+// [MaxInFlight] messages can be ahead of it): no "in progress" ack is
 // sent for it meanwhile, so a message held longer is delivered again while
 // its first copy is still on its way. Panics if d < 100ms.
 func AckWait(d time.Duration) SourceOption {
@@ -108,15 +106,21 @@ func AckWait(d time.Duration) SourceOption {
 	return sourceOptionFunc(func(c *sourceConfig) { c.ackWait = d })
 }
 
-// MaxDeliver bounds how many times the server delivers one message (default
-// unlimited). A message that reaches the limit without being acknowledged
-// is no longer delivered and the server publishes an advisory. Panics if
-// n < 1.
-func MaxDeliver(n int) SourceOption {
-	if n < 1 {
-		panic(fmt.Sprintf("natsx: MaxDeliver must be ≥ 1, got %d", n))
+// Redeliver sets what becomes of a message settled with a cause
+// ([sluice.Receipt.Fail], or a stage's policy): it is negatively
+// acknowledged with delay, and the server delivers it again after delay,
+// until it has been delivered max times in all (the consumer's
+// MaxDeliver). On its last delivery a failed message goes to the
+// [DeadLetterTo] subject; without one it is naked all the same, the server
+// gives up on it, and the run fails naming it (see [Read]). The default is
+// no bound on deliveries and a delay of [DefaultRedeliverDelay]; with
+// [Bind], max is the consumer's own MaxDeliver and only delay applies.
+// Panics if max < 1 or delay < 0.
+func Redeliver(max int, delay time.Duration) SourceOption {
+	if max < 1 || delay < 0 {
+		panic(fmt.Sprintf("natsx: Redeliver needs max ≥ 1 and delay ≥ 0, got %d, %v", max, delay))
 	}
-	return sourceOptionFunc(func(c *sourceConfig) { c.maxDeliver = n })
+	return sourceOptionFunc(func(c *sourceConfig) { c.maxDeliver, c.redeliverDelay = max, delay })
 }
 
 // FilterSubject makes the consumer deliver only the stream's messages whose
@@ -128,51 +132,35 @@ func FilterSubject(subject string) SourceOption {
 // Bind makes [NewSource] use the durable consumer as it exists on the
 // server, without creating or updating it; NewSource fails if it does not
 // exist. The consumer must use explicit acknowledgement. Options that
-// configure the consumer (MaxAckPending, AckWait, MaxDeliver,
+// configure the consumer (MaxInFlight, AckWait, Redeliver's max,
 // FilterSubject) are then ignored.
 func Bind() SourceOption { return sourceOptionFunc(func(c *sourceConfig) { c.bind = true }) }
 
-// NakOnFail makes [Msg.Fail] negatively acknowledge the message, asking the
-// server to deliver it again after delay. This is the default, with
-// [DefaultNakDelay]. Panics if delay < 0.
-func NakOnFail(delay time.Duration) SourceOption {
-	if delay < 0 {
-		panic(fmt.Sprintf("natsx: NakOnFail delay must be ≥ 0, got %v", delay))
+// DeadLetterTo makes a message that failed on its last delivery (see
+// [Redeliver], which must bound the deliveries) be published to subject —
+// a subject of some stream — with the cause, the stream, the consumer,
+// the stream sequence and the delivery count in headers
+// ([DeadLetterOut]), and then terminated: the run goes on, and the
+// message's neighbours are not held back. A message the server itself
+// gives up on (delivered max times without a settlement, for instance
+// because the process holding it died) goes to subject too, fetched from
+// the stream by its sequence when the server's max-deliveries advisory
+// arrives. Panics if subject is empty.
+func DeadLetterTo(subject string) SourceOption {
+	if subject == "" {
+		panic("natsx: DeadLetterTo: empty subject")
 	}
-	return sourceOptionFunc(func(c *sourceConfig) { c.failTerm, c.nakDelay = false, delay })
+	return sourceOptionFunc(func(c *sourceConfig) { c.deadSubject = subject })
 }
 
-// TermOnFail makes [Msg.Fail] terminate the message: the server never
-// delivers it again.
-func TermOnFail() SourceOption { return sourceOptionFunc(func(c *sourceConfig) { c.failTerm = true }) }
-
-// DeadLetter makes [Msg.Fail] publish a message that failed on its
-// after-th delivery (or later) to subject — a subject of some stream — with
-// the error, the stream, the consumer, the stream sequence and the
-// delivery count in headers ([DeadLetterOut]), and then terminate it; on
-// earlier deliveries Fail naks it as usual, so it is tried again. The run
-// goes on: a failing message no longer needs to fail the pipeline, and its
-// neighbours are not held back. A message the server itself gives up on
-// (its [MaxDeliver] reached without a settlement, for instance because the
-// process holding it died) goes to subject too, fetched from the stream by
-// its sequence when the server's max-deliveries advisory arrives. With
-// MaxDeliver, after must not exceed it. Panics if subject is empty or
-// after < 1.
-func DeadLetter(subject string, after int) SourceOption {
-	if subject == "" || after < 1 {
-		panic(fmt.Sprintf("natsx: DeadLetter needs a subject and after ≥ 1, got %q, %d", subject, after))
-	}
-	return sourceOptionFunc(func(c *sourceConfig) { c.deadSubject, c.deadAfter = subject, after })
-}
-
-// UntilDrained makes the source stop, and its stream close, once the
+// StopWhenCaughtUp makes the source stop, and its stream close, once the
 // consumer has nothing left to deliver and no message delivered to anyone
-// is waiting to be settled. Without it the source reads until the pipeline
-// stops. A message delivered to a process that died counts as unsettled
-// until the server delivers it again after AckWait, so several processes
-// sharing a consumer each stop only when all the work is done.
-func UntilDrained() SourceOption {
-	return sourceOptionFunc(func(c *sourceConfig) { c.untilDrained = true })
+// is waiting to be settled. Without it the source reads until the
+// pipeline stops. A message delivered to a process that died counts as
+// unsettled until the server delivers it again after AckWait, so several
+// processes sharing a consumer each stop only when all the work is done.
+func StopWhenCaughtUp() SourceOption {
+	return sourceOptionFunc(func(c *sourceConfig) { c.caughtUp = true })
 }
 
 // MaxOutage makes the source fail once it has had no answer from the
@@ -195,34 +183,20 @@ func (f sinkOptionFunc) applySink(c *sinkConfig) { f(c) }
 
 type sinkConfig struct {
 	stream       string        // expected stream; "" for any
-	batch        int           // Publish's batch size
-	batchWait    time.Duration // Publish's batch wait
-	workers      int           // batches published at once
-	retries      int           // attempts after the first
-	retryWait    time.Duration // first pause between attempts; doubles, capped at maxRetryWait
-	ackTimeout   time.Duration // how long to wait for the server's acks of one attempt
-	onCommit     func([]Out)
+	workers      int           // writes at once
+	ackTimeout   time.Duration // how long a write waits for the server's acks
 	startTimeout time.Duration
 }
 
 // Defaults of a [Sink].
 const (
-	DefaultPublishBatch = 500
-	DefaultBatchWait    = 2 * time.Millisecond
-	DefaultSinkWorkers  = 2
-	DefaultRetries      = 8
-	DefaultRetryWait    = 50 * time.Millisecond
-	DefaultAckTimeout   = 5 * time.Second
-	maxRetryWait        = 2 * time.Second
+	DefaultSinkWorkers = 2
+	DefaultAckTimeout  = 5 * time.Second
 )
 
 func sinkOptions(opts []SinkOption) sinkConfig {
 	c := sinkConfig{
-		batch:        DefaultPublishBatch,
-		batchWait:    DefaultBatchWait,
 		workers:      DefaultSinkWorkers,
-		retries:      DefaultRetries,
-		retryWait:    DefaultRetryWait,
 		ackTimeout:   DefaultAckTimeout,
 		startTimeout: DefaultStartTimeout,
 	}
@@ -237,28 +211,16 @@ func sinkOptions(opts []SinkOption) sinkConfig {
 
 // ToStream names the stream every message must be stored in. [NewSink]
 // fails if it does not exist, and the server rejects a message whose
-// subject belongs to another stream (or to none) at once rather than after
-// the retries.
+// subject belongs to another stream (or to none) at once, an error marked
+// [sluice.Permanent], rather than leaving it unanswered.
 func ToStream(name string) SinkOption {
 	return sinkOptionFunc(func(c *sinkConfig) { c.stream = name })
 }
 
-// PublishBatch sets how [Publish] groups messages: up to n per batch,
-// leaving when full or wait after its first message (defaults
-// [DefaultPublishBatch] and [DefaultBatchWait]). Panics if n < 1 or
-// wait < 0.
-func PublishBatch(n int, wait time.Duration) SinkOption {
-	if n < 1 || wait < 0 {
-		panic(fmt.Sprintf("natsx: PublishBatch needs n ≥ 1 and wait ≥ 0, got %d, %v", n, wait))
-	}
-	return sinkOptionFunc(func(c *sinkConfig) { c.batch, c.batchWait = n, wait })
-}
-
-// SinkWorkers sets how many batches are published at once, each by its
-// own goroutine (default [DefaultSinkWorkers]). With more than one, batches
-// are stored in no particular order; with one, each batch after the one
-// before it, and a batch in order unless some of its messages are sent
-// again ([Retries]): those are stored after the others. Panics if n < 1.
+// SinkWorkers sets how many goroutines of a [Publish] or [PublishBatches]
+// stage write at once (default [DefaultSinkWorkers]). With more than one,
+// chunks are stored in no particular order; with one, each after the one
+// before it. Panics if n < 1.
 func SinkWorkers(n int) SinkOption {
 	if n < 1 {
 		panic(fmt.Sprintf("natsx: SinkWorkers must be ≥ 1, got %d", n))
@@ -266,35 +228,12 @@ func SinkWorkers(n int) SinkOption {
 	return sinkOptionFunc(func(c *sinkConfig) { c.workers = n })
 }
 
-// Retries sets how many times the messages of a batch that the server did
-// not acknowledge are sent again (default [DefaultRetries]), with a pause
-// of wait before the first retry, doubling up to 2s (default
-// [DefaultRetryWait]). Once they run out the sink fails the pipeline. A
-// message the server rejects (a 400 answer: its subject belongs to another
-// stream than ToStream's, it is larger than the stream allows, …) or the
-// client refuses (larger than the server's max payload) is not sent again:
-// it fails the pipeline at once. Panics if n < 0 or wait < 0.
-func Retries(n int, wait time.Duration) SinkOption {
-	if n < 0 || wait < 0 {
-		panic(fmt.Sprintf("natsx: Retries needs n ≥ 0 and wait ≥ 0, got %d, %v", n, wait))
-	}
-	return sinkOptionFunc(func(c *sinkConfig) { c.retries, c.retryWait = n, wait })
-}
-
-// AckTimeout bounds how long the sink waits for the server to acknowledge
-// the messages of one attempt (default [DefaultAckTimeout]); those still
-// unacknowledged then are retried. Panics if d ≤ 0.
+// AckTimeout bounds how long [Sink.Write] waits for the server to
+// acknowledge its messages (default [DefaultAckTimeout]); it returns an
+// error for those still unacknowledged then. Panics if d ≤ 0.
 func AckTimeout(d time.Duration) SinkOption {
 	if d <= 0 {
 		panic(fmt.Sprintf("natsx: AckTimeout must be > 0, got %v", d))
 	}
 	return sinkOptionFunc(func(c *sinkConfig) { c.ackTimeout = d })
-}
-
-// OnCommit registers f, called with each batch once the server has stored
-// every message of it and their From messages have been acknowledged. It
-// runs on the sink's goroutines, several at once when [SinkWorkers] > 1,
-// and must not keep the slice.
-func OnCommit(f func(batch []Out)) SinkOption {
-	return sinkOptionFunc(func(c *sinkConfig) { c.onCommit = f })
 }

@@ -21,29 +21,31 @@ type Out struct {
 	Header nats.Header
 	// ID becomes the message's Nats-Msg-Id: within the stream's
 	// duplicate window the server stores only the first message with a
-	// given ID, so a message published again — after a retry, or after
-	// its From message was delivered again — is stored once. Empty: no
-	// ID, no de-duplication.
+	// given ID, so a message published again — by a [sluice.Retry] of its
+	// write, or after its From message was delivered again — is stored
+	// once. Empty: no ID, no de-duplication.
 	ID string
-	// From is the message this one was derived from, acknowledged once
-	// the server has stored this one; the zero Msg for none. When one
-	// message yields several, give From to the last of them only if they
-	// are published in order (one sink worker), or settle it yourself in
-	// an [OnCommit] function.
-	From Msg
+	// From is the receipt of the message this one derives from (a
+	// [Msg]'s Receipt, or any connector's), settled by the stage once
+	// the server has stored this one; the zero Receipt for none.
+	From sluice.Receipt
 }
 
-// Sink publishes messages to JetStream in batches and acknowledges the
-// messages they were derived from once the server has stored them. Create
-// one with [NewSink]; add it to a pipeline with [Publish] or
-// [PublishBatches]. One Sink may serve several stages and pipelines.
+// Origin returns o.From, so that an Out is a [sluice.Carrier]: the
+// pipeline's sinks settle it.
+func (o *Out) Origin() sluice.Receipt { return o.From }
+
+// Sink publishes messages to JetStream. Create one with [NewSink]; add it
+// to a pipeline with [Publish] or [PublishBatches], or call [Sink.Write]
+// from a stage of your own. One Sink may serve several stages and
+// pipelines.
 type Sink struct {
 	js  jetstream.JetStream // the sink's own publishing context
 	cfg sinkConfig
 
 	published atomic.Int64
-	retried   atomic.Int64
 	failed    atomic.Int64
+	rejected  atomic.Int64
 }
 
 // NewSink checks that JetStream is reachable through js (and, with
@@ -72,7 +74,7 @@ func NewSink(ctx context.Context, js jetstream.JetStream, opts ...SinkOption) (*
 	jo := js.Options()
 	pubOpts := []jetstream.JetStreamOpt{
 		jetstream.WithPublishAsyncTimeout(cfg.ackTimeout),
-		jetstream.WithPublishAsyncMaxPending(max(4000, 2*cfg.workers*cfg.batch)),
+		jetstream.WithPublishAsyncMaxPending(max(4000, 2*cfg.workers*sluice.DefaultChunk)),
 	}
 	var own jetstream.JetStream
 	var err error
@@ -97,50 +99,83 @@ func (s *Sink) Close() { s.js.CleanupPublisher() }
 // SinkStats counts what a [Sink] has done since it was created.
 type SinkStats struct {
 	Published int64 // messages the server has stored (or recognised as duplicates)
-	Retried   int64 // messages sent again after a failed attempt
-	Failed    int64 // messages given up on after the retries
+	Failed    int64 // messages a Write did not store: rejected, refused or unanswered
+	Rejected  int64 // of those, messages the server rejected or the client refused
 }
 
 // Stats returns the sink's counts. It is safe to call at any time.
 func (s *Sink) Stats() SinkStats {
-	return SinkStats{Published: s.published.Load(), Retried: s.retried.Load(), Failed: s.failed.Load()}
+	return SinkStats{Published: s.published.Load(), Failed: s.failed.Load(), Rejected: s.rejected.Load()}
 }
 
-// Publish starts a sink stage that groups the messages of in into batches
-// ([PublishBatch]) and publishes them with [PublishBatches]. It is one
-// batching goroutine plus [SinkWorkers] publishing goroutines.
-func Publish(p *sluice.Pipeline, name string, in sluice.Stream[Out], sink *Sink) {
+// Publish starts a sink stage of [SinkWorkers] goroutines that write the
+// messages of in with [Sink.Write] as they arrive, a chunk at a time (as
+// many as are ready, up to the producer's chunk size: see
+// [sluice.ForEachChunk]). Once a chunk is stored, the stage acknowledges
+// its messages' From receipts. opts are the stage's options: an error
+// from a write fails the pipeline unless [sluice.Retry] writes the chunk
+// again (give each Out an ID, so that what was stored the first time is
+// stored once) or [sluice.SkipErrors] or [sluice.DeadLetter] settles
+// every message of the chunk.
+func Publish(p *sluice.Pipeline, name string, in sluice.Stream[Out], sink *Sink, opts ...sluice.StageOption) {
 	if sink == nil {
 		panic(fmt.Sprintf("natsx: Publish %q: nil Sink", name))
 	}
-	batches := sluice.Batch(p, name+"/batch", in, sink.cfg.batch, sink.cfg.batchWait)
-	PublishBatches(p, name, batches, sink)
+	sluice.ForEachChunk(p, name, in, sink.cfg.workers, sink.Write, opts...)
 }
 
-// PublishBatches starts a sink stage of [SinkWorkers] goroutines, each
-// publishing one batch at a time: it sends every message of the batch
-// without waiting (PublishAsync), then waits for the server's
-// acknowledgements, sends again those that failed or timed out (up to
-// [Retries] times, with growing pauses), and acknowledges each message's
-// From once the whole batch is stored. When the retries run out, or the
-// server rejects a message (which is never sent again, see [Retries]), the
-// From of every message not stored is failed ([Msg.Fail]) and the stage
-// fails the pipeline, with an error naming one of their subjects; the
-// From of those stored is acknowledged. When the pipeline stops first,
-// the From of the messages not stored are handed back ([Msg.Nak]) for
-// another delivery.
-func PublishBatches(p *sluice.Pipeline, name string, in sluice.Stream[[]Out], sink *Sink) {
+// PublishBatches is [Publish] for a stream of batches (from
+// [sluice.Batch], say): each batch is one [Sink.Write], and a batch's
+// receipts are acknowledged once it is stored. An error option applies
+// to a batch as a whole.
+func PublishBatches(p *sluice.Pipeline, name string, in sluice.Stream[[]Out], sink *Sink, opts ...sluice.StageOption) {
 	if sink == nil {
 		panic(fmt.Sprintf("natsx: PublishBatches %q: nil Sink", name))
 	}
-	sluice.ForEach(p, name, in, sink.cfg.workers, sink.publish)
+	sluice.ForEach(p, name, in, sink.cfg.workers, sink.Write, opts...)
 }
 
-// publish stores batch, retrying what fails, then settles the From messages.
-func (s *Sink) publish(ctx context.Context, batch []Out) error {
+// Write publishes batch and returns once the server has stored every
+// message of it, or with an error naming one message not stored. It
+// settles nothing: [Publish] and [PublishBatches] acknowledge the From
+// receipts once it returns nil. It sends every message without waiting
+// (PublishAsync), then waits for the server's acknowledgements, up to
+// [AckTimeout]. When every message not stored was rejected by the server
+// (a 400 answer: its subject belongs to another stream than [ToStream]'s,
+// it is larger than the stream allows, …) or refused by the client
+// (larger than the server's max payload), the error is marked
+// [sluice.Permanent]: writing the batch again cannot help, so a
+// [sluice.Retry] gives up at once and the stage's policy settles it. The
+// messages stored are stored whatever the error. Write is safe for
+// concurrent use.
+func (s *Sink) Write(ctx context.Context, batch []Out) error {
 	if len(batch) == 0 {
 		return nil
 	}
+	left, rejected, err, rejErr := s.send(ctx, s.messages(batch))
+	s.published.Add(int64(len(batch) - len(left) - len(rejected)))
+	s.failed.Add(int64(len(left) + len(rejected)))
+	s.rejected.Add(int64(len(rejected)))
+	var errs []error
+	if len(rejected) > 0 {
+		errs = append(errs, fmt.Errorf("natsx: the server rejected %d of %d messages, e.g. one to %q: %w",
+			len(rejected), len(batch), batch[rejected[0]].Subject, rejErr))
+	}
+	if len(left) > 0 {
+		if ctx.Err() != nil {
+			return errors.Join(append([]error{ctx.Err()}, errs...)...)
+		}
+		return errors.Join(append(errs, fmt.Errorf("natsx: %d of %d messages not stored, e.g. one to %q: %w",
+			len(left), len(batch), batch[left[0]].Subject, err))...)
+	}
+	if len(errs) > 0 {
+		return sluice.Permanent(errs[0])
+	}
+	return nil
+}
+
+// messages returns the messages to send for batch.
+func (s *Sink) messages(batch []Out) []nats.Msg {
 	msgs := make([]nats.Msg, len(batch))
 	for i := range batch {
 		o := &batch[i]
@@ -160,112 +195,14 @@ func (s *Sink) publish(ctx context.Context, batch []Out) error {
 		}
 		msgs[i] = nats.Msg{Subject: o.Subject, Data: o.Data, Header: h}
 	}
-
-	todo := make([]int, len(batch)) // indexes not stored yet
-	for i := range todo {
-		todo[i] = i
-	}
-	futs := make([]jetstream.PubAckFuture, len(batch))
-	wait := s.cfg.retryWait
-	var lastErr, rejErr error
-	var rejected []int // indexes the server rejected: never sent again
-	for attempt := 0; ; attempt++ {
-		var err, rerr error
-		var rej []int
-		todo, rej, err, rerr = s.attempt(ctx, msgs, todo, futs)
-		if len(rej) > 0 {
-			rejected = append(rejected, rej...)
-			if rejErr == nil {
-				rejErr = rerr
-			}
-		}
-		if len(todo) == 0 || ctx.Err() != nil {
-			break
-		}
-		lastErr = err
-		if attempt == s.cfg.retries {
-			break
-		}
-		if !sleep(ctx, wait) {
-			break
-		}
-		wait = min(2*wait, maxRetryWait)
-		s.retried.Add(int64(len(todo)))
-	}
-
-	if len(todo) == 0 && len(rejected) == 0 {
-		s.published.Add(int64(len(batch)))
-		if err := settle(batch, nil, Msg.Ack); err != nil {
-			return err
-		}
-		if s.cfg.onCommit != nil {
-			s.cfg.onCommit(batch)
-		}
-		return nil
-	}
-
-	// Some messages were not stored: acknowledge the From of those that
-	// were, fail those rejected, hand back the others.
-	notStored := make([]bool, len(batch))
-	for _, i := range todo {
-		notStored[i] = true
-	}
-	for _, i := range rejected {
-		notStored[i] = true
-	}
-	s.published.Add(int64(len(batch) - len(todo) - len(rejected)))
-	ackErr := settle(batch, notStored, Msg.Ack)
-	s.failed.Add(int64(len(rejected)))
-	var errs []error
-	if len(rejected) > 0 {
-		errs = append(errs, fmt.Errorf("natsx: the server rejected %d of %d messages, e.g. one to %q: %w",
-			len(rejected), len(batch), batch[rejected[0]].Subject, rejErr),
-			settleOnly(batch, rejected, func(m Msg) error { return m.Fail(rejErr) }))
-	}
-	if err := ctx.Err(); err != nil {
-		_ = settleOnly(batch, todo, func(m Msg) error { return m.Nak(0) })
-		return errors.Join(append([]error{err}, errs...)...)
-	}
-	if len(todo) > 0 {
-		s.failed.Add(int64(len(todo)))
-		errs = append(errs, fmt.Errorf("natsx: %d of %d messages not stored after %d attempts, e.g. one to %q: %w",
-			len(todo), len(batch), s.cfg.retries+1, batch[todo[0]].Subject, lastErr),
-			settleOnly(batch, todo, func(m Msg) error { return m.Fail(lastErr) }))
-	}
-	return errors.Join(append(errs, ackErr)...)
+	return msgs
 }
 
-// settle applies f to the From of every message of batch whose skip entry
-// is not set (skip may be nil), and returns the first error.
-func settle(batch []Out, skip []bool, f func(Msg) error) error {
-	var first error
-	for i := range batch {
-		if skip != nil && skip[i] {
-			continue
-		}
-		if err := f(batch[i].From); err != nil && first == nil {
-			first = fmt.Errorf("natsx: settling the message %s came from: %w", batch[i].ID, err)
-		}
-	}
-	return first
-}
-
-// settleOnly applies f to the From of batch[i] for every i in idx.
-func settleOnly(batch []Out, idx []int, f func(Msg) error) error {
-	var first error
-	for _, i := range idx {
-		if err := f(batch[i].From); err != nil && first == nil {
-			first = fmt.Errorf("natsx: settling the message %s came from: %w", batch[i].ID, err)
-		}
-	}
-	return first
-}
-
-// attempt publishes msgs[i] for every i in todo and waits for the server's
-// answers, up to the ack timeout. It returns the indexes still not stored
-// and the first error seen (nil when none is left), and those rejected —
-// not to be sent again — with the first rejection.
-func (s *Sink) attempt(ctx context.Context, msgs []nats.Msg, todo []int, futs []jetstream.PubAckFuture) (left, rejected []int, err, rejErr error) {
+// send publishes msgs and waits for the server's answers, up to the ack
+// timeout. It returns the indexes of those not stored with the first
+// error seen (nil when none is left), and of those rejected — no use
+// sending them again — with the first rejection.
+func (s *Sink) send(ctx context.Context, msgs []nats.Msg) (left, rejected []int, err, rejErr error) {
 	var firstErr error
 	fail := func(i int, err error) {
 		if permanent(err) {
@@ -280,13 +217,12 @@ func (s *Sink) attempt(ctx context.Context, msgs []nats.Msg, todo []int, futs []
 			firstErr = err
 		}
 	}
-	for _, i := range todo {
-		// A fresh nats.Msg each time: nats.go keeps the one it was given
-		// until its acknowledgement arrives or times out.
-		m := msgs[i]
-		f, err := s.js.PublishMsgAsync(&m)
+	futs := make([]jetstream.PubAckFuture, len(msgs))
+	for i := range msgs {
+		// nats.go keeps the message until its acknowledgement arrives or
+		// times out, after send has returned: msgs is not reused.
+		f, err := s.js.PublishMsgAsync(&msgs[i])
 		if err != nil {
-			futs[i] = nil
 			fail(i, err)
 			continue
 		}
@@ -295,9 +231,7 @@ func (s *Sink) attempt(ctx context.Context, msgs []nats.Msg, todo []int, futs []
 	timer := time.NewTimer(s.cfg.ackTimeout)
 	defer timer.Stop()
 	expired := false
-	for k, i := range todo {
-		f := futs[i]
-		futs[i] = nil
+	for i, f := range futs {
 		switch {
 		case f == nil: // failed to send, counted above
 		case expired:
@@ -318,8 +252,12 @@ func (s *Sink) attempt(ctx context.Context, msgs []nats.Msg, todo []int, futs []
 				expired = true
 				fail(i, fmt.Errorf("no acknowledgement from the server within %v", s.cfg.ackTimeout))
 			case <-ctx.Done():
-				clear(futs)
-				return append(left, todo[k:]...), rejected, ctx.Err(), rejErr
+				for k := i; k < len(futs); k++ {
+					if futs[k] != nil {
+						left = append(left, k)
+					}
+				}
+				return left, rejected, ctx.Err(), rejErr
 			}
 		}
 	}

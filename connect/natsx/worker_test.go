@@ -59,7 +59,7 @@ func work(url string) error {
 	slow := throttle(4)
 	outs := sluice.Map(p, "copy", natsx.Read(p, "read", src), 1, func(_ context.Context, m natsx.Msg) (natsx.Out, error) {
 		slow()
-		return natsx.Out{Subject: "out." + m.ID(), Data: m.Data(), ID: m.ID(), From: m}, nil
+		return natsx.Out{Subject: "out." + m.ID(), Data: m.Data(), ID: m.ID(), From: m.Receipt}, nil
 	})
 	natsx.Publish(p, "publish", outs, sink)
 	err = p.Wait()
@@ -70,8 +70,8 @@ func work(url string) error {
 // workerSourceOptions is the consumer configuration every worker shares.
 func workerSourceOptions() []natsx.SourceOption {
 	return []natsx.SourceOption{
-		natsx.AckWait(time.Second), natsx.MaxAckPending(1000), natsx.FetchBatch(100),
-		natsx.UntilDrained(), natsx.IdleCheck(50 * time.Millisecond),
+		natsx.AckWait(time.Second), natsx.MaxInFlight(1000), natsx.FetchBatch(100),
+		natsx.StopWhenCaughtUp(), natsx.IdleCheck(50 * time.Millisecond),
 	}
 }
 
