@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"os"
+	"strings"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -38,5 +39,17 @@ func TestBadFlagsAreRejected(t *testing.T) {
 		if code != 2 || errOut == "" {
 			t.Fatalf("%v: got exit %d, stderr %q; want exit 2 and a message", args, code, errOut)
 		}
+	}
+}
+
+// `sluice help` lists the demo and says what it does in words a user can
+// place: no reference to the write-ups the project grew from.
+func TestHelpListsTheDemoInUsersWords(t *testing.T) {
+	code, out, _ := runCLI(t, "help")
+	if code != 0 || !strings.Contains(out, "  demo ") || !strings.Contains(out, "NATS JetStream") {
+		t.Fatalf("sluice help: exit %d, output %q; want exit 0 and the demo with what it runs on", code, out)
+	}
+	if strings.Contains(strings.ToLower(out), "seed") {
+		t.Errorf("sluice help mentions a seed: %q", out)
 	}
 }
