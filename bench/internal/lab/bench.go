@@ -6,7 +6,7 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/sluicehq/sluice/internal/machine"
+	"github.com/sluicehq/sluice/bench/internal/machine"
 )
 
 // Mode says how large the experiments are.

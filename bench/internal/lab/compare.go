@@ -16,9 +16,9 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/sluicehq/sluice/bench/internal/machine"
 	"github.com/sluicehq/sluice/bench/internal/seed002"
 	"github.com/sluicehq/sluice/internal/hist"
-	"github.com/sluicehq/sluice/internal/machine"
 )
 
 // figures are what seed 002 reported for a whole run, from /usr/bin/time.
