@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -51,5 +52,23 @@ func TestHelpListsTheDemoInUsersWords(t *testing.T) {
 	}
 	if strings.Contains(strings.ToLower(out), "seed") {
 		t.Errorf("sluice help mentions a seed: %q", out)
+	}
+}
+
+// The command is a user of the library like any other: its packages import
+// the core's public packages only, never the root module's internal ones.
+func TestMainImportsNoInternalPackageOfTheCore(t *testing.T) {
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("the go command is needed: %v", err)
+	}
+	out, err := exec.Command(gobin, "list", "-test", "-f", `{{.ImportPath}}: {{join .Imports " "}}`, "./...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for line := range strings.Lines(string(out)) {
+		if strings.Contains(line, "github.com/sluicehq/sluice/internal/") {
+			t.Errorf("imports an internal package of the core: %s", strings.TrimSpace(line))
+		}
 	}
 }
