@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,7 +14,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/sluicehq/sluice"
-	"github.com/sluicehq/sluice/internal/hist"
 	"go.uber.org/goleak"
 )
 
@@ -264,20 +264,35 @@ func TestCollectorCountsTheErrorOfAFailedPipeline(t *testing.T) {
 	}
 }
 
-// coreHistogram is a Histogram laid out as a pipeline's are (internal/hist's
-// buckets), holding the durations ds.
+// coreHistogram is a Histogram laid out as a pipeline's are, holding the
+// durations ds.
 func coreHistogram(ds ...time.Duration) sluice.Histogram {
-	h := sluice.Histogram{Bounds: make([]time.Duration, hist.Buckets), Counts: make([]uint64, hist.Buckets)}
-	for i := range hist.Buckets - 1 {
-		h.Bounds[i] = time.Duration(hist.Upper(i) - 1)
-	}
+	b := pipelineBounds()
+	h := sluice.Histogram{Bounds: b, Counts: make([]uint64, len(b))}
 	for _, d := range ds {
-		h.Counts[hist.Bucket(uint64(d))]++
+		i, _ := slices.BinarySearch(b[:len(b)-1], d) // the first bucket whose bound is ≥ d; the last has none
+		h.Counts[i]++
 		h.Count++
 		h.Sum += d
 	}
 	return h
 }
+
+// pipelineBounds are the Bounds of a pipeline's latency histograms, read
+// from the stats of a pipeline that has run.
+var pipelineBounds = sync.OnceValue(func() []time.Duration {
+	p := sluice.New(context.Background())
+	sluice.ForEach(p, "sink", sluice.FromSlice(p, "src", []int{1}), 1, func(context.Context, int) error { return nil })
+	if err := p.Wait(); err != nil {
+		panic(err)
+	}
+	for _, s := range p.Stats().Stages {
+		if len(s.Latency.Bounds) > 0 {
+			return s.Latency.Bounds
+		}
+	}
+	panic("no stage of a pipeline that ran has a latency histogram")
+})
 
 // The core's 16 buckets per power of two are merged into one per power of
 // two from ~1 µs to ~34 s, with exact cumulative counts: a bound is the
