@@ -6,7 +6,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -264,10 +263,14 @@ func TestCollectorCountsTheErrorOfAFailedPipeline(t *testing.T) {
 	}
 }
 
-// coreHistogram is a Histogram laid out as a pipeline's are, holding the
-// durations ds.
-func coreHistogram(ds ...time.Duration) sluice.Histogram {
-	b := pipelineBounds()
+// coreHistogram is a Histogram laid out as a pipeline's are (its Bounds
+// are those of a pipeline that has run), holding the durations ds.
+func coreHistogram(t *testing.T, ds ...time.Duration) sluice.Histogram {
+	t.Helper()
+	b := orders(t, "bounds", 1).Stats().Stages[1].Latency.Bounds // the Map stage
+	if len(b) == 0 {
+		t.Fatal("a Map stage that ran has no latency histogram")
+	}
 	h := sluice.Histogram{Bounds: b, Counts: make([]uint64, len(b))}
 	for _, d := range ds {
 		i, _ := slices.BinarySearch(b[:len(b)-1], d) // the first bucket whose bound is ≥ d; the last has none
@@ -278,28 +281,12 @@ func coreHistogram(ds ...time.Duration) sluice.Histogram {
 	return h
 }
 
-// pipelineBounds are the Bounds of a pipeline's latency histograms, read
-// from the stats of a pipeline that has run.
-var pipelineBounds = sync.OnceValue(func() []time.Duration {
-	p := sluice.New(context.Background())
-	sluice.ForEach(p, "sink", sluice.FromSlice(p, "src", []int{1}), 1, func(context.Context, int) error { return nil })
-	if err := p.Wait(); err != nil {
-		panic(err)
-	}
-	for _, s := range p.Stats().Stages {
-		if len(s.Latency.Bounds) > 0 {
-			return s.Latency.Bounds
-		}
-	}
-	panic("no stage of a pipeline that ran has a latency histogram")
-})
-
 // The core's 16 buckets per power of two are merged into one per power of
 // two from ~1 µs to ~34 s, with exact cumulative counts: a bound is the
 // largest duration below a power of two of nanoseconds.
 func TestLatencyHistogramHasOneBucketPerPowerOfTwo(t *testing.T) {
 	ds := []time.Duration{0, 500, 1023, 1024, 3000, time.Millisecond, 40 * time.Second}
-	count, sum, cum := buckets(coreHistogram(ds...))
+	count, sum, cum := buckets(coreHistogram(t, ds...))
 	if count != 7 || math.Abs(sum-(40+1e-3+5547e-9)) > 1e-12 {
 		t.Fatalf("got count %d, sum %v; want 7, 40.001005547", count, sum)
 	}
