@@ -1,12 +1,12 @@
 // Package par runs CPU-bound work over slices and index ranges on all CPUs,
 // and on the calling goroutine alone when the work is too small to share.
 //
-// Seed 003, the write-up "Using Goroutines is Slower??", measured the two
-// ways this goes wrong: a goroutine per element made a sum of 1M ints ~1000×
-// slower than a loop, while one goroutine per CPU made it ~3× faster on a
-// 4-core machine. par keeps the second and adds what the seed left out: a
-// serial cut-off, so that small inputs never pay for goroutines, and a
-// serial loop that is fast in its own right.
+// Goroutines make CPU-bound work faster only when each one has enough to
+// do: a goroutine per element makes a sum of a million ints far slower than
+// a plain loop, while one goroutine per CPU makes it faster. par splits work
+// per CPU, never per element, has a serial cut-off so that small inputs
+// never pay for goroutines, and runs a serial loop that is fast in its own
+// right.
 //
 // # Goroutines and blocking
 //
@@ -23,8 +23,8 @@
 //
 // A helper goroutine pays only when the work left outlasts the time the
 // helper takes to start running on another CPU: a few µs on bare metal,
-// ~100 µs on the 2-vCPU VMs we measure on, where waking an idle vCPU is
-// slow. The cut-offs below follow the VMs. When other processes keep every
+// up to ~100 µs on a small virtual machine, where waking an idle vCPU is
+// slow. The cut-offs below assume the slower case. When other processes keep every
 // CPU busy, no split pays, and par cannot tell.
 //
 // Sum knows its cost per element (~0.2 ns), so it has a fixed cut-off:

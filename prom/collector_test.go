@@ -14,7 +14,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/sluicehq/sluice"
-	"github.com/sluicehq/sluice/internal/hist"
 	"go.uber.org/goleak"
 )
 
@@ -265,15 +264,18 @@ func TestCollectorCountsTheErrorOfAFailedPipeline(t *testing.T) {
 	}
 }
 
-// coreHistogram is a Histogram laid out as a pipeline's are (internal/hist's
-// buckets), holding the durations ds.
-func coreHistogram(ds ...time.Duration) sluice.Histogram {
-	h := sluice.Histogram{Bounds: make([]time.Duration, hist.Buckets), Counts: make([]uint64, hist.Buckets)}
-	for i := range hist.Buckets - 1 {
-		h.Bounds[i] = time.Duration(hist.Upper(i) - 1)
+// coreHistogram is a Histogram laid out as a pipeline's are (its Bounds
+// are those of a pipeline that has run), holding the durations ds.
+func coreHistogram(t *testing.T, ds ...time.Duration) sluice.Histogram {
+	t.Helper()
+	b := orders(t, "bounds", 1).Stats().Stages[1].Latency.Bounds // the Map stage
+	if len(b) == 0 {
+		t.Fatal("a Map stage that ran has no latency histogram")
 	}
+	h := sluice.Histogram{Bounds: b, Counts: make([]uint64, len(b))}
 	for _, d := range ds {
-		h.Counts[hist.Bucket(uint64(d))]++
+		i, _ := slices.BinarySearch(b[:len(b)-1], d) // the first bucket whose bound is ≥ d; the last has none
+		h.Counts[i]++
 		h.Count++
 		h.Sum += d
 	}
@@ -285,7 +287,7 @@ func coreHistogram(ds ...time.Duration) sluice.Histogram {
 // largest duration below a power of two of nanoseconds.
 func TestLatencyHistogramHasOneBucketPerPowerOfTwo(t *testing.T) {
 	ds := []time.Duration{0, 500, 1023, 1024, 3000, time.Millisecond, 40 * time.Second}
-	count, sum, cum := buckets(coreHistogram(ds...))
+	count, sum, cum := buckets(coreHistogram(t, ds...))
 	if count != 7 || math.Abs(sum-(40+1e-3+5547e-9)) > 1e-12 {
 		t.Fatalf("got count %d, sum %v; want 7, 40.001005547", count, sum)
 	}

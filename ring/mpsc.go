@@ -246,18 +246,10 @@ func (q *MPSC[T]) TryPopMany(dst []T) (int, error) {
 // room, Push appends v even when ctx is already done.
 func (q *MPSC[T]) Push(ctx context.Context, v T) error {
 	checkContext(ctx, "MPSC.Push")
-	for {
-		err := q.TryPush(v)
-		if err != ErrFull {
-			return err
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if err := q.notFull.await(ctx, q.writable); err != nil {
-			return err
-		}
+	if err := q.TryPush(v); err != ErrFull {
+		return err
 	}
+	return pushWait[T](ctx, q, v)
 }
 
 // PushMany appends all of xs in order, blocking whenever the queue is full,
@@ -267,22 +259,11 @@ func (q *MPSC[T]) Push(ctx context.Context, v T) error {
 // items it counted are in the queue either way.
 func (q *MPSC[T]) PushMany(ctx context.Context, xs []T) (int, error) {
 	checkContext(ctx, "MPSC.PushMany")
-	done := 0
-	for {
-		n, err := q.TryPushMany(xs[done:])
-		done += n
-		if err != nil || done == len(xs) {
-			return done, err
-		}
-		if n == 0 {
-			if err := ctx.Err(); err != nil {
-				return done, err
-			}
-			if err := q.notFull.await(ctx, q.writable); err != nil {
-				return done, err
-			}
-		}
+	n, err := q.TryPushMany(xs)
+	if err != nil || n == len(xs) {
+		return n, err
 	}
+	return pushManyWait[T](ctx, q, xs, n)
 }
 
 // Pop removes and returns the oldest item, blocking while none is ready. It
@@ -291,18 +272,10 @@ func (q *MPSC[T]) PushMany(ctx context.Context, xs []T) (int, error) {
 // ctx is already done.
 func (q *MPSC[T]) Pop(ctx context.Context) (T, error) {
 	checkContext(ctx, "MPSC.Pop")
-	for {
-		v, err := q.TryPop()
-		if err != ErrEmpty {
-			return v, err
-		}
-		if err := ctx.Err(); err != nil {
-			return v, err
-		}
-		if err := q.notEmpty.await(ctx, q.readable); err != nil {
-			return v, err
-		}
+	if v, err := q.TryPop(); err != ErrEmpty {
+		return v, err
 	}
+	return popWait[T](ctx, q)
 }
 
 // PopMany moves up to len(dst) of the oldest items into dst, blocking only
@@ -312,18 +285,10 @@ func (q *MPSC[T]) Pop(ctx context.Context) (T, error) {
 // an empty dst it returns at once.
 func (q *MPSC[T]) PopMany(ctx context.Context, dst []T) (int, error) {
 	checkContext(ctx, "MPSC.PopMany")
-	for {
-		n, err := q.TryPopMany(dst)
-		if n > 0 || err != nil || len(dst) == 0 {
-			return n, err
-		}
-		if err := ctx.Err(); err != nil {
-			return 0, err
-		}
-		if err := q.notEmpty.await(ctx, q.readable); err != nil {
-			return 0, err
-		}
+	if n, err := q.TryPopMany(dst); n > 0 || err != nil || len(dst) == 0 {
+		return n, err
 	}
+	return popManyWait[T](ctx, q, dst)
 }
 
 // readable reports whether a pop could make progress: the run at ready is
@@ -345,3 +310,5 @@ func (q *MPSC[T]) writable() bool {
 	t := q.tail.Load()
 	return t&closedBit != 0 || (t&^closedBit)-h < uint64(len(q.buf))
 }
+
+func (q *MPSC[T]) waiters() (notEmpty, notFull *waiter) { return &q.notEmpty, &q.notFull }

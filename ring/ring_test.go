@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -247,6 +248,54 @@ func TestBlockedPopReturnsContextErrorAtDeadline(t *testing.T) {
 	})
 }
 
+// A PushMany larger than the queue appends what fits, waits for room and
+// goes on where it stopped; at the deadline it returns ctx's error and the
+// count of what it appended, and those items are in the queue. A blocked
+// Push returns ctx's error and appends nothing.
+func TestBlockedPushManyGoesOnWhereItStoppedAndCountsWhatItAppended(t *testing.T) {
+	forEachKind(t, func(t *testing.T, k kind) {
+		synctest.Test(t, func(t *testing.T) {
+			q := k.new(2)
+			ctx := context.Background()
+			popped := make(chan []int)
+			go func() {
+				var got []int
+				for range 5 {
+					v, err := q.Pop(ctx)
+					if err != nil {
+						t.Errorf("Pop: %v", err)
+					}
+					got = append(got, v)
+				}
+				popped <- got
+			}()
+			if n, err := q.PushMany(ctx, []int{1, 2, 3, 4, 5}); n != 5 || err != nil {
+				t.Fatalf("PushMany of 5 into 2 slots with a consumer: got %d, %v, want 5, nil", n, err)
+			}
+			if got := <-popped; !slices.Equal(got, []int{1, 2, 3, 4, 5}) {
+				t.Fatalf("popped %v, want [1 2 3 4 5]", got)
+			}
+
+			dctx, cancel := context.WithTimeout(ctx, time.Second)
+			defer cancel()
+			n, err := q.PushMany(dctx, []int{6, 7, 8})
+			wantErr(t, "PushMany at the deadline", err, context.DeadlineExceeded)
+			if n != 2 || q.Len() != 2 {
+				t.Fatalf("PushMany at the deadline: got n=%d and Len %d, want 2 and 2", n, q.Len())
+			}
+			wantErr(t, "Push at the deadline", q.Push(dctx, 9), context.DeadlineExceeded)
+			for _, want := range []int{6, 7} {
+				if v, err := q.TryPop(); v != want || err != nil {
+					t.Fatalf("TryPop: got %d, %v, want %d, nil", v, err, want)
+				}
+			}
+			if n := parked(q); n != 0 {
+				t.Fatalf("after the deadline: got %d goroutines counted as parked, want 0", n)
+			}
+		})
+	})
+}
+
 func TestCloseWakesBlockedPushersAndPoppers(t *testing.T) {
 	forEachKind(t, func(t *testing.T, k kind) {
 		synctest.Test(t, func(t *testing.T) {
@@ -302,17 +351,10 @@ func TestPoppedItemsAreNotRetained(t *testing.T) {
 	}
 }
 
-// parked returns how many goroutines wait on q's consumer side.
+// parked returns how many goroutines wait on either side of q.
 func parked(q queue[int]) int32 {
-	switch q := q.(type) {
-	case *SPSC[int]:
-		return q.notEmpty.parked.Load()
-	case *MPSC[int]:
-		return q.notEmpty.parked.Load()
-	case *MPMC[int]:
-		return q.notEmpty.parked.Load()
-	}
-	panic("unknown queue")
+	notEmpty, notFull := q.(tryQueue[int]).waiters()
+	return notEmpty.parked.Load() + notFull.parked.Load()
 }
 
 func TestFastPathsDoNotAllocate(t *testing.T) {

@@ -197,18 +197,10 @@ func (q *SPSC[T]) TryPopMany(dst []T) (int, error) {
 // room, Push appends v even when ctx is already done.
 func (q *SPSC[T]) Push(ctx context.Context, v T) error {
 	checkContext(ctx, "SPSC.Push")
-	for {
-		err := q.TryPush(v)
-		if err != ErrFull {
-			return err
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if err := q.notFull.await(ctx, q.writable); err != nil {
-			return err
-		}
+	if err := q.TryPush(v); err != ErrFull {
+		return err
 	}
+	return pushWait[T](ctx, q, v)
 }
 
 // PushMany appends all of xs in order, blocking whenever the queue is full,
@@ -217,22 +209,11 @@ func (q *SPSC[T]) Push(ctx context.Context, v T) error {
 // waits; the items it counted are in the queue either way.
 func (q *SPSC[T]) PushMany(ctx context.Context, xs []T) (int, error) {
 	checkContext(ctx, "SPSC.PushMany")
-	done := 0
-	for {
-		n, err := q.TryPushMany(xs[done:])
-		done += n
-		if err != nil || done == len(xs) {
-			return done, err
-		}
-		if n == 0 {
-			if err := ctx.Err(); err != nil {
-				return done, err
-			}
-			if err := q.notFull.await(ctx, q.writable); err != nil {
-				return done, err
-			}
-		}
+	n, err := q.TryPushMany(xs)
+	if err != nil || n == len(xs) {
+		return n, err
 	}
+	return pushManyWait[T](ctx, q, xs, n)
 }
 
 // Pop removes and returns the oldest item, blocking while the queue is
@@ -241,18 +222,10 @@ func (q *SPSC[T]) PushMany(ctx context.Context, xs []T) (int, error) {
 // even when ctx is already done.
 func (q *SPSC[T]) Pop(ctx context.Context) (T, error) {
 	checkContext(ctx, "SPSC.Pop")
-	for {
-		v, err := q.TryPop()
-		if err != ErrEmpty {
-			return v, err
-		}
-		if err := ctx.Err(); err != nil {
-			return v, err
-		}
-		if err := q.notEmpty.await(ctx, q.readable); err != nil {
-			return v, err
-		}
+	if v, err := q.TryPop(); err != ErrEmpty {
+		return v, err
 	}
+	return popWait[T](ctx, q)
 }
 
 // PopMany moves up to len(dst) of the oldest items into dst, blocking only
@@ -262,18 +235,10 @@ func (q *SPSC[T]) Pop(ctx context.Context) (T, error) {
 // waits. With an empty dst it returns at once.
 func (q *SPSC[T]) PopMany(ctx context.Context, dst []T) (int, error) {
 	checkContext(ctx, "SPSC.PopMany")
-	for {
-		n, err := q.TryPopMany(dst)
-		if n > 0 || err != nil || len(dst) == 0 {
-			return n, err
-		}
-		if err := ctx.Err(); err != nil {
-			return 0, err
-		}
-		if err := q.notEmpty.await(ctx, q.readable); err != nil {
-			return 0, err
-		}
+	if n, err := q.TryPopMany(dst); n > 0 || err != nil || len(dst) == 0 {
+		return n, err
 	}
+	return popManyWait[T](ctx, q, dst)
 }
 
 // readable reports whether a pop could make progress: an item is published
@@ -289,3 +254,5 @@ func (q *SPSC[T]) writable() bool {
 	t := q.tail.Load()
 	return t&closedBit != 0 || t-q.head.Load() < uint64(len(q.buf))
 }
+
+func (q *SPSC[T]) waiters() (notEmpty, notFull *waiter) { return &q.notEmpty, &q.notFull }

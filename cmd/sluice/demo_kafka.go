@@ -120,7 +120,7 @@ func demoKafka(ctx context.Context, in *interrupts, f demoFlags, stdout, stderr 
 		start, m := time.Now(), startMeasure()
 		n, err := generateKafka(gctx, f.kafka, names.in, f)
 		stop()
-		res.generated, res.genWall, res.genCPU = n, time.Since(start), m.stop(0).CPU()
+		res.generated, res.genWall, res.genCPU = n, time.Since(start), m.stop().CPU()
 		if drain.Err() != nil {
 			fmt.Fprintf(stdout, "interrupted (%v) while generating: %d events in %s; the pipeline did not run\n", context.Cause(drain), n, names.in)
 			return nil
@@ -431,7 +431,7 @@ func runKafkaMarket(ctx, drain context.Context, db *sql.DB, names kafkaNames, f 
 	if !doneAt.IsZero() {
 		res.wall = doneAt.Sub(start) // not counting the drain's end
 	}
-	fig := m.stop(0)
+	fig := m.stop()
 	res.pipeCPU = fig.CPU()
 	res.procCPU = res.pipeCPU + res.genCPU
 	res.machCPU = machineCPU() - mach

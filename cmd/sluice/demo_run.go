@@ -16,8 +16,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sluicehq/sluice"
+	"github.com/sluicehq/sluice/cmd/sluice/internal/hist"
 	natsx "github.com/sluicehq/sluice/connect/natsx"
-	"github.com/sluicehq/sluice/internal/hist"
 )
 
 // decoded is an event after the decode stage.
@@ -194,7 +194,7 @@ func runMarket(ctx context.Context, drain context.Context, url string, f demoFla
 	if at := doneAt.Load(); at > 0 {
 		res.wall = time.Unix(0, at).Sub(start) // not counting the drain's end
 	}
-	res.fig = m.stop(int(generated.Load()))
+	res.fig = m.stop()
 	close(progressDone)
 	<-progressExited
 	cancel(nil) // stops the generator if the pipeline failed

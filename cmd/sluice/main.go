@@ -1,8 +1,9 @@
-// Command sluice runs sluice's demonstration: seed 004's market-event
-// pipeline on NATS JetStream, with the live pipeline page (--dash). The
-// benchmark lab, which compares sluice with the seeds' programs and peer
-// libraries, is a module of its own (bench/ in the repository), so
-// installing this command builds none of it.
+// Command sluice runs sluice's demonstration: a market-event pipeline —
+// decode, validate, normalise, batch, enrich, publish — on NATS JetStream
+// (an embedded server, or yours with --nats), delivering at least once,
+// with the live pipeline page (--dash). The benchmark lab, which compares
+// sluice with other designs and libraries, is a module of its own (bench/
+// in the repository), so installing this command builds none of it.
 //
 //	sluice demo [--dash ADDR] [--nats URL] …
 //
@@ -22,7 +23,7 @@ type command struct {
 
 func commands() []command {
 	return []command{
-		{"demo", "seed 004: market events through NATS JetStream — decode, validate, normalise, batch, enrich, publish — at-least-once", runDemo},
+		{"demo", "a market-event pipeline on NATS JetStream — decode, validate, normalise, batch, enrich, publish — at least once, with its live page (--dash)", runDemo},
 	}
 }
 

@@ -6,22 +6,26 @@ import (
 	"time"
 )
 
-// A run's rate is printed at a precision that suits its size: the demo's
-// tens of thousands of events per second must not show as "0.0e6".
-func TestFiguresStringScalesTheRate(t *testing.T) {
-	for _, c := range []struct {
-		n    int
-		wall time.Duration
-		want string
-	}{
-		{200_000, 5 * time.Second, "values/s 40.0k "},
-		{50_000_000, 2 * time.Second, "values/s 25.00M "},
-		{300, time.Second, "values/s 300 "},
-	} {
-		got := figures{N: c.n, Wall: c.wall, User: time.Second}.String()
-		if !strings.Contains(got, c.want) {
-			t.Errorf("figures{N: %d, Wall: %v}.String() = %q, want it to contain %q", c.n, c.wall, got, c.want)
-		}
+// A measure counts this process's CPU time and its peak memory.
+func TestMeasureCountsThisProcessCPUAndPeakMemory(t *testing.T) {
+	m := startMeasure()
+	for deadline := time.Now().Add(20 * time.Millisecond); time.Now().Before(deadline); {
+	}
+	f := m.stop()
+	if f.CPU() <= 0 || f.Wall < 20*time.Millisecond || f.MaxRSS <= 0 {
+		t.Errorf("after 20ms of spinning: %v; want CPU and max RSS above 0 and runtime at least 20ms", f)
+	}
+}
+
+// The conditions line names the CPU of /proc/cpuinfo where there is one.
+func TestMeasureConditionsNameTheCPU(t *testing.T) {
+	got := conditions()
+	want, ok := procField("/proc/cpuinfo", "model name")
+	if !ok {
+		want = "unknown CPU"
+	}
+	if !strings.HasPrefix(got, want+", ") {
+		t.Errorf("conditions() = %q; want it to start with the CPU model %q", got, want)
 	}
 }
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sluicehq/sluice/internal/machine"
+	"github.com/sluicehq/sluice/bench/internal/machine"
 )
 
 // Mode says how large the experiments are.

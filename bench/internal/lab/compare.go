@@ -16,9 +16,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/sluicehq/sluice/bench/internal/machine"
 	"github.com/sluicehq/sluice/bench/internal/seed002"
-	"github.com/sluicehq/sluice/internal/hist"
-	"github.com/sluicehq/sluice/internal/machine"
 )
 
 // figures are what seed 002 reported for a whole run, from /usr/bin/time.
@@ -67,7 +66,7 @@ func runProgram(path string, n, w, list, buffer int, timeout time.Duration) (fig
 type stat struct{ med, lo, hi float64 }
 
 func statOf(xs []float64) stat {
-	return stat{med: hist.Median(xs), lo: slices.Min(xs), hi: slices.Max(xs)}
+	return stat{med: median(xs), lo: slices.Min(xs), hi: slices.Max(xs)}
 }
 
 func (s stat) String(format string) string {

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice"
-	"github.com/sluicehq/sluice/internal/hist"
 )
 
 // Seed 004's market-event pipeline, in process: decode (a pool of 4) →
@@ -164,11 +163,11 @@ type pipeSink struct {
 	count int
 	sum   int64
 	dup   int
-	lat   *hist.Counts
+	lat   *latencies
 }
 
 func newPipeSink(n int) *pipeSink {
-	return &pipeSink{seen: make([]uint64, (n+63)/64), lat: new(hist.Counts)}
+	return &pipeSink{seen: make([]uint64, (n+63)/64), lat: newLatencies()}
 }
 
 func (s *pipeSink) take(batch []enrichedEvent) {
@@ -182,7 +181,7 @@ func (s *pipeSink) take(batch []enrichedEvent) {
 		s.seen[word] |= bit
 		s.count++
 		s.sum += x.checksum()
-		s.lat.Add(uint64(max(now-x.at, 0)))
+		s.lat.Add(time.Duration(max(now-x.at, 0)))
 	}
 }
 
@@ -196,8 +195,8 @@ func (s *pipeSink) check(w *pipeWorld, m Metrics) error {
 	case s.sum != w.want:
 		return fmt.Errorf("checksum %d, want %d (wrong enrichment)", s.sum, w.want)
 	}
-	m["p50_ms"] = s.lat.Quantile(0.50) / 1e6
-	m["p99_ms"] = s.lat.Quantile(0.99) / 1e6
+	m["p50_ms"] = float64(s.lat.Quantile(0.50)) / 1e6
+	m["p99_ms"] = float64(s.lat.Quantile(0.99)) / 1e6
 	return nil
 }
 

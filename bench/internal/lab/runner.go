@@ -3,7 +3,6 @@ package lab
 import (
 	"errors"
 	"fmt"
-	"github.com/sluicehq/sluice/internal/hist"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -262,7 +261,7 @@ func finishRow(r *Row, samples []Sample, err error) {
 		bytes += float64(s.Bytes)
 		measured = measured && s.Measured
 	}
-	r.NsPerItem, r.NsMin, r.NsMax = hist.Median(ns), slices.Min(ns), slices.Max(ns)
+	r.NsPerItem, r.NsMin, r.NsMax = median(ns), slices.Min(ns), slices.Max(ns)
 	if r.NsPerItem > 0 {
 		r.ItemsPerSec = 1e9 / r.NsPerItem
 	}
@@ -285,7 +284,7 @@ func finishRow(r *Row, samples []Sample, err error) {
 					vs = append(vs, v)
 				}
 			}
-			r.Metrics[k] = hist.Median(vs)
+			r.Metrics[k] = median(vs)
 		}
 	}
 }

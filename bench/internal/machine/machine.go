@@ -1,5 +1,5 @@
 // Package machine describes the machine a measurement runs on, for the
-// conditions line of the CLI's and the benchmark lab's reports.
+// conditions line of the benchmark lab's reports.
 package machine
 
 import (
