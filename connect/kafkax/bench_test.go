@@ -111,12 +111,12 @@ func copySluice(b *testing.B, in, out, group string, n int) time.Duration {
 		if first.Load() == 0 {
 			first.CompareAndSwap(0, time.Now().UnixNano())
 		}
-		return kafkax.Out{Key: m.Key(), Value: m.Value(), From: m}, nil
+		return kafkax.Out{Key: m.Key(), Value: m.Value(), From: m.Receipt}, nil
 	})
 	kafkax.Produce(p, "write", outs, sink)
 	done := make(chan error, 1)
 	go func() { done <- p.Wait() }()
-	for src.Stats().Settled < int64(n) {
+	for src.Stats().Acked < int64(n) {
 		select {
 		case err := <-done:
 			b.Fatalf("the pipeline stopped early: %v", err)
