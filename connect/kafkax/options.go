@@ -48,7 +48,7 @@ const (
 	DefaultDeliveries      = 3
 	DefaultRedeliverDelay  = 100 * time.Millisecond
 	DefaultStartTimeout    = 10 * time.Second
-	DefaultSinkWorkers     = 4
+	DefaultSinkWorkers     = 16
 	DefaultDeliveryTime    = time.Minute
 	DefaultBufferedRecords = 10000 // records a Sink's producer holds before Write waits for room
 )

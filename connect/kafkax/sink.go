@@ -140,15 +140,16 @@ func (s *Sink) Write(ctx context.Context, recs []Out) error {
 	}
 	w := &produced{left: int64(len(recs)), done: make(chan struct{})}
 	promise := w.promise // one promise for the batch, not one per record
-	// One allocation for the batch's records rather than one each; the
-	// producer keeps them until their promises have run.
-	krs := make([]kgo.Record, len(recs))
+	// The batch's records come from a pool: the producer keeps them only
+	// until their promises have run.
+	krs := getRecords(len(recs))
 	for i := range recs {
 		s.fill(&krs[i], &recs[i])
 		s.cl.Produce(ctx, &krs[i], promise)
 	}
 	select {
 	case <-w.done:
+		putRecords(krs)
 	case <-ctx.Done():
 		return ctx.Err() // the producer still runs the promises
 	}
@@ -161,6 +162,22 @@ func (s *Sink) Write(ctx context.Context, recs []Out) error {
 		return fmt.Errorf("kafkax: %d of %d records not stored, e.g. one to topic %q: %w", w.n, len(recs), w.topic, w.err)
 	}
 	return nil
+}
+
+// records holds batches of records for Write to reuse.
+var records sync.Pool
+
+func getRecords(n int) []kgo.Record {
+	if p, ok := records.Get().(*[]kgo.Record); ok && cap(*p) >= n {
+		return (*p)[:n]
+	}
+	return make([]kgo.Record, n)
+}
+
+// putRecords returns a batch whose promises have all run.
+func putRecords(krs []kgo.Record) {
+	clear(krs) // no references to the caller's keys and values
+	records.Put(&krs)
 }
 
 // produced collects the outcomes of one Write's records.
