@@ -352,6 +352,26 @@ type ktally struct {
 	reasons map[string]int64
 }
 
+// measured returns a write of w that measures, once a batch is
+// committed, how long each row took from the source, and counts the rows
+// in stored; the stage that calls it settles the rows after.
+func (t *ktally) measured(w *clickhousex.Writer[krow], stored *atomic.Int64) func(context.Context, []krow) error {
+	return func(ctx context.Context, rows []krow) error {
+		if err := w.Write(ctx, rows); err != nil {
+			return err
+		}
+		now := time.Now()
+		t.mu.Lock()
+		for _, r := range rows {
+			t.lat.add(now.Sub(r.at))
+			t.window.add(now.Sub(r.at))
+		}
+		t.mu.Unlock()
+		stored.Add(int64(len(rows)))
+		return nil
+	}
+}
+
 func (t *ktally) reason(r string) {
 	t.mu.Lock()
 	t.reasons[r]++
@@ -382,24 +402,8 @@ func runKafkaMarket(ctx, drain context.Context, db *sql.DB, names kafkaNames, f 
 	var stored, dead atomic.Int64
 	tally := &ktally{reasons: map[string]int64{}}
 	w := clickhousex.NewWriter(db, names.table, kafkaColumns, krow.values)
-	// store inserts a batch and measures, once it is committed, how long
-	// each row took from the source; the core settles the rows after.
-	store := func(ctx context.Context, rows []krow) error {
-		if err := w.Write(ctx, rows); err != nil {
-			return err
-		}
-		now := time.Now()
-		tally.mu.Lock()
-		for _, r := range rows {
-			tally.lat.add(now.Sub(r.at))
-			tally.window.add(now.Sub(r.at))
-		}
-		tally.mu.Unlock()
-		stored.Add(int64(len(rows)))
-		return nil
-	}
 	refs := newRefService(f.lookup)
-	p := kafkaPipeline(ctx, src, sink, store, refs, names, f.decoders, tally, &dead)
+	p := kafkaPipeline(ctx, src, sink, tally.measured(w, &stored), refs, names, f.decoders, tally, &dead)
 	p.DrainOn(drain)
 	complete, finish := context.WithCancel(ctx)
 	defer finish()
@@ -413,38 +417,12 @@ func runKafkaMarket(ctx, drain context.Context, db *sql.DB, names kafkaNames, f 
 	mach := machineCPU()
 	start := time.Now()
 	var doneAt time.Time
-	watchDone, watchExited := make(chan struct{}), make(chan struct{})
-	go func() { // ends the run once every generated event is settled; prints progress
-		defer close(watchExited)
-		tick := time.NewTicker(5 * time.Millisecond)
-		defer tick.Stop()
-		last, lastAt, nextLine := int64(0), start, start.Add(time.Second)
-		for {
-			select {
-			case <-watchDone:
-				return
-			case now := <-tick.C:
-				settled := src.Stats().Acked
-				if !f.resume && doneAt.IsZero() && settled >= target {
-					doneAt = now
-					finish()
-				}
-				if !f.quiet && now.After(nextLine) {
-					tally.mu.Lock()
-					win := tally.window
-					tally.window = latencies{}
-					tally.mu.Unlock()
-					fmt.Fprintf(stdout, "%6.1fs  events/s %7s  latency p50 %-7s p99 %-7s  in-flight %6d  dead-lettered %6d  stored %d\n",
-						now.Sub(start).Seconds(), si(float64(settled-last)/now.Sub(lastAt).Seconds()),
-						ms(win.q(0.5)), ms(win.q(0.99)), src.Stats().InFlight, dead.Load(), stored.Load())
-					last, lastAt, nextLine = settled, now, nextLine.Add(time.Second)
-				}
-			}
-		}
-	}()
+	stopWatch := watchKafka(src, tally, f, stdout, &stored, &dead, target, start, func(at time.Time) {
+		doneAt = at
+		finish()
+	})
 	werr := p.Wait()
-	close(watchDone)
-	<-watchExited
+	stopWatch()
 	res.wall = time.Since(start)
 	if !doneAt.IsZero() {
 		res.wall = doneAt.Sub(start) // not counting the drain's end
@@ -476,6 +454,46 @@ func runKafkaMarket(ctx, drain context.Context, db *sql.DB, names kafkaNames, f 
 		return fmt.Errorf("counting the distinct ids of %s: %w", names.table, err)
 	}
 	return nil
+}
+
+// watchKafka starts a goroutine that prints progress every second and
+// calls done once every generated event (target) is settled, unless the
+// run resumes; the returned function stops it and waits for it.
+func watchKafka(src *kafkax.Source, tally *ktally, f demoFlags, stdout io.Writer, stored, dead *atomic.Int64,
+	target int64, start time.Time, done func(time.Time)) (stop func()) {
+	stopped, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		last, lastAt, nextLine, ended := int64(0), start, start.Add(time.Second), false
+		for {
+			select {
+			case <-stopped:
+				return
+			case now := <-tick.C:
+				settled := src.Stats().Acked
+				if !f.resume && !ended && settled >= target {
+					ended = true
+					done(now)
+				}
+				if !f.quiet && now.After(nextLine) {
+					tally.mu.Lock()
+					win := tally.window
+					tally.window = latencies{}
+					tally.mu.Unlock()
+					fmt.Fprintf(stdout, "%6.1fs  events/s %7s  latency p50 %-7s p99 %-7s  in-flight %6d  dead-lettered %6d  stored %d\n",
+						now.Sub(start).Seconds(), si(float64(settled-last)/now.Sub(lastAt).Seconds()),
+						ms(win.q(0.5)), ms(win.q(0.99)), src.Stats().InFlight, dead.Load(), stored.Load())
+					last, lastAt, nextLine = settled, now, nextLine.Add(time.Second)
+				}
+			}
+		}
+	}()
+	return func() {
+		close(stopped)
+		<-exited
+	}
 }
 
 // kafkaPipeline builds seed 004's pipeline on Kafka and ClickHouse:

@@ -212,3 +212,34 @@ func TestASecondReadGetsWhatTheFirstFetchedButDidNotEmit(t *testing.T) {
 		t.Fatalf("lag %d after both reads; want 0", l)
 	}
 }
+
+// TestRecordsTheCoreDropsAreCommitted: records that a Filter drops or that
+// SkipErrors skips are settled by the core, so their partitions' commits
+// pass them and StopWhenCaughtUp stops with nothing left.
+func TestRecordsTheCoreDropsAreCommitted(t *testing.T) {
+	in, out := newTopic(t, 2), newTopic(t, 2)
+	const n, group = 1000, "dropped"
+	produceN(t, in, n)
+	sink := newSink(t, kafkax.ToTopic(out))
+	src := newSource(t, group, []string{in}, kafkax.StopWhenCaughtUp())
+	p := sluice.New(ctxT(t, time.Minute))
+	kept := sluice.Filter(p, "odd", kafkax.Read(p, "read", src), 2, func(_ context.Context, m kafkax.Msg) (bool, error) {
+		return m.Offset()%2 == 1, nil
+	})
+	outs := sluice.Map(p, "copy", kept, 2, func(_ context.Context, m kafkax.Msg) (kafkax.Out, error) {
+		if m.Offset()%3 == 0 {
+			return kafkax.Out{}, errors.New("skipped")
+		}
+		return copyOut(m), nil
+	}, sluice.SkipErrors())
+	kafkax.Produce(p, "write", outs, sink)
+	if err := p.Wait(); err != nil {
+		t.Fatalf("%v (source %+v, lag %d)", err, src.Stats(), lag(t, group, in))
+	}
+	if l := lag(t, group, in); l != 0 {
+		t.Fatalf("lag %d; want 0", l)
+	}
+	if st := src.Stats(); st.Acked != n || st.InFlight != 0 {
+		t.Fatalf("source %+v; want all %d acked", st, n)
+	}
+}

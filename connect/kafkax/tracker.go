@@ -43,10 +43,11 @@ type tracker struct {
 	group     string
 	onRelease func(p *partition, n int) // a partition's n open entries no longer count
 
-	mu    sync.Mutex
-	owned map[topicPart]*partition
-	held  map[topicPart]*partition
-	slots atomic.Pointer[[]*partition] // every partition by slot, for Settle; appended to under mu
+	mu        sync.Mutex
+	owned     map[topicPart]*partition
+	held      map[topicPart]*partition
+	abandoned []string                     // held partitions that went to another member with settled records not committed
+	slots     atomic.Pointer[[]*partition] // every partition by slot, for Settle; appended to under mu
 
 	armed  atomic.Bool // a mark is scheduled
 	timer  *time.Timer
@@ -194,6 +195,11 @@ func (t *tracker) assigned(ctx context.Context, cl *kgo.Client, tps map[string][
 	}
 	t.slots.Store(&slots)
 	elsewhere := slices.Collect(maps.Values(t.held))
+	for _, p := range elsewhere {
+		if eo, ok := p.uncommitted(); ok {
+			t.abandoned = append(t.abandoned, fmt.Sprintf("%s/%d up to offset %d", p.topic, p.part, eo.Offset))
+		}
+	}
 	clear(t.held)
 	t.mu.Unlock()
 	for _, p := range elsewhere {
@@ -284,12 +290,13 @@ func (t *tracker) hold(parts []*partition) {
 	}
 }
 
-// settledNotCommitted reports the held partitions whose settled records
-// are not committed: processed again by their next owner.
+// settledNotCommitted reports the partitions lost and not assigned back
+// (held still, or gone to another member) whose settled records are not
+// committed: their next owner processes those again.
 func (t *tracker) settledNotCommitted() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	var lost []string
+	lost := slices.Clone(t.abandoned)
 	for _, p := range t.held {
 		if eo, ok := p.uncommitted(); ok {
 			lost = append(lost, fmt.Sprintf("%s/%d up to offset %d", p.topic, p.part, eo.Offset))
