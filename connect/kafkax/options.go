@@ -155,7 +155,9 @@ func ToTopic(topic string) SinkOption {
 
 // SinkWorkers sets how many goroutines of a [Produce] or [ProduceBatches]
 // stage write at once, each with one batch in flight (default
-// [DefaultSinkWorkers]). Panics if n < 1.
+// [DefaultSinkWorkers]). A write waits for the broker's acknowledgements,
+// so several in flight keep the producer busy, and let it send fewer,
+// larger requests. Panics if n < 1.
 func SinkWorkers(n int) SinkOption {
 	if n < 1 {
 		panic(fmt.Sprintf("kafkax: SinkWorkers must be ≥ 1, got %d", n))
