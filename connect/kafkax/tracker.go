@@ -130,6 +130,9 @@ func (t *tracker) markLocked(parts map[topicPart]*partition) {
 // the commit.
 func (t *tracker) commitMarked(ctx context.Context) error {
 	t.mark()
+	if len(t.cl.MarkedOffsets()) == 0 {
+		return nil // everything marked is committed
+	}
 	ctx, cancel := context.WithTimeout(ctx, commitTimeout)
 	defer cancel()
 	return t.counted(t.cl.CommitMarkedOffsets(ctx))
@@ -248,10 +251,7 @@ func (t *tracker) revoked(ctx context.Context, _ *kgo.Client, tps map[string][]i
 	if len(parts) == 0 {
 		return
 	}
-	cctx, cancel := context.WithTimeout(ctx, commitTimeout)
-	err := t.counted(t.cl.CommitMarkedOffsets(cctx))
-	cancel()
-	if err != nil {
+	if err := t.commitMarked(ctx); err != nil {
 		t.hold(parts)
 		return
 	}
