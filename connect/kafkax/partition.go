@@ -18,6 +18,7 @@ type partition struct {
 	mu            sync.Mutex
 	head          uint64          // seq of entries[0]
 	entries       []entry         // fetched, and not yet part of the settled prefix
+	base          []entry         // the array entries lives in, from its start
 	next          kgo.EpochOffset // offset after the settled prefix; Offset -1 for none
 	marked        int64           // offset last marked for franz-go to commit; -1 for none
 	last          int64           // offset of the last record tracked; -1 for none
@@ -79,6 +80,10 @@ func (p *partition) track(recs []*kgo.Record, fl *flow) (kept []*kgo.Record, fir
 	}
 	first = p.head + uint64(len(p.entries))
 	control := false
+	if c := cap(p.entries); c < len(p.entries)+len(recs) {
+		p.entries = append(make([]entry, 0, max(2*c, len(p.entries)+len(recs))), p.entries...)
+		p.base = p.entries[:0]
+	}
 	for _, r := range recs {
 		c := r.Attrs.IsControl()
 		control = control || c
