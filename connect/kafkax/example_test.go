@@ -162,6 +162,20 @@ func ExampleProduce() {
 	// <nil> [hello world] 2
 }
 
+// Write stores records and returns once the broker has acknowledged all
+// of them; it settles nothing, so it serves in a stage of your own too.
+func ExampleSink_Write() {
+	topics := exampleTopics("written")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	sink, _ := kafkax.NewSink(ctx, broker, kafkax.ToTopic(topics[0]))
+	defer sink.Close()
+	err := sink.Write(ctx, []kafkax.Out{{Value: []byte("a")}, {Value: []byte("b")}})
+	fmt.Println(err, exampleRead(topics[0], 2, ""))
+	// Output:
+	// <nil> [a b]
+}
+
 // ProduceBatches takes batches made upstream, one produce round trip each.
 func ExampleProduceBatches() {
 	topics := exampleTopics("batches")
