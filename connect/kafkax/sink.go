@@ -104,8 +104,10 @@ func (s *Sink) Stats() SinkStats {
 // Produce starts a sink stage of [SinkWorkers] goroutines that produce
 // the records of in with [Sink.Write], one call per chunk as it arrives
 // (natural batching, see [sluice.ForEachChunk]: as many records as were
-// ready, up to the producer's chunk size; give the producing stage
-// [sluice.Chunk] for larger batches). Once a chunk is stored, the core
+// ready, up to the producer's chunk size). Each call waits a produce round
+// trip, so batches of a few records cost far more per record than batches
+// of hundreds: give the producing stage [sluice.Chunk] (1000, say) when
+// throughput matters. Once a chunk is stored, the core
 // settles each record's From. A chunk that fails fails the pipeline unless
 // opts settle it ([sluice.Retry], [sluice.DeadLetter], [sluice.SkipErrors]).
 func Produce(p *sluice.Pipeline, name string, in sluice.Stream[Out], sink *Sink, opts ...sluice.StageOption) {
