@@ -82,3 +82,18 @@ func TestWhatSettlesDuringADrainIsCommittedBeforeClose(t *testing.T) {
 		return lag(t, group, in) == n-acked
 	})
 }
+
+// TestADrainEndsAWaitingPoll: with nothing to read, the source waits in a
+// poll with no deadline of its own; a drain must end it, or Wait would
+// never return.
+func TestADrainEndsAWaitingPoll(t *testing.T) {
+	in := newTopic(t, 1)
+	src := newSource(t, "idle", []string{in})
+	p := sluice.New(ctxT(t, time.Minute))
+	sluice.ForEach(p, "ack", kafkax.Read(p, "read", src), 1, func(context.Context, kafkax.Msg) error { return nil })
+	time.Sleep(time.Second) // the member joins and polls
+	p.Drain()
+	if err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+}
