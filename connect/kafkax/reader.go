@@ -157,11 +157,13 @@ func (s *Source) run(ctx context.Context, out *sluice.Emitter[Msg]) error {
 			continue
 		}
 		polled, ok, err := s.poll(ctx, out)
-		if !ok || err != nil {
+		if err != nil {
 			return err
 		}
-		n, ok := s.send(out, polled)
-		if !ok {
+		// Records polled as the pipeline began to drain are tracked:
+		// send them on, or keep them for the next Read.
+		n, sent := s.send(out, polled)
+		if !ok || !sent {
 			return nil
 		}
 		if n == 0 && s.cfg.stopCaughtUp && s.fl.n.Load() == 0 && !s.redo.pending() && s.caughtUp(ctx) {
@@ -179,7 +181,7 @@ type polled struct {
 }
 
 // poll waits for records and tracks them; ok is false when the pipeline
-// drains or stops.
+// drains or stops (records may come with it all the same).
 func (s *Source) poll(ctx context.Context, out *sluice.Emitter[Msg]) (_ []polled, ok bool, _ error) {
 	var wait time.Duration
 	if s.cfg.stopCaughtUp {
