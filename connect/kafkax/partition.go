@@ -170,6 +170,7 @@ func (p *partition) release() int {
 	p.state = gone
 	n := p.open
 	p.open = 0
+	p.entries, p.base = nil, nil // its receipts' slot stays; its records go
 	return n
 }
 
