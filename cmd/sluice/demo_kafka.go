@@ -30,7 +30,9 @@ import (
 // normalises, batches, enriches, inserts the batch into ClickHouse, then
 // produces the enriched events to a downstream topic. A record is
 // committed once its row is committed in ClickHouse and its enriched
-// record is acknowledged by the broker (Msg.Expect(2)).
+// record is acknowledged by the broker: the row carries the record's
+// receipt, and sluice.Broadcast holds it once per copy, so the core
+// settles it after both sinks stored theirs.
 
 // kafkaNames are the topics, group and table of a demo run named name.
 type kafkaNames struct {
@@ -48,8 +50,18 @@ var kafkaColumns = []string{"id", "symbol", "price4", "size", "ts", "notional", 
 const kafkaTableDDL = `(id UInt64, symbol String, price4 Int64, size Int64, ts Int64, notional Int64,
 	name String, sector String, currency String, lots Int64) ENGINE = MergeTree ORDER BY id`
 
+// decodedK is an event the decode stage read from a record.
+type decodedK struct {
+	msg kafkax.Msg
+	at  time.Time // when the decode stage received it from the source
+	ev  event
+}
+
+// Origin returns the receipt of the record it came from.
+func (d *decodedK) Origin() sluice.Receipt { return d.msg.Receipt }
+
 // krow is an event on its way from the enrich stage to ClickHouse and the
-// downstream topic.
+// downstream topic; it carries the receipt of its record.
 type krow struct {
 	msg  kafkax.Msg
 	at   time.Time // when the decode stage received it from the source
@@ -57,6 +69,9 @@ type krow struct {
 	ref  refData
 	ok   bool // false: its symbol has no reference data (dead-lettered)
 }
+
+// Origin returns the receipt of the record it came from.
+func (r *krow) Origin() sluice.Receipt { return r.msg.Receipt }
 
 func (r krow) values() []any {
 	id, _ := strconv.ParseUint(r.tick.id, 10, 64)
@@ -302,7 +317,7 @@ func (r kafkaResult) print(w io.Writer, f demoFlags) {
 	names := namesFor(f.name)
 	if r.drained != nil {
 		fmt.Fprintf(w, "interrupted (%v): drained: the source took no new records; of the %d it had received, %d were stored or dead-lettered and committed, %d unsettled (read again by the next run)\n",
-			r.drained, r.src.Fetched, r.src.Settled, r.src.InFlight)
+			r.drained, r.src.Received, r.src.Acked, r.src.InFlight)
 	}
 	fmt.Fprintf(w, "demo: %d events in %.2fs = %s events/s; %d stored in ClickHouse and produced to %s, %d dead-lettered to %s %v\n",
 		r.consumed, r.wall.Seconds(), si(r.perSec()), r.stored, names.out, r.dead, names.dead, r.reasons)
@@ -337,6 +352,26 @@ type ktally struct {
 	reasons map[string]int64
 }
 
+// measured returns a write of w that measures, once a batch is
+// committed, how long each row took from the source, and counts the rows
+// in stored; the stage that calls it settles the rows after.
+func (t *ktally) measured(w *clickhousex.Writer[krow], stored *atomic.Int64) func(context.Context, []krow) error {
+	return func(ctx context.Context, rows []krow) error {
+		if err := w.Write(ctx, rows); err != nil {
+			return err
+		}
+		now := time.Now()
+		t.mu.Lock()
+		for _, r := range rows {
+			t.lat.add(now.Sub(r.at))
+			t.window.add(now.Sub(r.at))
+		}
+		t.mu.Unlock()
+		stored.Add(int64(len(rows)))
+		return nil
+	}
+}
+
 func (t *ktally) reason(r string) {
 	t.mu.Lock()
 	t.reasons[r]++
@@ -356,7 +391,7 @@ func runKafkaMarket(ctx, drain context.Context, db *sql.DB, names kafkaNames, f 
 	defer sink.Close()
 	opts := []kafkax.SourceOption{kafkax.MaxInFlight(f.inflight)}
 	if f.resume {
-		opts = append(opts, kafkax.StopWhenIdle(time.Second))
+		opts = append(opts, kafkax.StopWhenCaughtUp())
 	}
 	src, err := kafkax.NewSource(ctx, f.kafka, names.group, []string{names.in}, opts...)
 	if err != nil {
@@ -366,22 +401,9 @@ func runKafkaMarket(ctx, drain context.Context, db *sql.DB, names kafkaNames, f 
 
 	var stored, dead atomic.Int64
 	tally := &ktally{reasons: map[string]int64{}}
-	w := clickhousex.NewWriter(db, names.table, kafkaColumns, krow.values,
-		clickhousex.OnCommit(func(rows []krow) {
-			now := time.Now()
-			tally.mu.Lock()
-			for _, r := range rows {
-				tally.lat.add(now.Sub(r.at))
-				tally.window.add(now.Sub(r.at))
-			}
-			tally.mu.Unlock()
-			for _, r := range rows {
-				r.msg.Ack() // the first of its two holds; producing it settles the other
-			}
-			stored.Add(int64(len(rows)))
-		}))
+	w := clickhousex.NewWriter(db, names.table, kafkaColumns, krow.values)
 	refs := newRefService(f.lookup)
-	p := kafkaPipeline(ctx, src, sink, w, refs, names, f.decoders, tally, &dead)
+	p := kafkaPipeline(ctx, src, sink, tally.measured(w, &stored), refs, names, f.decoders, tally, &dead)
 	p.DrainOn(drain)
 	complete, finish := context.WithCancel(ctx)
 	defer finish()
@@ -395,38 +417,12 @@ func runKafkaMarket(ctx, drain context.Context, db *sql.DB, names kafkaNames, f 
 	mach := machineCPU()
 	start := time.Now()
 	var doneAt time.Time
-	watchDone, watchExited := make(chan struct{}), make(chan struct{})
-	go func() { // ends the run once every generated event is settled; prints progress
-		defer close(watchExited)
-		tick := time.NewTicker(5 * time.Millisecond)
-		defer tick.Stop()
-		last, lastAt, nextLine := int64(0), start, start.Add(time.Second)
-		for {
-			select {
-			case <-watchDone:
-				return
-			case now := <-tick.C:
-				settled := src.Stats().Settled
-				if !f.resume && doneAt.IsZero() && settled >= target {
-					doneAt = now
-					finish()
-				}
-				if !f.quiet && now.After(nextLine) {
-					tally.mu.Lock()
-					win := tally.window
-					tally.window = latencies{}
-					tally.mu.Unlock()
-					fmt.Fprintf(stdout, "%6.1fs  events/s %7s  latency p50 %-7s p99 %-7s  in-flight %6d  dead-lettered %6d  stored %d\n",
-						now.Sub(start).Seconds(), si(float64(settled-last)/now.Sub(lastAt).Seconds()),
-						ms(win.q(0.5)), ms(win.q(0.99)), src.Stats().InFlight, dead.Load(), stored.Load())
-					last, lastAt, nextLine = settled, now, nextLine.Add(time.Second)
-				}
-			}
-		}
-	}()
+	stopWatch := watchKafka(src, tally, f, stdout, &stored, &dead, target, start, func(at time.Time) {
+		doneAt = at
+		finish()
+	})
 	werr := p.Wait()
-	close(watchDone)
-	<-watchExited
+	stopWatch()
 	res.wall = time.Since(start)
 	if !doneAt.IsZero() {
 		res.wall = doneAt.Sub(start) // not counting the drain's end
@@ -444,7 +440,7 @@ func runKafkaMarket(ctx, drain context.Context, db *sql.DB, names kafkaNames, f 
 	res.commitErr = src.Close()
 	res.src, res.sink, res.writer = src.Stats(), sink.Stats(), w.Stats()
 	res.snap = p.Stats()
-	res.consumed = res.src.Settled
+	res.consumed = res.src.Acked
 	res.stored, res.dead = stored.Load(), dead.Load()
 	tally.mu.Lock()
 	res.lat, res.reasons = tally.lat, maps.Clone(tally.reasons)
@@ -460,23 +456,63 @@ func runKafkaMarket(ctx, drain context.Context, db *sql.DB, names kafkaNames, f 
 	return nil
 }
 
+// watchKafka starts a goroutine that prints progress every second and
+// calls done once every generated event (target) is settled, unless the
+// run resumes; the returned function stops it and waits for it.
+func watchKafka(src *kafkax.Source, tally *ktally, f demoFlags, stdout io.Writer, stored, dead *atomic.Int64,
+	target int64, start time.Time, done func(time.Time)) (stop func()) {
+	stopped, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		last, lastAt, nextLine, ended := int64(0), start, start.Add(time.Second), false
+		for {
+			select {
+			case <-stopped:
+				return
+			case now := <-tick.C:
+				settled := src.Stats().Acked
+				if !f.resume && !ended && settled >= target {
+					ended = true
+					done(now)
+				}
+				if !f.quiet && now.After(nextLine) {
+					tally.mu.Lock()
+					win := tally.window
+					tally.window = latencies{}
+					tally.mu.Unlock()
+					fmt.Fprintf(stdout, "%6.1fs  events/s %7s  latency p50 %-7s p99 %-7s  in-flight %6d  dead-lettered %6d  stored %d\n",
+						now.Sub(start).Seconds(), si(float64(settled-last)/now.Sub(lastAt).Seconds()),
+						ms(win.q(0.5)), ms(win.q(0.99)), src.Stats().InFlight, dead.Load(), stored.Load())
+					last, lastAt, nextLine = settled, now, nextLine.Add(time.Second)
+				}
+			}
+		}
+	}()
+	return func() {
+		close(stopped)
+		<-exited
+	}
+}
+
 // kafkaPipeline builds seed 004's pipeline on Kafka and ClickHouse:
 //
 //	consume → decode+validate (n workers) → normalise (1) → collect (500, 50 ms)
-//	        → enrich (2 workers, one reference lookup per batch)
-//	        → store (2 workers: one ClickHouse batch insert per batch)
-//	        → publish (batch produce to the downstream topic; unknown symbols to the dead-letter topic)
-//	decode+validate's dead letters → dead-letter → publish-dead
-func kafkaPipeline(ctx context.Context, src *kafkax.Source, sink *kafkax.Sink, w *clickhousex.Writer[krow], refs *refService,
+//	        → enrich (2 workers, one reference lookup per batch) → check (unknown symbols to the dead letters)
+//	        → fan-out, two copies of each row:
+//	             store (2 workers: one ClickHouse batch insert per chunk of up to 500)
+//	             encode → publish (batch produce to the downstream topic)
+//	decode+validate's and check's dead letters → dead-letter → publish-dead
+//
+// No stage settles anything: every item carries its record's receipt, and
+// the core settles it once the item is stored (both copies, and a dead
+// letter once produced).
+func kafkaPipeline(ctx context.Context, src *kafkax.Source, sink *kafkax.Sink, store func(context.Context, []krow) error, refs *refService,
 	names kafkaNames, decoders int, tally *ktally, dead *atomic.Int64) *sluice.Pipeline {
 	p := sluice.New(ctx, sluice.Named("market"))
 	msgs := kafkax.Read(p, "consume", src)
 	var bad sluice.Stream[sluice.Failed[kafkax.Msg]]
-	type decodedK struct {
-		msg kafkax.Msg
-		at  time.Time
-		ev  event
-	}
 	dec := sluice.Map(p, "decode", msgs, decoders, func(_ context.Context, m kafkax.Msg) (decodedK, error) {
 		at := time.Now()
 		ev, err := decode(m.Value())
@@ -494,43 +530,34 @@ func kafkaPipeline(ctx context.Context, src *kafkax.Source, sink *kafkax.Sink, w
 		refs.Lookup(syms)
 		for i := range b {
 			b[i].ref, b[i].ok = syms[b[i].tick.symbol]
-			if b[i].ok {
-				b[i].msg.Expect(2) // its row committed, and its enriched record stored
-			}
 		}
 		return b, nil
 	})
-	outs := sluice.Map(p, "store", enriched, 2, func(ctx context.Context, b []krow) ([]kafkax.Out, error) {
-		good := make([]krow, 0, len(b))
-		for _, r := range b {
-			if r.ok {
-				good = append(good, r)
-			}
+	var unknown sluice.Stream[sluice.Failed[krow]]
+	good := sluice.Map(p, "check", sluice.Unbatch(p, "rows", enriched), 1, func(_ context.Context, r krow) (krow, error) {
+		if !r.ok {
+			return r, errUnknownSymbol
 		}
-		if err := w.Write(ctx, good); err != nil {
-			return nil, err
-		}
-		outs := make([]kafkax.Out, len(b))
-		buf := make([]byte, 0, 96*len(good))
-		for i, r := range b {
-			if !r.ok {
-				tally.reason(errUnknownSymbol.Error())
-				dead.Add(1)
-				outs[i] = kafkax.DeadLetterOut(r.msg, names.dead, errUnknownSymbol)
-				continue
-			}
-			n := len(buf)
-			buf = encodeEnriched(buf, r.tick, r.ref)
-			outs[i] = kafkax.Out{Topic: names.out, Key: []byte(r.tick.symbol), Value: buf[n:len(buf):len(buf)], From: r.msg}
-		}
-		return outs, nil
-	}, sluice.Retry(3, 100*time.Millisecond, time.Second))
-	kafkax.ProduceBatches(p, "publish", outs, sink)
-	deadOuts := sluice.Map(p, "dead-letter", bad, 1, func(_ context.Context, f sluice.Failed[kafkax.Msg]) (kafkax.Out, error) {
-		tally.reason(f.Err.Error())
+		return r, nil
+	}, sluice.DeadLetter(&unknown))
+	copies := sluice.Broadcast(p, "fan-out", good, 2, sluice.Chunk(500))
+	sluice.ForEachChunk(p, "store", copies[0], 2, store, sluice.Retry(3, 100*time.Millisecond, time.Second))
+	outs := sluice.Map(p, "encode", copies[1], 1, func(_ context.Context, r krow) (kafkax.Out, error) {
+		v := encodeEnriched(nil, r.tick, r.ref)
+		return kafkax.Out{Topic: names.out, Key: []byte(r.tick.symbol), Value: v, From: r.msg.Receipt}, nil
+	}, sluice.Chunk(500))
+	kafkax.Produce(p, "publish", outs, sink)
+	deadLetter := func(m kafkax.Msg, err error) kafkax.Out {
+		tally.reason(err.Error())
 		dead.Add(1)
-		return kafkax.DeadLetterOut(f.Item, names.dead, f.Err), nil
+		return kafkax.DeadLetterOut(m, names.dead, err)
+	}
+	badOuts := sluice.Map(p, "dead-letter", bad, 1, func(_ context.Context, f sluice.Failed[kafkax.Msg]) (kafkax.Out, error) {
+		return deadLetter(f.Item, f.Err), nil
 	})
-	kafkax.Produce(p, "publish-dead", deadOuts, sink)
+	unknownOuts := sluice.Map(p, "unknown", unknown, 1, func(_ context.Context, f sluice.Failed[krow]) (kafkax.Out, error) {
+		return deadLetter(f.Item.msg, f.Err), nil
+	})
+	kafkax.Produce(p, "publish-dead", sluice.Merge(p, "dead", badOuts, unknownOuts), sink)
 	return p
 }

@@ -4,11 +4,16 @@
 // as Debian's 18.16).
 //
 //	db, err := clickhousex.Open(ctx, "127.0.0.1:9000", clickhousex.Database("market"))
+//	type Trade struct {
+//		sluice.Receipt // of the message it was decoded from
+//		TS             time.Time
+//		Symbol         string
+//		Price          float64
+//	}
 //	w := clickhousex.NewWriter(db, "trades", []string{"ts", "symbol", "price"},
-//		func(t Trade) []any { return []any{t.TS, t.Symbol, t.Price} },
-//		clickhousex.OnCommit(func(rows []Trade) { ackAll(rows) }))
+//		func(t Trade) []any { return []any{t.TS, t.Symbol, t.Price} })
 //	p := sluice.New(ctx)
-//	trades := sluice.Map(p, "decode", raw, 4, decode)
+//	trades := sluice.Map(p, "decode", msgs, 4, decode) // Trade{Receipt: m.Receipt, …}
 //	clickhousex.Insert(p, "store", trades, w, sluice.Retry(5, 50*time.Millisecond, 2*time.Second))
 //	err = p.Wait()
 //
@@ -20,8 +25,19 @@
 // producer's [sluice.Chunk] for batches larger than 16 KiB of items). [InsertBatches] writes each batch of a [sluice.Batch] stage, for
 // a size and a maximum wait of your choosing. Either way a batch is one
 // transaction — BEGIN, one prepared INSERT, COMMIT, which the server stores
-// as one block (up to a million rows) — committed before the stage takes its next batch, and the
-// [OnCommit] function sees its items right after the commit, never before.
+// as one block (up to a million rows) — committed before the stage takes
+// its next batch.
+//
+// # Settling
+//
+// clickhousex takes a *sql.DB ([Open] makes one) and has no source: it
+// stores items that came from any connector's messages. An item type that
+// embeds the [sluice.Receipt] of its message (any [sluice.Carrier]) is
+// settled by the insert stage once its batch has committed, never before:
+// the message is acknowledged, or its offset committed, only after its row
+// is stored. [Writer.Write] itself settles nothing, so a stage of your own
+// that calls it settles what it stored — or leaves it to the core, as
+// [sluice.ForEach] and [sluice.ForEachChunk] do.
 //
 // # Failures
 //

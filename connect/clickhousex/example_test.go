@@ -11,14 +11,18 @@ import (
 	"github.com/sluicehq/sluice/connect/clickhousex"
 )
 
+// trade is a row. In a pipeline fed by a broker it embeds the receipt of
+// the message it came from (a kafkax.Msg's, say), so that Insert
+// acknowledges the message once the row's batch has committed.
 type trade struct {
+	sluice.Receipt
 	Symbol string
 	Price  float64
 }
 
-// Trades stored in batch inserts, each acknowledged once its batch has
-// committed. It needs a server: start one with scripts/clickhouse start,
-// which prints CLICKHOUSE_ADDR.
+// Trades stored in batch inserts; each one's receipt is settled once its
+// batch has committed. It needs a server: start one with
+// scripts/clickhouse start, which prints CLICKHOUSE_ADDR.
 func Example() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -32,12 +36,9 @@ func Example() {
 	}
 
 	w := clickhousex.NewWriter(db, "trades", []string{"symbol", "price"},
-		func(t trade) []any { return []any{t.Symbol, t.Price} },
-		clickhousex.OnCommit(func(rows []trade) {
-			// Acknowledge the source messages of rows here.
-		}))
+		func(t trade) []any { return []any{t.Symbol, t.Price} })
 	p := sluice.New(ctx)
-	trades := sluice.FromSlice(p, "trades", []trade{{"ACME", 10.5}, {"INIT", 99}})
+	trades := sluice.FromSlice(p, "trades", []trade{{Symbol: "ACME", Price: 10.5}, {Symbol: "INIT", Price: 99}})
 	clickhousex.Insert(p, "store", trades, w, sluice.Retry(5, 50*time.Millisecond, 2*time.Second))
 	if err := p.Wait(); err != nil {
 		log.Fatal(err)

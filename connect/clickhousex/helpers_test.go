@@ -3,6 +3,8 @@ package clickhousex_test
 import (
 	"context"
 	"database/sql"
+	"github.com/sluicehq/sluice"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -10,9 +12,32 @@ import (
 )
 
 // event is the tests' row: an id and a name.
+// event is a row; it carries the receipt of the message it came from
+// (the zero Receipt for none), which the insert stages settle once the
+// row is committed.
 type event struct {
+	sluice.Receipt
 	ID   uint64
 	Name string
+}
+
+// settled counts the receipts settled: acknowledged, and failed.
+type settled struct{ acked, failed atomic.Int64 }
+
+func (s *settled) Settle(_ uint64, cause error) {
+	if cause == nil {
+		s.acked.Add(1)
+	} else {
+		s.failed.Add(1)
+	}
+}
+
+// receipted gives every event a receipt that reports to s.
+func receipted(es []event, s *settled) []event {
+	for i := range es {
+		es[i].Receipt = sluice.NewReceipt(s, uint64(i))
+	}
+	return es
 }
 
 func eventRow(e event) []any { return []any{e.ID, e.Name} }

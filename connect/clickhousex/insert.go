@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"reflect"
 	"strings"
 	"sync/atomic"
 
@@ -20,34 +19,22 @@ const driverBlockRows = 1000000
 type WriterOption interface{ applyWriter(*writerConfig) }
 
 type writerConfig struct {
-	workers  int
-	onCommit any // func([]T), checked by NewWriter
+	workers int
 }
 
 type writerOptionFunc func(*writerConfig)
 
 func (f writerOptionFunc) applyWriter(c *writerConfig) { f(c) }
 
-// Workers sets how many goroutines of an [Insert] or [InsertBatches] stage
-// insert at once, each on a connection of its own (1 unless set). With
-// more than one, batches commit in no particular order. Panics if n < 1.
-func Workers(n int) WriterOption {
+// SinkWorkers sets how many goroutines of an [Insert] or [InsertBatches]
+// stage insert at once, each on a connection of its own (1 unless set).
+// With more than one, batches commit in no particular order. Panics if
+// n < 1.
+func SinkWorkers(n int) WriterOption {
 	if n < 1 {
-		panic(fmt.Sprintf("clickhousex: Workers must be ≥ 1, got %d", n))
+		panic(fmt.Sprintf("clickhousex: SinkWorkers must be ≥ 1, got %d", n))
 	}
 	return writerOptionFunc(func(c *writerConfig) { c.workers = n })
-}
-
-// OnCommit registers f, called with the items of each batch right after
-// the batch committed, by the worker that inserted it, before that worker
-// takes its next batch: the place to acknowledge the source messages the
-// rows came from. rows is valid only during the call. T must be the
-// Writer's item type: [NewWriter] panics otherwise.
-func OnCommit[T any](f func(rows []T)) WriterOption {
-	if f == nil {
-		panic("clickhousex: OnCommit: nil function")
-	}
-	return writerOptionFunc(func(c *writerConfig) { c.onCommit = f })
 }
 
 // Writer inserts items of type T into one table, a batch per transaction.
@@ -55,13 +42,12 @@ func OnCommit[T any](f func(rows []T)) WriterOption {
 // [InsertBatches], or call [Writer.Write]. One Writer may serve several
 // stages and pipelines at once.
 type Writer[T any] struct {
-	db       *sql.DB
-	table    string
-	query    string
-	columns  int
-	row      func(T) []any
-	workers  int
-	onCommit func([]T)
+	db      *sql.DB
+	table   string
+	query   string
+	columns int
+	row     func(T) []any
+	workers int
 
 	rows    atomic.Int64
 	batches atomic.Int64
@@ -99,14 +85,6 @@ func NewWriter[T any](db *sql.DB, table string, columns []string, row func(T) []
 		row:     row,
 		workers: cfg.workers,
 	}
-	if cfg.onCommit != nil {
-		f, ok := cfg.onCommit.(func([]T))
-		if !ok {
-			panic(fmt.Sprintf("clickhousex: NewWriter %s: OnCommit gets %s, but the items are %v: want func([]%v)",
-				table, reflect.TypeOf(cfg.onCommit), reflect.TypeFor[T](), reflect.TypeFor[T]()))
-		}
-		w.onCommit = f
-	}
 	return w
 }
 
@@ -122,8 +100,9 @@ func (w *Writer[T]) Stats() WriterStats {
 	return WriterStats{Rows: w.rows.Load(), Batches: w.batches.Load(), Failed: w.failed.Load()}
 }
 
-// Write inserts rows in one transaction and returns once it committed,
-// then calls the [OnCommit] function. An empty rows does nothing. On error
+// Write inserts rows in one transaction and returns once it committed.
+// An empty rows does nothing. Write settles nothing: the stage that calls
+// it does ([Insert], [InsertBatches]), or the caller. On error
 // nothing was committed, or — when the commit's answer was lost — possibly
 // everything: see the package doc. A value that the driver cannot convert
 // gives an error marked [sluice.Permanent].
@@ -137,9 +116,6 @@ func (w *Writer[T]) Write(ctx context.Context, rows []T) error {
 	}
 	w.rows.Add(int64(len(rows)))
 	w.batches.Add(1)
-	if w.onCommit != nil {
-		w.onCommit(rows)
-	}
 	return nil
 }
 
@@ -180,14 +156,18 @@ func (w *Writer[T]) write(ctx context.Context, rows []T) error {
 	return nil
 }
 
-// Insert starts a sink stage of [Workers] goroutines that inserts the
+// Insert starts a sink stage of [SinkWorkers] goroutines that inserts the
 // items of in with w, one transaction per chunk as it arrives (natural
 // batching, see [sluice.ForEachChunk]): up to the producer's chunk size
 // ([sluice.DefaultChunk] items, fewer for items over 8 bytes, so that a
 // chunk stays near 16 KiB). ClickHouse stores each insert as a part and
 // prefers few large ones: a batch costs the server milliseconds whatever
 // its size, so give the producing stage [sluice.Chunk] (8192, say) when
-// throughput matters. A chunk is committed before its worker takes the next one. A failed
+// throughput matters. A chunk is committed before its worker takes the
+// next one, and then the core settles the receipt of every item that
+// carries one (see [sluice.Receipt]): an item type that embeds the receipt
+// of the message it came from is committed to ClickHouse before that
+// message is acknowledged. A failed
 // chunk fails the pipeline unless opts settle it ([sluice.Retry] inserts
 // the whole chunk again; [sluice.DeadLetter] gets a [sluice.Failed] per
 // item; [sluice.SkipErrors]).
@@ -198,9 +178,10 @@ func Insert[T any](p *sluice.Pipeline, name string, in sluice.Stream[T], w *Writ
 	sluice.ForEachChunk(p, name, in, w.workers, w.Write, opts...)
 }
 
-// InsertBatches starts a sink stage of [Workers] goroutines that inserts
+// InsertBatches starts a sink stage of [SinkWorkers] goroutines that inserts
 // each batch of in (from [sluice.Batch], say) with w in one transaction,
-// committed before its worker takes the next batch. A failed batch fails
+// committed before its worker takes the next batch; then the core settles
+// the receipts its items carry. A failed batch fails
 // the pipeline unless opts settle it; [sluice.DeadLetter] then gets one
 // [sluice.Failed] per batch.
 func InsertBatches[T any](p *sluice.Pipeline, name string, in sluice.Stream[[]T], w *Writer[T], opts ...sluice.StageOption) {

@@ -3,7 +3,6 @@ package clickhousex_test
 import (
 	"context"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -11,16 +10,15 @@ import (
 	"github.com/sluicehq/sluice/connect/clickhousex"
 )
 
-func TestInsertStoresEveryRowExactlyOnce(t *testing.T) {
+func TestInsertStoresEveryRowExactlyOnceAndThenSettlesIt(t *testing.T) {
 	db := open(t)
 	makeTable(t, db, "every_row")
 	const n = 100_000
-	var committed atomic.Int64
-	w := clickhousex.NewWriter(db, "every_row", eventColumns, eventRow, clickhousex.Workers(2),
-		clickhousex.OnCommit(func(rows []event) { committed.Add(int64(len(rows))) }))
+	var committed settled
+	w := clickhousex.NewWriter(db, "every_row", eventColumns, eventRow, clickhousex.SinkWorkers(2))
 	ctx := ctxT(t, 60*time.Second)
 	p := sluice.New(ctx)
-	clickhousex.Insert(p, "store", sluice.FromSlice(p, "events", events(n)), w)
+	clickhousex.Insert(p, "store", sluice.FromSlice(p, "events", receipted(events(n), &committed)), w)
 	if err := p.Wait(); err != nil {
 		t.Fatal(err)
 	}
@@ -32,8 +30,8 @@ func TestInsertStoresEveryRowExactlyOnce(t *testing.T) {
 		t.Errorf("Count: got %d, %v; want %d", got, err, n)
 	}
 	st := w.Stats()
-	if got := committed.Load(); got != n || st.Rows != n || st.Failed != 0 {
-		t.Errorf("OnCommit saw %d rows, Stats %+v; want %d rows, no failure", got, st, n)
+	if got := committed.acked.Load(); got != n || st.Rows != n || st.Failed != 0 {
+		t.Errorf("%d rows acknowledged, Stats %+v; want %d rows, no failure", got, st, n)
 	}
 	if st.Batches >= n/100 {
 		t.Errorf("got %d batches for %d rows; want natural batches of many rows", st.Batches, n)
@@ -59,13 +57,12 @@ func TestInsertBatchesCommitsEachBatchOnce(t *testing.T) {
 	}
 }
 
-func TestInsertIntoMissingTableFailsPipeline(t *testing.T) {
+func TestInsertIntoMissingTableFailsPipelineAndSettlesNothing(t *testing.T) {
 	db := open(t)
-	var committed atomic.Int64
-	w := clickhousex.NewWriter(db, "no_such_table", eventColumns, eventRow,
-		clickhousex.OnCommit(func(rows []event) { committed.Add(int64(len(rows))) }))
+	var committed settled
+	w := clickhousex.NewWriter(db, "no_such_table", eventColumns, eventRow)
 	p := sluice.New(ctxT(t, 30*time.Second))
-	clickhousex.Insert(p, "store", sluice.FromSlice(p, "events", events(10)), w)
+	clickhousex.Insert(p, "store", sluice.FromSlice(p, "events", receipted(events(10), &committed)), w)
 	err := p.Wait()
 	if err == nil {
 		t.Fatal("got no error; want the insert's")
@@ -75,8 +72,8 @@ func TestInsertIntoMissingTableFailsPipeline(t *testing.T) {
 			t.Errorf("got error %q; want it to say %q", err, want)
 		}
 	}
-	if got := committed.Load(); got != 0 {
-		t.Errorf("OnCommit saw %d rows; want none", got)
+	if got := committed.acked.Load(); got != 0 {
+		t.Errorf("%d rows acknowledged; want none", got)
 	}
 }
 
@@ -110,9 +107,8 @@ func TestInsertSurvivesServerRestart(t *testing.T) {
 	makeTable(t, db, "restart")
 	const n = 20_000
 	ctx := ctxT(t, 60*time.Second)
-	var committed atomic.Int64
-	w := clickhousex.NewWriter(db, "restart", eventColumns, eventRow,
-		clickhousex.OnCommit(func(rows []event) { committed.Add(int64(len(rows))) }))
+	var committed settled
+	w := clickhousex.NewWriter(db, "restart", eventColumns, eventRow)
 	restarted := make(chan error, 1)
 	p := sluice.New(ctx)
 	// Batches of 250 every 25 ms: the run lasts about 2 s, and the
@@ -131,7 +127,7 @@ func TestInsertSurvivesServerRestart(t *testing.T) {
 				e.Flush()
 				time.Sleep(25 * time.Millisecond)
 			}
-			if !e.Send(event{ID: uint64(i), Name: "e"}) {
+			if !e.Send(event{Receipt: sluice.NewReceipt(&committed, uint64(i)), ID: uint64(i), Name: "e"}) {
 				return nil
 			}
 		}
@@ -151,8 +147,8 @@ func TestInsertSurvivesServerRestart(t *testing.T) {
 		t.Errorf("got %d rows, %d distinct ids; want every one of %d ids", rows, ids, n)
 	}
 	st := w.Stats()
-	if committed.Load() != st.Rows || st.Rows < n {
-		t.Errorf("OnCommit saw %d rows, Stats %+v; want the same count, at least %d", committed.Load(), st, n)
+	if committed.acked.Load() != n || st.Rows < n {
+		t.Errorf("%d rows acknowledged, Stats %+v; want every one of %d, once", committed.acked.Load(), st, n)
 	}
 	t.Logf("rows %d, stats %+v", rows, st)
 }
@@ -167,13 +163,12 @@ func TestInsertDeadLettersBadValuesWithoutRetrying(t *testing.T) {
 		}
 		return eventRow(e)
 	}
-	var committed atomic.Int64
-	w := clickhousex.NewWriter(db, "bad_values", eventColumns, row,
-		clickhousex.OnCommit(func(rows []event) { committed.Add(int64(len(rows))) }))
+	var committed settled
+	w := clickhousex.NewWriter(db, "bad_values", eventColumns, row)
 	p := sluice.New(ctxT(t, 30*time.Second))
 	var dead sluice.Stream[sluice.Failed[event]]
 	// One item a chunk, so that only item 7's chunk fails.
-	src := sluice.FromSlice(p, "events", events(10), sluice.Chunk(1))
+	src := sluice.FromSlice(p, "events", receipted(events(10), &committed), sluice.Chunk(1))
 	clickhousex.Insert(p, "store", src, w, sluice.Retry(5, time.Millisecond, time.Millisecond), sluice.DeadLetter(&dead))
 	failed := sluice.Collect(p, "dead", dead)
 	if err := p.Wait(); err != nil {
@@ -186,7 +181,8 @@ func TestInsertDeadLettersBadValuesWithoutRetrying(t *testing.T) {
 	if !strings.Contains(got[0].Err.Error(), "bad_values") {
 		t.Errorf("got error %q; want it to name the table", got[0].Err)
 	}
-	if rows, _, _ := distinct(t, db, "bad_values"); rows != 9 || committed.Load() != 9 {
-		t.Errorf("got %d rows, OnCommit saw %d; want 9", rows, committed.Load())
+	// The dead letter is not stored yet: Collect hands it to the caller.
+	if rows, _, _ := distinct(t, db, "bad_values"); rows != 9 || committed.acked.Load() != 9 {
+		t.Errorf("got %d rows, %d acknowledged; want 9", rows, committed.acked.Load())
 	}
 }

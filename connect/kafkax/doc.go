@@ -1,72 +1,93 @@
 // Package kafkax connects sluice pipelines to Apache Kafka through franz-go:
 // a [Source] that reads topics as a member of a consumer group, and a
-// [Sink] that produces batches with the idempotent producer.
+// [Sink] that produces records with the idempotent producer.
 //
 //	src, err := kafkax.NewSource(ctx, "127.0.0.1:9092", "billing", []string{"orders"}, kafkax.MaxInFlight(10000))
 //	sink, err := kafkax.NewSink(ctx, "127.0.0.1:9092", kafkax.ToTopic("invoices"))
 //	p := sluice.New(ctx)
 //	msgs := kafkax.Read(p, "read", src)
 //	outs := sluice.Map(p, "bill", msgs, 4, func(ctx context.Context, m kafkax.Msg) (kafkax.Out, error) {
-//		return kafkax.Out{Key: m.Key(), Value: bill(m.Value()), From: m}, nil
+//		return kafkax.Out{Key: m.Key(), Value: bill(m.Value()), From: m.Receipt}, nil
 //	})
 //	kafkax.Produce(p, "write", outs, sink)
 //	err = p.Wait()
 //	src.Close() // commits what is settled, leaves the group
 //
+// The source builds its own franz-go client, since a group member's
+// callbacks live on its client; [WithClient] passes options to it (TLS,
+// SASL, fetch sizes). So does the sink.
+//
 // # Delivery
 //
-// Delivery is at least once. The source emits each record as a [Msg] that
-// carries its commit handle; stages carry it along with what they derive
-// from it (in [Out].From, or in a field of their own type), and it is
-// settled once the result is committed — by [Produce], when the broker has
-// acknowledged every record derived from it ([Msg.Expect] when there are
-// several). Offsets are committed only for the contiguous settled prefix
-// of each partition: stages may finish records in any order (an unordered
+// Delivery is at least once, by sluice's one contract (see
+// [sluice.Receipt]). The source emits each record as a [Msg], which embeds
+// the record's receipt; the Source is the receipt's [sluice.Settler].
+// Stages carry the receipt with what they derive from the record ([Out]'s
+// From, or a field of their own type that makes it a [sluice.Carrier]),
+// and the stage that stores the result settles it: [Produce] and
+// [ProduceBatches] once the broker has stored the record, any other
+// connector's sink too. What the core decides on its own — a record that
+// [sluice.Filter] drops, that [sluice.SkipErrors] skips — is settled as
+// well, and [sluice.Broadcast] and [sluice.FlatMap] hold the receipt once
+// per copy or result.
+//
+// Offsets are committed only for the contiguous settled prefix of each
+// partition: stages may finish records in any order (an unordered
 // [sluice.Map] with many workers), and a commit never passes a record that
-// is not settled. Commits are batched ([CommitEvery]). A record that is not
-// settled — the process died, the pipeline stopped, the partition moved to
-// another member — is read again from the last commit, by this process or
-// another; so results may be produced twice, never zero times. Records
-// carry a stable identity ([Msg.ID]: topic/partition/offset) for a
-// consumer that wants to drop duplicates.
+// is not settled. The source marks each prefix for franz-go, which commits
+// what is marked every [CommitEvery] interval while the client is open
+// (during a drain too), when a partition is revoked, and at
+// [Source.Close]. A record that is not settled — the process died, the
+// pipeline stopped, the partition moved to another member — is read again
+// from the last commit, by this process or another; so results may be
+// produced twice, never zero times. Records carry a stable identity
+// ([Msg.ID]: topic/partition/offset) for a consumer that wants to drop
+// duplicates. A transaction's commit marker, which takes an offset but is
+// no record, is passed by the settled prefix on its own.
 //
 // # Flow control
 //
-// At most [MaxInFlight] records are emitted and not settled. When the
+// At most [MaxInFlight] records are fetched and not settled. When the
 // pipeline holds that many, the source pauses fetching (franz-go's
 // PauseFetchTopics) and resumes when half are settled: a slow pipeline
 // leaves the backlog in Kafka as consumer lag, and memory stays bounded by
-// MaxInFlight records plus franz-go's fetch buffers.
+// MaxInFlight records plus franz-go's fetch buffers. A drain
+// ([sluice.Pipeline.Drain]) ends a waiting poll at once.
 //
-// # Rebalancing
+// # Rebalancing and outages
 //
 // When the group takes a partition away, the source stops emitting its
 // records, commits its settled prefix before the partition moves, and
-// ignores later settlements of its records: the new owner processes again
-// what was not committed. A member thrown out of the group (its session
-// expired) commits nothing for the partitions it lost.
+// ignores later settlements of its records, whose places in the flow are
+// given back at once (a redelivery pending on it included): the new owner
+// processes again what was not committed. A broker that goes away is
+// waited out: franz-go reconnects and reports the partitions lost; the
+// source keeps what settles meanwhile, and when the group gives the
+// partitions back it commits their settled prefixes before fetching
+// resumes, skipping what it has already. If they go to another member
+// instead, that member processes again what was not committed, and
+// [Source.Close] says so in its error.
 //
 // # Failures
 //
-// A record whose processing failed is settled with [Msg.Fail], not by
-// failing the pipeline: it is emitted again after a delay, up to
-// [Attempts] times, and then produced to a dead-letter topic
-// ([DeadLetter]) with the error and its source topic, partition and offset
-// in headers ([DeadLetterOut]); without one, the source fails the run and
-// the record stays uncommitted. Its neighbours go on meanwhile; only the
-// commit of its partition waits for it. [NewSource] and [NewSink] check that
-// a broker answers and that the topics exist, within a bounded time. While
-// running, a broker that goes away is waited out: franz-go reconnects,
-// fetches resume, commits that failed are made again with the next batch,
-// and the producer retries for up to [DeliveryTimeout] before the sink
-// fails the run.
+// A record settled with a failure ([sluice.Receipt.Fail]) is not a failed
+// pipeline: it is delivered again after a delay, until it has been
+// delivered [Redeliver] times, and then produced to a dead-letter topic
+// ([DeadLetterTo]) with the error and its source topic, partition and
+// offset in headers ([DeadLetterOut]); without one, the source fails the
+// run and the record stays uncommitted. Its neighbours go on meanwhile;
+// only the commit of its partition waits for it. [NewSource] and
+// [NewSink] check that a broker answers and that the topics exist, within
+// a bounded time. The producer retries for up to [DeliveryTimeout] before
+// [Sink.Write] returns an error.
 //
 // # Costs
 //
-// Per record: a few uncontended mutex operations (tracked when emitted,
-// settled by the sink's promise), besides what franz-go does. Per batch: a
-// poll on the source; a produce round trip on each of [SinkWorkers]
-// goroutines. Per [CommitEvery] interval: one commit round trip for all
-// partitions. Measured figures are in BenchmarkCopyVsHandLoop and the
-// repository's README.
+// Per record: one receipt (an allocation) and a few uncontended mutex
+// operations (tracked when fetched, settled by its receipt), besides what
+// franz-go does. Per batch: a poll on the source; on the sink, one
+// produce round trip per [Sink.Write] and one promise for all its records.
+// Per [CommitEvery] interval: one commit round trip for all partitions.
+// BenchmarkCopyVsHandLoop compares a copy pipeline with a hand-written
+// franz-go loop.
 package kafkax

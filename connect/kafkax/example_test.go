@@ -69,7 +69,7 @@ func Example() {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
-	src, err := kafkax.NewSource(ctx, broker, "shouter", topics[:1], kafkax.StopWhenIdle(100*time.Millisecond))
+	src, err := kafkax.NewSource(ctx, broker, "shouter", topics[:1], kafkax.StopWhenCaughtUp())
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -84,7 +84,7 @@ func Example() {
 	p := sluice.New(ctx)
 	msgs := kafkax.Read(p, "read", src)
 	outs := sluice.Map(p, "shout", msgs, 2, func(_ context.Context, m kafkax.Msg) (kafkax.Out, error) {
-		return kafkax.Out{Key: m.Key(), Value: []byte(strings.ToUpper(string(m.Value()))), From: m}, nil
+		return kafkax.Out{Key: m.Key(), Value: []byte(strings.ToUpper(string(m.Value()))), From: m.Receipt}, nil
 	})
 	kafkax.Produce(p, "write", outs, sink)
 	if err := p.Wait(); err != nil {
@@ -94,7 +94,7 @@ func Example() {
 	loud := exampleRead(topics[1], 3, "")
 	sort.Strings(loud)
 	fmt.Println(loud)
-	fmt.Printf("settled %d, in flight %d\n", src.Stats().Settled, src.Stats().InFlight)
+	fmt.Printf("settled %d, in flight %d\n", src.Stats().Acked, src.Stats().InFlight)
 	// Output:
 	// [CAKE JAM TEA]
 	// settled 3, in flight 0
@@ -116,24 +116,23 @@ func ExampleNewSink() {
 	// kafkax: sink: topic "no-such-topic": UNKNOWN_TOPIC_OR_PARTITION: This server does not host this topic-partition.
 }
 
-// Read emits records as Msg values; here each line of a record becomes a
+// Read emits records as Msg values; here each word of a record becomes a
 // record of its own, and the source record is committed once all of them
-// are stored (Msg.Expect).
+// are stored (FlatMap holds its receipt once per result).
 func ExampleRead() {
 	topics := exampleTopics("lines", "words")
 	exampleProduce(topics[0], "a b", "c")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	src, _ := kafkax.NewSource(ctx, broker, "splitter", topics[:1], kafkax.StopWhenIdle(100*time.Millisecond))
+	src, _ := kafkax.NewSource(ctx, broker, "splitter", topics[:1], kafkax.StopWhenCaughtUp())
 	defer src.Close()
 	sink, _ := kafkax.NewSink(ctx, broker, kafkax.ToTopic(topics[1]))
 	defer sink.Close()
 	p := sluice.New(ctx)
 	outs := sluice.FlatMap(p, "split", kafkax.Read(p, "read", src), 1, func(_ context.Context, m kafkax.Msg, emit func(kafkax.Out) bool) error {
 		words := strings.Fields(string(m.Value()))
-		m.Expect(len(words))
 		for _, w := range words {
-			emit(kafkax.Out{Value: []byte(w), From: m})
+			emit(kafkax.Out{Value: []byte(w), From: m.Receipt})
 		}
 		return nil
 	})
@@ -142,13 +141,13 @@ func ExampleRead() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(exampleRead(topics[1], 3, ""), "settled", src.Stats().Settled)
+	fmt.Println(exampleRead(topics[1], 3, ""), "settled", src.Stats().Acked)
 	// Output:
 	// [a b c] settled 2
 }
 
-// Produce batches records, produces them, and settles each one's From
-// once the broker has stored it; here with no source at all.
+// Produce writes records as they arrive, and the core settles each one's
+// From once the broker has stored it; here with no source at all.
 func ExampleProduce() {
 	topics := exampleTopics("greetings")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -161,6 +160,20 @@ func ExampleProduce() {
 	fmt.Println(p.Wait(), exampleRead(topics[0], 2, ""), sink.Stats().Produced)
 	// Output:
 	// <nil> [hello world] 2
+}
+
+// Write stores records and returns once the broker has acknowledged all
+// of them; it settles nothing, so it serves in a stage of your own too.
+func ExampleSink_Write() {
+	topics := exampleTopics("written")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	sink, _ := kafkax.NewSink(ctx, broker, kafkax.ToTopic(topics[0]))
+	defer sink.Close()
+	err := sink.Write(ctx, []kafkax.Out{{Value: []byte("a")}, {Value: []byte("b")}})
+	fmt.Println(err, exampleRead(topics[0], 2, ""))
+	// Output:
+	// <nil> [a b]
 }
 
 // ProduceBatches takes batches made upstream, one produce round trip each.
@@ -183,15 +196,15 @@ func ExampleProduceBatches() {
 
 // A record that fails every attempt goes to the dead-letter topic with the
 // error in a header; its neighbours are stored and committed.
-func ExampleDeadLetter() {
+func ExampleDeadLetterTo() {
 	topics := exampleTopics("payments", "ok", "dead")
 	exampleProduce(topics[0], "10", "x", "30")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	sink, _ := kafkax.NewSink(ctx, broker, kafkax.ToTopic(topics[1]))
 	defer sink.Close()
-	src, _ := kafkax.NewSource(ctx, broker, "payer", topics[:1], kafkax.StopWhenIdle(100*time.Millisecond),
-		kafkax.Attempts(2, 10*time.Millisecond), kafkax.DeadLetter(sink, topics[2]))
+	src, _ := kafkax.NewSource(ctx, broker, "payer", topics[:1], kafkax.StopWhenCaughtUp(),
+		kafkax.Redeliver(2, 10*time.Millisecond), kafkax.DeadLetterTo(sink, topics[2]))
 	defer src.Close()
 	p := sluice.New(ctx)
 	outs := sluice.FlatMap(p, "check", kafkax.Read(p, "read", src), 1, func(_ context.Context, m kafkax.Msg, emit func(kafkax.Out) bool) error {
@@ -199,7 +212,7 @@ func ExampleDeadLetter() {
 			m.Fail(errors.New("not a number"))
 			return nil
 		}
-		emit(kafkax.Out{Value: m.Value(), From: m})
+		emit(kafkax.Out{Value: m.Value(), From: m.Receipt})
 		return nil
 	})
 	kafkax.Produce(p, "write", outs, sink)
@@ -229,20 +242,23 @@ func ExampleMaxInFlight() {
 	exampleProduce(topics[0], strings.Fields(strings.Repeat("t ", 50))...)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	src, _ := kafkax.NewSource(ctx, broker, "ticker", topics, kafkax.MaxInFlight(10),
-		kafkax.CommitEvery(50*time.Millisecond, 10), kafkax.StopWhenIdle(100*time.Millisecond))
+	src, err := kafkax.NewSource(ctx, broker, "ticker", topics, kafkax.MaxInFlight(10),
+		kafkax.CommitEvery(100*time.Millisecond), kafkax.StopWhenCaughtUp())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	defer src.Close()
 	most := int64(0)
 	p := sluice.New(ctx)
 	sluice.ForEach(p, "slow", kafkax.Read(p, "read", src), 1, func(_ context.Context, m kafkax.Msg) error {
 		most = max(most, src.Stats().InFlight)
 		time.Sleep(time.Millisecond)
-		m.Ack()
-		return nil
+		return nil // ForEach acknowledges m
 	})
-	err := p.Wait()
+	err = p.Wait()
 	st := src.Stats()
-	fmt.Println(err, st.Settled, "settled; at most", most, "in flight")
+	fmt.Println(err, st.Acked, "settled; at most", most, "in flight")
 	// Output:
 	// <nil> 50 settled; at most 10 in flight
 }
@@ -262,67 +278,63 @@ func ExampleWithClient() {
 	// connected
 }
 
-// Attempts: a record that fails is emitted again, here until its third
-// attempt succeeds; nothing is dead-lettered.
-func ExampleAttempts() {
+// Redeliver: a record that fails is emitted again, here until its third
+// delivery succeeds; nothing is dead-lettered.
+func ExampleRedeliver() {
 	topics := exampleTopics("flaky")
 	exampleProduce(topics[0], "flaky")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	src, _ := kafkax.NewSource(ctx, broker, "retrier", topics, kafkax.Attempts(3, 10*time.Millisecond),
-		kafkax.StopWhenIdle(100*time.Millisecond))
+	src, _ := kafkax.NewSource(ctx, broker, "retrier", topics, kafkax.Redeliver(3, 10*time.Millisecond),
+		kafkax.StopWhenCaughtUp())
 	defer src.Close()
 	p := sluice.New(ctx)
 	sluice.ForEach(p, "work", kafkax.Read(p, "read", src), 1, func(_ context.Context, m kafkax.Msg) error {
-		fmt.Println("attempt", m.Attempt())
-		if m.Attempt() < 3 {
+		fmt.Println("delivery", m.Delivery())
+		if m.Delivery() < 3 {
 			m.Fail(errors.New("try again"))
-		} else {
-			m.Ack()
 		}
-		return nil
+		return nil // ForEach acknowledges m, unless it failed
 	})
-	fmt.Println(p.Wait(), src.Stats().Settled, "settled")
+	fmt.Println(p.Wait(), src.Stats().Acked, "settled")
 	// Output:
-	// attempt 1
-	// attempt 2
-	// attempt 3
+	// delivery 1
+	// delivery 2
+	// delivery 3
 	// <nil> 1 settled
 }
 
-// StopWhenIdle ends the stream once the group has committed everything,
+// StopWhenCaughtUp ends the stream once the group has committed everything,
 // so that a batch job's pipeline returns by itself.
-func ExampleStopWhenIdle() {
+func ExampleStopWhenCaughtUp() {
 	topics := exampleTopics("batchjob")
 	exampleProduce(topics[0], "a", "b")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	src, _ := kafkax.NewSource(ctx, broker, "batchjob", topics, kafkax.StopWhenIdle(100*time.Millisecond))
+	src, _ := kafkax.NewSource(ctx, broker, "batchjob", topics, kafkax.StopWhenCaughtUp())
 	defer src.Close()
 	p := sluice.New(ctx)
 	sluice.ForEach(p, "ack", kafkax.Read(p, "read", src), 1, func(_ context.Context, m kafkax.Msg) error {
-		m.Ack()
-		return nil
+		return nil // ForEach acknowledges m
 	})
-	fmt.Println(p.Wait(), src.Stats().Settled, "settled")
+	fmt.Println(p.Wait(), src.Stats().Acked, "settled")
 	// Output:
 	// <nil> 2 settled
 }
 
-// CommitEvery sets how often the settled prefixes are committed; here
-// after every 10 settled records, or every 20 ms.
+// CommitEvery sets how often franz-go commits the settled prefixes; here
+// every 100 ms.
 func ExampleCommitEvery() {
 	topics := exampleTopics("counted")
 	exampleProduce(topics[0], strings.Fields(strings.Repeat("x ", 30))...)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	src, _ := kafkax.NewSource(ctx, broker, "counter", topics, kafkax.CommitEvery(20*time.Millisecond, 10),
-		kafkax.StopWhenIdle(100*time.Millisecond))
+	src, _ := kafkax.NewSource(ctx, broker, "counter", topics, kafkax.CommitEvery(100*time.Millisecond),
+		kafkax.StopWhenCaughtUp())
 	defer src.Close()
 	p := sluice.New(ctx)
 	sluice.ForEach(p, "ack", kafkax.Read(p, "read", src), 1, func(_ context.Context, m kafkax.Msg) error {
-		m.Ack()
-		return nil
+		return nil // ForEach acknowledges m
 	})
 	fmt.Println(p.Wait(), "committed:", src.Stats().Commits > 0)
 	// Output:
@@ -349,13 +361,6 @@ func exampleSink(name string, opts ...kafkax.SinkOption) {
 // ToTopic names the topic of records whose Out.Topic is empty.
 func ExampleToTopic() {
 	exampleSink("to")
-	// Output:
-	// <nil> [x y]
-}
-
-// ProduceBatch sets the size and wait of Produce's batches.
-func ExampleProduceBatch() {
-	exampleSink("batched", kafkax.ProduceBatch(100, 5*time.Millisecond))
 	// Output:
 	// <nil> [x y]
 }

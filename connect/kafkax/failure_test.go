@@ -30,8 +30,8 @@ func TestPoisonRecordIsDeadLetteredAndEveryNeighbourStored(t *testing.T) {
 	const poison = "1234"
 	produceN(t, in, n)
 	sink := newSink(t, kafkax.ToTopic(out))
-	src := newSource(t, "poison", []string{in}, kafkax.StopWhenIdle(time.Second),
-		kafkax.Attempts(3, 10*time.Millisecond), kafkax.DeadLetter(sink, dlq))
+	src := newSource(t, "poison", []string{in}, kafkax.StopWhenCaughtUp(),
+		kafkax.Redeliver(3, 10*time.Millisecond), kafkax.DeadLetterTo(sink, dlq))
 
 	var tries atomic.Int64
 	p := sluice.New(ctxT(t, time.Minute))
@@ -85,7 +85,7 @@ func TestPoisonRecordIsDeadLetteredAndEveryNeighbourStored(t *testing.T) {
 func TestFailWithoutDeadLetterFailsTheRunAndCommitsNothingPastIt(t *testing.T) {
 	in := newTopic(t, 1)
 	produceN(t, in, 100)
-	src := newSource(t, "nodlq", []string{in}, kafkax.Attempts(2, 0))
+	src := newSource(t, "nodlq", []string{in}, kafkax.Redeliver(2, 0))
 	p := sluice.New(ctxT(t, time.Minute))
 	sluice.ForEach(p, "work", kafkax.Read(p, "read", src), 2, func(_ context.Context, m kafkax.Msg) error {
 		if string(m.Value()) == "50" {
@@ -111,8 +111,8 @@ func TestSlowSinkPausesFetchingAndBoundsWhatIsHeld(t *testing.T) {
 	in, out := newTopic(t, 4), newTopic(t, 4)
 	const n, bound = 20000, 500
 	produceN(t, in, n)
-	sink := newSink(t, kafkax.ToTopic(out), kafkax.ProduceBatch(100, time.Millisecond), kafkax.SinkWorkers(1))
-	src := newSource(t, "slow", []string{in}, kafkax.StopWhenIdle(time.Second), kafkax.MaxInFlight(bound))
+	sink := newSink(t, kafkax.ToTopic(out), kafkax.SinkWorkers(1))
+	src := newSource(t, "slow", []string{in}, kafkax.StopWhenCaughtUp(), kafkax.MaxInFlight(bound))
 
 	var most atomic.Int64
 	p := sluice.New(ctxT(t, 2*time.Minute))

@@ -222,3 +222,21 @@ func eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// produceToPartitions stores n records "0".."n-1" in topic, spread evenly
+// over its first parts partitions, in order within each.
+func produceToPartitions(t testing.TB, topic string, n int, parts int32) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(broker), kgo.ProducerLinger(0), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx := ctxT(t, time.Minute)
+	for i := range n {
+		id := []byte(strconv.Itoa(i))
+		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: topic, Partition: int32(i) % parts, Key: id, Value: id}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -22,23 +22,19 @@ type sinkOptionFunc func(*sinkConfig)
 func (f sinkOptionFunc) applySink(c *sinkConfig) { f(c) }
 
 type sourceConfig struct {
-	maxInFlight    int           // records emitted and not settled before fetching pauses
-	commitInterval time.Duration // commit the settled prefixes this often
-	commitCount    int           // … or once this many records were settled since the last commit
-	attempts       int           // Msg.Fail re-emits a record until it has failed this often
-	retryDelay     time.Duration // pause before a failed record is emitted again
-	deadLetter     *Sink         // where a record that failed every attempt goes; nil: the run fails
+	maxInFlight    int           // records tracked and not settled before fetching pauses
+	commitInterval time.Duration // franz-go commits the marked offsets this often
+	deliveries     int           // a record is delivered at most this often
+	redeliverDelay time.Duration // pause before a failed record is delivered again
+	deadLetter     *Sink         // where a record whose last delivery failed goes; nil: the run fails
 	deadTopic      string
-	stopIdle       time.Duration // stop once idle this long with everything committed; 0: never
-	pollWait       time.Duration // longest a poll waits before the source checks its state
+	stopCaughtUp   bool
 	startTimeout   time.Duration
 	kopts          []kgo.Opt
 }
 
 type sinkConfig struct {
 	topic        string // default topic of an Out without one
-	batch        int
-	batchWait    time.Duration
 	workers      int
 	deliveryTime time.Duration
 	startTimeout time.Duration
@@ -47,26 +43,22 @@ type sinkConfig struct {
 
 // Defaults of a [Source] and a [Sink].
 const (
-	DefaultMaxInFlight    = 10000
-	DefaultCommitInterval = 500 * time.Millisecond
-	DefaultCommitCount    = 5000
-	DefaultAttempts       = 3
-	DefaultRetryDelay     = 100 * time.Millisecond
-	DefaultStartTimeout   = 10 * time.Second
-	DefaultProduceBatch   = 1000
-	DefaultBatchWait      = 2 * time.Millisecond
-	DefaultSinkWorkers    = 4
-	DefaultDeliveryTime   = time.Minute
+	DefaultMaxInFlight     = 10000
+	DefaultCommitInterval  = 500 * time.Millisecond
+	DefaultDeliveries      = 3
+	DefaultRedeliverDelay  = 100 * time.Millisecond
+	DefaultStartTimeout    = 10 * time.Second
+	DefaultSinkWorkers     = 16
+	DefaultDeliveryTime    = time.Minute
+	DefaultBufferedRecords = 10000 // records a Sink's producer holds before Write waits for room
 )
 
 func sourceOptions(opts []SourceOption) sourceConfig {
 	c := sourceConfig{
 		maxInFlight:    DefaultMaxInFlight,
 		commitInterval: DefaultCommitInterval,
-		commitCount:    DefaultCommitCount,
-		attempts:       DefaultAttempts,
-		retryDelay:     DefaultRetryDelay,
-		pollWait:       250 * time.Millisecond,
+		deliveries:     DefaultDeliveries,
+		redeliverDelay: DefaultRedeliverDelay,
 		startTimeout:   DefaultStartTimeout,
 	}
 	for _, o := range opts {
@@ -80,8 +72,6 @@ func sourceOptions(opts []SourceOption) sourceConfig {
 
 func sinkOptions(opts []SinkOption) sinkConfig {
 	c := sinkConfig{
-		batch:        DefaultProduceBatch,
-		batchWait:    DefaultBatchWait,
 		workers:      DefaultSinkWorkers,
 		deliveryTime: DefaultDeliveryTime,
 		startTimeout: DefaultStartTimeout,
@@ -95,11 +85,12 @@ func sinkOptions(opts []SinkOption) sinkConfig {
 	return c
 }
 
-// MaxInFlight bounds the records the source has emitted and that are not
+// MaxInFlight bounds the records the source has fetched and that are not
 // settled yet (default [DefaultMaxInFlight]). When the bound is reached the
 // source pauses fetching (franz-go's PauseFetchTopics) and emits nothing
-// until half of them are settled, then resumes: a slow pipeline makes the
-// backlog wait in Kafka, not in memory. Panics if n < 1.
+// until half of them are settled, or their partitions moved, then resumes:
+// a slow pipeline makes the backlog wait in Kafka, not in memory. Panics
+// if n < 1.
 func MaxInFlight(n int) SourceOption {
 	if n < 1 {
 		panic(fmt.Sprintf("kafkax: MaxInFlight must be ≥ 1, got %d", n))
@@ -107,53 +98,53 @@ func MaxInFlight(n int) SourceOption {
 	return sourceOptionFunc(func(c *sourceConfig) { c.maxInFlight = n })
 }
 
-// CommitEvery sets how often the source commits the settled prefix of each
-// partition: every interval, and sooner once count records were settled
-// since the last commit (defaults [DefaultCommitInterval] and
-// [DefaultCommitCount]). A commit is one round trip to the group
-// coordinator for every partition together. Panics if interval < 10ms or
-// count < 1.
-func CommitEvery(interval time.Duration, count int) SourceOption {
-	if interval < 10*time.Millisecond || count < 1 {
-		panic(fmt.Sprintf("kafkax: CommitEvery needs interval ≥ 10ms and count ≥ 1, got %v, %d", interval, count))
+// CommitEvery sets how often franz-go commits the settled prefix of each
+// partition (default [DefaultCommitInterval]): one round trip to the group
+// coordinator for every partition together, while the client is open —
+// during a drain too. Panics if interval < 100ms, franz-go's least.
+func CommitEvery(interval time.Duration) SourceOption {
+	if interval < 100*time.Millisecond {
+		panic(fmt.Sprintf("kafkax: CommitEvery needs an interval ≥ 100ms, got %v", interval))
 	}
-	return sourceOptionFunc(func(c *sourceConfig) { c.commitInterval, c.commitCount = interval, count })
+	return sourceOptionFunc(func(c *sourceConfig) { c.commitInterval = interval })
 }
 
-// Attempts sets how many times a record is processed before [Msg.Fail]
-// gives up on it (default [DefaultAttempts]): a failed record is emitted
-// again after delay, and after its last attempt it goes to the dead-letter
-// topic ([DeadLetter]), or, without one, the source fails the pipeline.
-// Panics if n < 1 or delay < 0.
-func Attempts(n int, delay time.Duration) SourceOption {
-	if n < 1 || delay < 0 {
-		panic(fmt.Sprintf("kafkax: Attempts needs n ≥ 1 and delay ≥ 0, got %d, %v", n, delay))
+// Redeliver sets what becomes of a record settled with a failure
+// ([sluice.Receipt.Fail]): the source emits it again after delay, until it
+// has been delivered max times in all (default [DefaultDeliveries] and
+// [DefaultRedeliverDelay]; Kafka itself delivers nothing twice). After its
+// last delivery fails it goes to the dead-letter topic ([DeadLetterTo]),
+// or, without one, the source fails the pipeline naming the record. Its
+// neighbours go on meanwhile: only the commit of its partition waits for
+// it. Panics if max < 1 or delay < 0.
+func Redeliver(max int, delay time.Duration) SourceOption {
+	if max < 1 || delay < 0 {
+		panic(fmt.Sprintf("kafkax: Redeliver needs max ≥ 1 and delay ≥ 0, got %d, %v", max, delay))
 	}
-	return sourceOptionFunc(func(c *sourceConfig) { c.attempts, c.retryDelay = n, delay })
+	return sourceOptionFunc(func(c *sourceConfig) { c.deliveries, c.redeliverDelay = max, delay })
 }
 
-// DeadLetter makes a record that failed every attempt go to topic through
-// sink, built by [DeadLetterOut] (the error and the record's source topic,
-// partition and offset in headers); it is settled once the broker has
-// stored it there. If that produce fails the source fails the pipeline and
-// the record is not committed. Panics if sink is nil or topic empty.
-func DeadLetter(sink *Sink, topic string) SourceOption {
+// DeadLetterTo makes a record whose last delivery failed go to topic
+// through sink, built by [DeadLetterOut] (the error and the record's source
+// topic, partition and offset in headers); it is settled, and committed,
+// once the broker has stored it there. If that produce fails the source
+// fails the pipeline and the record is not committed. Panics if sink is
+// nil or topic empty.
+func DeadLetterTo(sink *Sink, topic string) SourceOption {
 	if sink == nil || topic == "" {
-		panic("kafkax: DeadLetter needs a Sink and a topic")
+		panic("kafkax: DeadLetterTo needs a Sink and a topic")
 	}
 	return sourceOptionFunc(func(c *sourceConfig) { c.deadLetter, c.deadTopic = sink, topic })
 }
 
-// StopWhenIdle makes the source stop, and its stream close, once it has
-// fetched nothing for d while every record it emitted is settled and
+// StopWhenCaughtUp makes the source stop, and its stream close, once a
+// poll finds nothing new, every record it emitted is settled and
 // committed, and the broker confirms that the group (every member
-// together) has committed every partition of the topics up to its end. Without it the source reads until the pipeline stops. Panics
-// if d < 10ms.
-func StopWhenIdle(d time.Duration) SourceOption {
-	if d < 10*time.Millisecond {
-		panic(fmt.Sprintf("kafkax: StopWhenIdle must be ≥ 10ms, got %v", d))
-	}
-	return sourceOptionFunc(func(c *sourceConfig) { c.stopIdle = d })
+// together) has committed every partition of the topics up to its end
+// (a transaction's commit marker included). Without it the source reads
+// until the pipeline drains or stops.
+func StopWhenCaughtUp() SourceOption {
+	return sourceOptionFunc(func(c *sourceConfig) { c.stopCaughtUp = true })
 }
 
 // ToTopic sets the topic of every [Out] whose Topic is empty, and makes
@@ -162,19 +153,11 @@ func ToTopic(topic string) SinkOption {
 	return sinkOptionFunc(func(c *sinkConfig) { c.topic = topic })
 }
 
-// ProduceBatch sets how [Produce] groups records: up to n per batch,
-// leaving when full or wait after its first record (defaults
-// [DefaultProduceBatch] and [DefaultBatchWait]). Panics if n < 1 or
-// wait < 0.
-func ProduceBatch(n int, wait time.Duration) SinkOption {
-	if n < 1 || wait < 0 {
-		panic(fmt.Sprintf("kafkax: ProduceBatch needs n ≥ 1 and wait ≥ 0, got %d, %v", n, wait))
-	}
-	return sinkOptionFunc(func(c *sinkConfig) { c.batch, c.batchWait = n, wait })
-}
-
-// SinkWorkers sets how many batches are in flight at once (default
-// [DefaultSinkWorkers]). Panics if n < 1.
+// SinkWorkers sets how many goroutines of a [Produce] or [ProduceBatches]
+// stage write at once, each with one batch in flight (default
+// [DefaultSinkWorkers]). A write waits for the broker's acknowledgements,
+// so several in flight keep the producer busy, and let it send fewer,
+// larger requests. Panics if n < 1.
 func SinkWorkers(n int) SinkOption {
 	if n < 1 {
 		panic(fmt.Sprintf("kafkax: SinkWorkers must be ≥ 1, got %d", n))
@@ -183,8 +166,8 @@ func SinkWorkers(n int) SinkOption {
 }
 
 // DeliveryTimeout bounds how long the producer keeps retrying a record the
-// broker has not acknowledged (default [DefaultDeliveryTime]); then the
-// sink fails the pipeline. Panics if d < 1s.
+// broker has not acknowledged (default [DefaultDeliveryTime]); then
+// [Sink.Write] returns an error. Panics if d < 1s.
 func DeliveryTimeout(d time.Duration) SinkOption {
 	if d < time.Second {
 		panic(fmt.Sprintf("kafkax: DeliveryTimeout must be ≥ 1s, got %v", d))
@@ -195,8 +178,8 @@ func DeliveryTimeout(d time.Duration) SinkOption {
 // ClientOption passes franz-go options to the client a [Source] or [Sink]
 // creates, after the connector's own (so they override them): TLS, SASL,
 // timeouts, fetch sizes. Options that would break the connector's contract
-// — auto-commit, a transactional or non-idempotent producer — are the
-// caller's responsibility.
+// — committing what is not marked, a transactional or non-idempotent
+// producer, other group callbacks — are the caller's responsibility.
 type ClientOption struct{ opts []kgo.Opt }
 
 // WithClient returns a [ClientOption] carrying opts.

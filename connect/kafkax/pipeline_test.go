@@ -38,14 +38,14 @@ func newSink(t testing.TB, opts ...kafkax.SinkOption) *kafkax.Sink {
 
 // copyOut is the stages' usual result: the value to out, keyed by itself.
 func copyOut(m kafkax.Msg) kafkax.Out {
-	return kafkax.Out{Key: m.Value(), Value: m.Value(), From: m}
+	return kafkax.Out{Key: m.Value(), Value: m.Value(), From: m.Receipt}
 }
 
 func TestPipelineCopiesEveryRecordAndCommitsToTheEnd(t *testing.T) {
 	in, out := newTopic(t, 4), newTopic(t, 4)
 	const n = 20000
 	produceN(t, in, n)
-	src := newSource(t, "copy", []string{in}, kafkax.StopWhenIdle(time.Second))
+	src := newSource(t, "copy", []string{in}, kafkax.StopWhenCaughtUp())
 	sink := newSink(t, kafkax.ToTopic(out))
 
 	p := sluice.New(ctxT(t, time.Minute))
@@ -108,7 +108,7 @@ func TestCommitsNeverPassAnUnsettledRecord(t *testing.T) {
 	}
 
 	run := func(stopAfter int64) kafkax.SourceStats {
-		src := newSource(t, group, []string{in}, kafkax.CommitEvery(20*time.Millisecond, 100), kafkax.StopWhenIdle(time.Second))
+		src := newSource(t, group, []string{in}, kafkax.CommitEvery(100*time.Millisecond), kafkax.StopWhenCaughtUp())
 		ctx, cancel := context.WithCancel(ctxT(t, time.Minute))
 		defer cancel()
 		p := sluice.New(ctx)
@@ -150,7 +150,7 @@ func TestCommitsNeverPassAnUnsettledRecord(t *testing.T) {
 				return src.Stats()
 			case <-tick.C:
 				check()
-				if stopAfter > 0 && src.Stats().Settled >= stopAfter {
+				if stopAfter > 0 && src.Stats().Acked >= stopAfter {
 					cancel()
 					stopAfter = 0
 				}
@@ -158,8 +158,8 @@ func TestCommitsNeverPassAnUnsettledRecord(t *testing.T) {
 		}
 	}
 	first := run(n / 2)
-	if first.Settled >= n {
-		t.Fatalf("the first run settled all %d records before it was stopped", first.Settled)
+	if first.Acked >= n {
+		t.Fatalf("the first run settled all %d records before it was stopped", first.Acked)
 	}
 	second := run(0)
 	ids, _ := readAll(t, out)
@@ -167,7 +167,7 @@ func TestCommitsNeverPassAnUnsettledRecord(t *testing.T) {
 	if l := lag(t, group, in); l != 0 {
 		t.Fatalf("group lag after the second run: %d; want 0", l)
 	}
-	t.Logf("%d checks; first run settled %d, second %d; %d stored twice", checks, first.Settled, second.Settled, dup)
+	t.Logf("%d checks; first run settled %d, second %d; %d stored twice", checks, first.Acked, second.Acked, dup)
 	if checks < 10 {
 		t.Fatalf("only %d checks of the committed offsets", checks)
 	}
@@ -182,7 +182,7 @@ func TestASecondReadGetsWhatTheFirstFetchedButDidNotEmit(t *testing.T) {
 	in := newTopic(t, 1)
 	const n = 5000
 	produceN(t, in, n)
-	src := newSource(t, "reread", []string{in}, kafkax.StopWhenIdle(300*time.Millisecond))
+	src := newSource(t, "reread", []string{in}, kafkax.StopWhenCaughtUp())
 	seen := make(map[string]bool)
 	read := func(drainAtOnce bool) error {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -210,5 +210,36 @@ func TestASecondReadGetsWhatTheFirstFetchedButDidNotEmit(t *testing.T) {
 	}
 	if l := lag(t, "reread", in); l != 0 {
 		t.Fatalf("lag %d after both reads; want 0", l)
+	}
+}
+
+// TestRecordsTheCoreDropsAreCommitted: records that a Filter drops or that
+// SkipErrors skips are settled by the core, so their partitions' commits
+// pass them and StopWhenCaughtUp stops with nothing left.
+func TestRecordsTheCoreDropsAreCommitted(t *testing.T) {
+	in, out := newTopic(t, 2), newTopic(t, 2)
+	const n, group = 1000, "dropped"
+	produceN(t, in, n)
+	sink := newSink(t, kafkax.ToTopic(out))
+	src := newSource(t, group, []string{in}, kafkax.StopWhenCaughtUp())
+	p := sluice.New(ctxT(t, time.Minute))
+	kept := sluice.Filter(p, "odd", kafkax.Read(p, "read", src), 2, func(_ context.Context, m kafkax.Msg) (bool, error) {
+		return m.Offset()%2 == 1, nil
+	})
+	outs := sluice.Map(p, "copy", kept, 2, func(_ context.Context, m kafkax.Msg) (kafkax.Out, error) {
+		if m.Offset()%3 == 0 {
+			return kafkax.Out{}, errors.New("skipped")
+		}
+		return copyOut(m), nil
+	}, sluice.SkipErrors())
+	kafkax.Produce(p, "write", outs, sink)
+	if err := p.Wait(); err != nil {
+		t.Fatalf("%v (source %+v, lag %d)", err, src.Stats(), lag(t, group, in))
+	}
+	if l := lag(t, group, in); l != 0 {
+		t.Fatalf("lag %d; want 0", l)
+	}
+	if st := src.Stats(); st.Acked != n || st.InFlight != 0 {
+		t.Fatalf("source %+v; want all %d acked", st, n)
 	}
 }

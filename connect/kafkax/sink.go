@@ -22,20 +22,21 @@ type Out struct {
 	Key     []byte
 	Value   []byte
 	Headers []kgo.RecordHeader
-	// From is the record this one was derived from, acknowledged
-	// ([Msg.Ack]) once the broker has stored this one; the zero Msg for
-	// none. When one record yields several, call [Msg.Expect] with their
-	// number before handing them on: it is then committed after the last
-	// of them is stored.
-	From Msg
+	// From is the receipt of the message this record derives from (a
+	// [Msg], or any connector's message); the stage that stores the
+	// record settles it. The zero Receipt for none.
+	From sluice.Receipt
 }
+
+// Origin returns o.From: an Out is a [sluice.Carrier], so the core's
+// sinks settle its message once it is stored.
+func (o *Out) Origin() sluice.Receipt { return o.From }
 
 // Sink produces records to Kafka with franz-go's idempotent producer
 // (acknowledged by every in-sync replica, no duplicates from the
-// producer's own retries) and settles the records they were derived from
-// once the broker has stored them. Create one with [NewSink]; add it to a
-// pipeline with [Produce] or [ProduceBatches]; [Sink.Close] it when done.
-// One Sink may serve several stages and pipelines.
+// producer's own retries). Create one with [NewSink]; add it to a pipeline
+// with [Produce] or [ProduceBatches], or call [Sink.Write]; [Sink.Close] it
+// when done. One Sink may serve several stages and pipelines.
 type Sink struct {
 	cl  *kgo.Client
 	cfg sinkConfig
@@ -61,7 +62,7 @@ func NewSink(ctx context.Context, brokers string, opts ...SinkOption) (*Sink, er
 		// every batch's round trip.
 		kgo.ProducerLinger(0),
 		kgo.RecordDeliveryTimeout(cfg.deliveryTime),
-		kgo.MaxBufferedRecords(max(10000, 2*cfg.workers*cfg.batch)),
+		kgo.MaxBufferedRecords(DefaultBufferedRecords),
 	}, cfg.kopts...)
 	cl, err := kgo.NewClient(kopts...)
 	if err != nil {
@@ -83,8 +84,7 @@ func NewSink(ctx context.Context, brokers string, opts ...SinkOption) (*Sink, er
 // Client returns the sink's franz-go client.
 func (s *Sink) Client() *kgo.Client { return s.cl }
 
-// Close waits for the records still being produced (their promises run,
-// settling what they came from) and closes the client.
+// Close waits for the records still being produced and closes the client.
 func (s *Sink) Close() {
 	_ = s.cl.Flush(context.Background())
 	s.cl.Close()
@@ -93,7 +93,7 @@ func (s *Sink) Close() {
 // SinkStats counts what a [Sink] has done since it was created.
 type SinkStats struct {
 	Produced int64 // records the broker stored
-	Failed   int64 // records given up on (the pipeline failed)
+	Failed   int64 // records the producer gave up on
 }
 
 // Stats returns the sink's counts. It is safe to call at any time.
@@ -101,90 +101,110 @@ func (s *Sink) Stats() SinkStats {
 	return SinkStats{Produced: s.produced.Load(), Failed: s.failed.Load()}
 }
 
-// Produce starts a sink stage that groups the records of in into batches
-// ([ProduceBatch]) and produces them with [ProduceBatches]: one batching
-// goroutine plus [SinkWorkers] producing goroutines.
-func Produce(p *sluice.Pipeline, name string, in sluice.Stream[Out], sink *Sink) {
+// Produce starts a sink stage of [SinkWorkers] goroutines that produce
+// the records of in with [Sink.Write], one call per chunk as it arrives
+// (natural batching, see [sluice.ForEachChunk]: as many records as were
+// ready, up to the producer's chunk size). Each call waits a produce round
+// trip, so batches of a few records cost far more per record than batches
+// of hundreds: give the producing stage [sluice.Chunk] (1000, say) when
+// throughput matters. Once a chunk is stored, the core
+// settles each record's From. A chunk that fails fails the pipeline unless
+// opts settle it ([sluice.Retry], [sluice.DeadLetter], [sluice.SkipErrors]).
+func Produce(p *sluice.Pipeline, name string, in sluice.Stream[Out], sink *Sink, opts ...sluice.StageOption) {
 	if sink == nil {
 		panic(fmt.Sprintf("kafkax: Produce %q: nil Sink", name))
 	}
-	batches := sluice.Batch(p, name+"/batch", in, sink.cfg.batch, sink.cfg.batchWait)
-	ProduceBatches(p, name, batches, sink)
+	sluice.ForEachChunk(p, name, in, sink.cfg.workers, sink.Write, opts...)
 }
 
-// ProduceBatches starts a sink stage of [SinkWorkers] goroutines, each
-// producing one batch at a time: it hands every record of the batch to the
-// producer without waiting, then waits until the broker has acknowledged
-// all of them; each record's From is acknowledged as its own
-// acknowledgement arrives. The producer retries on its own (reconnecting,
-// following a new partition leader) for up to [DeliveryTimeout]; a record
-// it gives up on fails the pipeline, and its From stays unsettled, so it is
-// not committed and is read again by the next run. Records of different
-// batches may be stored in any order; records of one batch with the same
-// key are stored in batch order.
-func ProduceBatches(p *sluice.Pipeline, name string, in sluice.Stream[[]Out], sink *Sink) {
+// ProduceBatches starts a sink stage of [SinkWorkers] goroutines that
+// produce each batch of in (from [sluice.Batch], say) with [Sink.Write];
+// once a batch is stored the core settles the From of every record in it.
+// A batch that fails fails the pipeline unless opts settle it.
+func ProduceBatches(p *sluice.Pipeline, name string, in sluice.Stream[[]Out], sink *Sink, opts ...sluice.StageOption) {
 	if sink == nil {
 		panic(fmt.Sprintf("kafkax: ProduceBatches %q: nil Sink", name))
 	}
-	sluice.ForEach(p, name, in, sink.cfg.workers, sink.produce)
+	sluice.ForEach(p, name, in, sink.cfg.workers, sink.Write, opts...)
 }
 
-// batchWait collects the promises of one batch.
-type batchWait struct {
-	left atomic.Int64
-	done chan struct{}
-	mu   sync.Mutex
-	n    int   // records not stored
-	err  error // the first error
-	at   *kgo.Record
-}
-
-func (s *Sink) produce(ctx context.Context, batch []Out) error {
-	if len(batch) == 0 {
+// Write produces recs and returns once the broker has stored every one of
+// them, or with an error naming how many it did not store. It hands them
+// all to the producer without waiting, then waits for their
+// acknowledgements: one round trip per batch per partition leader. The
+// producer retries on its own (reconnecting, following a new partition
+// leader) for up to [DeliveryTimeout]. Records of one call with the same
+// key are stored in order. Write settles nothing: the stage that calls it
+// does ([Produce]), or the caller.
+func (s *Sink) Write(ctx context.Context, recs []Out) error {
+	if len(recs) == 0 {
 		return nil
 	}
-	w := &batchWait{done: make(chan struct{})}
-	w.left.Store(int64(len(batch)))
-	// One allocation for the batch's records rather than one each; the
-	// producer keeps them until their promises have run.
-	recs := make([]kgo.Record, len(batch))
-	for i := range batch {
-		o := &batch[i]
-		from := o.From
-		rec := &recs[i]
-		s.fill(rec, o)
-		s.cl.Produce(ctx, rec, func(r *kgo.Record, err error) {
-			if err != nil {
-				s.failed.Add(1)
-				w.mu.Lock()
-				w.n++
-				if w.err == nil {
-					w.err, w.at = err, r
-				}
-				w.mu.Unlock()
-			} else {
-				s.produced.Add(1)
-				from.Ack()
-			}
-			if w.left.Add(-1) == 0 {
-				close(w.done)
-			}
-		})
+	w := &produced{left: int64(len(recs)), done: make(chan struct{})}
+	promise := w.promise // one promise for the batch, not one per record
+	// The batch's records come from a pool: the producer keeps them only
+	// until their promises have run.
+	krs := getRecords(len(recs))
+	for i := range recs {
+		s.fill(&krs[i], &recs[i])
+		s.cl.Produce(ctx, &krs[i], promise)
 	}
 	select {
 	case <-w.done:
+		putRecords(krs)
 	case <-ctx.Done():
-		// The producer still runs the promises: what is stored is
-		// acknowledged; the rest is read again next time.
-		return ctx.Err()
+		return ctx.Err() // the producer still runs the promises
 	}
+	s.produced.Add(int64(len(recs) - w.n))
 	if w.err != nil {
+		s.failed.Add(int64(w.n))
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return fmt.Errorf("kafkax: %d of %d records not stored, e.g. one to topic %q: %w", w.n, len(batch), w.at.Topic, w.err)
+		return fmt.Errorf("kafkax: %d of %d records not stored, e.g. one to topic %q: %w", w.n, len(recs), w.topic, w.err)
 	}
 	return nil
+}
+
+// records holds batches of records for Write to reuse.
+var records sync.Pool
+
+func getRecords(n int) []kgo.Record {
+	if p, ok := records.Get().(*[]kgo.Record); ok && cap(*p) >= n {
+		return (*p)[:n]
+	}
+	return make([]kgo.Record, n)
+}
+
+// putRecords returns a batch whose promises have all run.
+func putRecords(krs []kgo.Record) {
+	clear(krs) // no references to the caller's keys and values
+	records.Put(&krs)
+}
+
+// produced collects the outcomes of one Write's records.
+type produced struct {
+	left  int64 // promises still to run
+	done  chan struct{}
+	mu    sync.Mutex
+	n     int   // records not stored
+	err   error // the first error
+	topic string
+}
+
+func (w *produced) promise(r *kgo.Record, err error) {
+	w.mu.Lock()
+	if err != nil {
+		if w.n++; w.err == nil {
+			w.err, w.topic = err, r.Topic
+		}
+	}
+	w.left--
+	last := w.left == 0
+	w.mu.Unlock()
+	if last {
+		close(w.done)
+	}
 }
 
 func (s *Sink) fill(rec *kgo.Record, o *Out) {
@@ -219,32 +239,32 @@ const (
 	HeaderTopic     = "kafkax-topic"     // the topic the record was read from
 	HeaderPartition = "kafkax-partition" // its partition, in decimal
 	HeaderOffset    = "kafkax-offset"    // its offset, in decimal
-	HeaderAttempts  = "kafkax-attempts"  // how many times it was processed
+	HeaderAttempts  = "kafkax-attempts"  // how many times it was delivered
 )
 
 // DeadLetterOut returns the dead-letter record of m for topic: m's key,
 // value and headers, plus the headers [HeaderError], [HeaderTopic],
 // [HeaderPartition], [HeaderOffset] and [HeaderAttempts], with From set to
-// m so that producing it settles m. Use it to send a stream of failed
-// records to a dead-letter topic with [Produce]; [DeadLetter] does the same
-// for records that [Msg.Fail] gave up on.
+// m's receipt, so that storing it settles m. Use it to send a stream of
+// failed records (a [sluice.DeadLetter] stream, say) to a dead-letter topic
+// with [Produce]; [DeadLetterTo] does the same for records whose last
+// delivery failed.
 func DeadLetterOut(m Msg, topic string, cause error) Out {
 	msg := "failed"
 	if cause != nil {
 		msg = cause.Error()
 	}
-	var h []kgo.RecordHeader
-	if m.r != nil {
-		h = make([]kgo.RecordHeader, 0, len(m.r.Headers)+5)
-		h = append(h, m.r.Headers...)
-		h = append(h,
-			kgo.RecordHeader{Key: HeaderError, Value: []byte(msg)},
-			kgo.RecordHeader{Key: HeaderTopic, Value: []byte(m.r.Topic)},
-			kgo.RecordHeader{Key: HeaderPartition, Value: strconv.AppendInt(nil, int64(m.r.Partition), 10)},
-			kgo.RecordHeader{Key: HeaderOffset, Value: strconv.AppendInt(nil, m.r.Offset, 10)},
-			kgo.RecordHeader{Key: HeaderAttempts, Value: strconv.AppendInt(nil, int64(m.attempt)+1, 10)},
-		)
-		return Out{Topic: topic, Key: m.r.Key, Value: m.r.Value, Headers: h, From: m}
+	if m.r == nil {
+		return Out{Topic: topic, From: m.Receipt}
 	}
-	return Out{Topic: topic, From: m}
+	h := make([]kgo.RecordHeader, 0, len(m.r.Headers)+5)
+	h = append(h, m.r.Headers...)
+	h = append(h,
+		kgo.RecordHeader{Key: HeaderError, Value: []byte(msg)},
+		kgo.RecordHeader{Key: HeaderTopic, Value: []byte(m.r.Topic)},
+		kgo.RecordHeader{Key: HeaderPartition, Value: strconv.AppendInt(nil, int64(m.r.Partition), 10)},
+		kgo.RecordHeader{Key: HeaderOffset, Value: strconv.AppendInt(nil, m.r.Offset, 10)},
+		kgo.RecordHeader{Key: HeaderAttempts, Value: strconv.AppendInt(nil, int64(max(m.delivery, 1)), 10)},
+	)
+	return Out{Topic: topic, Key: m.r.Key, Value: m.r.Value, Headers: h, From: m.Receipt}
 }

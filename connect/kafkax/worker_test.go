@@ -39,7 +39,7 @@ func work(brk, in, out, group string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	src, err := kafkax.NewSource(ctx, brk, group, []string{in},
-		kafkax.StopWhenIdle(6*time.Second), kafkax.MaxInFlight(2000),
+		kafkax.StopWhenCaughtUp(), kafkax.MaxInFlight(2000),
 		kafkax.WithClient(kgo.SessionTimeout(3*time.Second), kgo.HeartbeatInterval(300*time.Millisecond)))
 	if err != nil {
 		return err
