@@ -73,7 +73,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.storage, "storage", "file", "storage of the demo's streams: file, or memory to take the broker's disk out of the measurement")
 	fs.BoolVar(&f.compare, "compare", false, "first run the broker's ceiling — a bare nats.go loop doing the same publishes, fetches and acks — on the same server")
 	fs.StringVar(&f.profile, "cpuprofile", "", "write a CPU profile of the demo run (not the ceiling) to `FILE`")
-	fs.StringVar(&f.kafka, "kafka", "", "run seed 004's own system: read from and produce to the Kafka `BROKERS` (host:port,…) and store in ClickHouse (needs --clickhouse; scripts/services start runs both)")
+	fs.StringVar(&f.kafka, "kafka", "", "run the market-event pipeline on Kafka and ClickHouse: read from and produce to the Kafka `BROKERS` (host:port,…) and store in ClickHouse (needs --clickhouse; scripts/services start runs both)")
 	fs.StringVar(&f.clickhouse, "clickhouse", "", "ClickHouse server `ADDR` (host:port, native protocol) for --kafka")
 	fs.StringVar(&f.name, "name", "demo", "with --kafka: prefix of the topics (NAME-market, NAME-enriched, NAME-dead), consumer group (NAME) and table (NAME_events): a letter, then letters, digits, - and _; a run deletes and re-creates them")
 	fs.BoolVar(&f.resume, "resume", false, "with --kafka: neither reset nor generate; consume what the group has not committed (after an interrupted run) and stop once idle")
@@ -90,7 +90,7 @@ them through a durable consumer, decodes and validates them in a worker pool
 publishes to `+demoOut+`. Each input is acknowledged once its result is
 stored. A progress line every second, a summary at the end.
 
-With --kafka BROKERS --clickhouse ADDR it runs seed 004's own system
+With --kafka BROKERS --clickhouse ADDR it runs the same pipeline on real brokers
 instead: the generator fills the topic NAME-market, a consumer group reads
 it, the same stages run, each batch is inserted into ClickHouse (table
 NAME_events) and produced to NAME-enriched; dead letters go to NAME-dead.

@@ -58,7 +58,7 @@ type refData struct {
 var symbols = []string{"AAPL", "MSFT", "GOOG", "AMZN", "NVDA", "META", "TSLA", "BRK.B", "JPM", "V",
 	"XOM", "UNH", "JNJ", "WMT", "PG", "MA", "HD", "CVX", "KO", "PEP"}
 
-// refService stands in for the reference-data store that seed 004 queried
+// refService stands in for the reference-data store that the market-event write-up queried
 // per batch: one Lookup per batch, costing one round trip.
 type refService struct {
 	mu      sync.RWMutex

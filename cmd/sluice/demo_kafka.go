@@ -24,7 +24,7 @@ import (
 	"github.com/sluicehq/sluice/connect/kafkax"
 )
 
-// The Kafka + ClickHouse demo: seed 004's own system. A generator fills
+// The Kafka + ClickHouse demo: the market-event pipeline on real brokers. A generator fills
 // the input topic, keyed by symbol; the pipeline reads it as a consumer
 // group, decodes and validates (dead letters to a topic of their own),
 // normalises, batches, enriches, inserts the batch into ClickHouse, then
@@ -332,7 +332,7 @@ func (r kafkaResult) print(w io.Writer, f demoFlags) {
 	n := float64(max(1, r.consumed))
 	fmt.Fprintf(w, "CPU per event: pipeline process %.1f µs; whole process (generator + pipeline) %.1f µs; machine, every process (broker, ClickHouse, others) %.1f µs\n",
 		r.pipeCPU.Seconds()*1e6/n, r.procCPU.Seconds()*1e6/n, r.machCPU.Seconds()*1e6/n)
-	fmt.Fprintln(w, "seed 004 measured 180k events/s sustained, 220k peak, consume → ClickHouse p50 40 ms, p99 120 ms on two vCPUs, with the broker and ClickHouse on other machines; here broker, ClickHouse, generator and pipeline share this machine's CPUs")
+	fmt.Fprintln(w, "the market-event write-up measured 180k events/s sustained, 220k peak, consume → ClickHouse p50 40 ms, p99 120 ms on two vCPUs, with the broker and ClickHouse on other machines; here broker, ClickHouse, generator and pipeline share this machine's CPUs")
 	fmt.Fprintf(w, "source: %+v\nsink: %+v\nwriter: %+v\n", r.src, r.sink, r.writer)
 	if r.commitErr != nil {
 		fmt.Fprintf(w, "final offset commit failed (those records are read again): %v\n", r.commitErr)
@@ -378,7 +378,7 @@ func (t *ktally) reason(r string) {
 	t.mu.Unlock()
 }
 
-// runKafkaMarket runs seed 004's pipeline over the input topic until every
+// runKafkaMarket runs the market-event pipeline over the input topic until every
 // generated event is settled (or, with --resume, until the topic is
 // consumed), or until drain.
 func runKafkaMarket(ctx, drain context.Context, db *sql.DB, names kafkaNames, f demoFlags, stdout io.Writer, d *liveDash, res *kafkaResult) error {
@@ -496,7 +496,7 @@ func watchKafka(src *kafkax.Source, tally *ktally, f demoFlags, stdout io.Writer
 	}
 }
 
-// kafkaPipeline builds seed 004's pipeline on Kafka and ClickHouse:
+// kafkaPipeline builds the market-event pipeline on Kafka and ClickHouse:
 //
 //	consume → decode+validate (n workers) → normalise (1) → collect (500, 50 ms)
 //	        → enrich (2 workers, one reference lookup per batch) → check (unknown symbols to the dead letters)

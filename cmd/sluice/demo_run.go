@@ -73,7 +73,7 @@ func (r marketResult) print(w io.Writer) {
 	}
 }
 
-// runMarket generates events and runs seed 004's pipeline over them until
+// runMarket generates events and runs the market-event pipeline over them until
 // every one is stored, or until drain is done: then the generator stops,
 // the pipeline drains (its source takes no new message; what it holds is
 // stored and acknowledged) and the result covers what was stored. It
@@ -224,7 +224,7 @@ func runMarket(ctx context.Context, drain context.Context, url string, f demoFla
 	return res, nil
 }
 
-// marketPipeline builds seed 004's pipeline:
+// marketPipeline builds the market-event pipeline:
 //
 //	consume → decode+validate (n workers) → normalise (1) → collect (500, 50 ms)
 //	        → enrich (2 workers, one reference lookup per batch) → publish (2 workers)
