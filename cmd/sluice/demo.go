@@ -40,6 +40,7 @@ type demoFlags struct {
 	name              string // its topics, group and table
 	resume            bool   // consume what is left, generating nothing
 	partitions        int
+	genExe            string // the program started as `sluice gen` in sustained mode (default: this one)
 
 	// Claimed by runDemo before anything is contacted, so that a busy
 	// port or an unwritable profile fails at once; nil when not asked for.
@@ -63,9 +64,9 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var f demoFlags
 	fs.StringVar(&f.nats, "nats", "", "NATS server `URL` (default: start an embedded server with its store in a temporary directory)")
-	fs.IntVar(&f.events, "events", 200_000, "market events to generate (ignored with --duration)")
-	fs.DurationVar(&f.duration, "duration", 0, "generate events for this long instead of --events")
-	fs.IntVar(&f.rate, "rate", 0, "events per second the generator aims at (0: as fast as the broker takes them)")
+	fs.IntVar(&f.events, "events", 200_000, "market events to generate (ignored with --duration; with --kafka the backlog generated before the pipeline starts)")
+	fs.DurationVar(&f.duration, "duration", 0, "generate events for this long instead of --events (with --kafka: the sustained window, with --rate)")
+	fs.IntVar(&f.rate, "rate", 0, "events per second the generator aims at (0: as fast as the broker takes them; with --kafka: the sustained rate, with --duration)")
 	fs.Float64Var(&f.malformed, "malformed", 0.01, "fraction of generated events that are malformed")
 	fs.IntVar(&f.decoders, "decoders", 4, "decode+validate workers")
 	fs.DurationVar(&f.lookup, "lookup", time.Millisecond, "simulated round trip of one reference-data lookup (one per batch)")
@@ -95,6 +96,19 @@ instead: the generator fills the topic NAME-market, a consumer group reads
 it, the same stages run, each batch is inserted into ClickHouse (table
 NAME_events) and produced to NAME-enriched; dead letters go to NAME-dead.
 A record is committed once its row and its enriched record are stored.
+
+With --kafka, --rate R --duration D runs it sustained instead of on a
+backlog: the pipeline starts on the empty topic, then `+"`sluice gen`"+` — a
+process of its own, so that the demo's CPU is the pipeline's — produces R
+events/s for D (the window), each stamped with its produce time. A line a
+second: events/s in (acknowledged by the broker) and stored, consumer lag
+(events in the topic not yet settled), and latency p50/p90/p99/max,
+consume → row committed in ClickHouse and produced → committed. When the
+generator ends, the window is judged HELD or NOT HELD, and the rest drains
+(reported apart: a drain is not a sustained figure). Held means the
+generator reached 95 % of R, the lag at the window's end is at most
+R × 1 s, and it grew by at most R × 0.5 s over the window's last half.
+--rate and --duration go together: R in [1, 10M], D from 2s to 24h.
 scripts/services start runs a broker and a server and prints their
 addresses.
 
@@ -138,9 +152,15 @@ flags:`)
 		fmt.Fprintln(stderr, "sluice demo: --kafka and --clickhouse go together (scripts/services start prints both addresses)")
 		return 2
 	}
-	if f.kafka != "" && (f.nats != "" || f.duration > 0 || f.rate > 0 || f.storage != "file" || f.partitions < 1 || f.partitions > math.MaxInt32) {
-		fmt.Fprintln(stderr, "sluice demo: with --kafka, --nats, --duration, --rate and --storage do not apply, and --partitions must be ≥ 1 (and fit in 32 bits)")
+	if f.kafka != "" && (f.nats != "" || f.storage != "file" || f.partitions < 1 || f.partitions > math.MaxInt32) {
+		fmt.Fprintln(stderr, "sluice demo: with --kafka, --nats and --storage do not apply, and --partitions must be ≥ 1 (and fit in 32 bits)")
 		return 2
+	}
+	if f.kafka != "" {
+		if msg := checkSustained(f); msg != "" {
+			fmt.Fprintln(stderr, "sluice demo:", msg)
+			return 2
+		}
 	}
 	if f.kafka == "" {
 		var kafkaOnly []string

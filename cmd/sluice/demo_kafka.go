@@ -130,6 +130,13 @@ func demoKafka(ctx context.Context, in *interrupts, f demoFlags, stdout, stderr 
 		if err := createTable(ctx, db, names.table, true); err != nil {
 			return err
 		}
+	}
+	var sustained *sustainedRun
+	if f.rate > 0 {
+		sustained = &sustainedRun{f: f, names: names, adm: adm, in: in, stdout: stdout, stderr: stderr}
+		fmt.Fprintf(stdout, "sustained: the pipeline starts, then `sluice gen` (a process of its own) produces %d events/s for %s to %s\n",
+			f.rate, f.duration, names.in)
+	} else if !f.resume {
 		gctx, stop := context.WithCancel(ctx)
 		defer context.AfterFunc(drain, stop)()
 		start, m := time.Now(), startMeasure()
@@ -150,12 +157,22 @@ func demoKafka(ctx context.Context, in *interrupts, f demoFlags, stdout, stderr 
 	if err != nil {
 		return err
 	}
-	err = runKafkaMarket(ctx, drain, db, names, f, stdout, f.live, &res)
+	var watch watcher
+	if sustained != nil {
+		watch = sustained.watch
+	}
+	err = runKafkaMarket(ctx, drain, db, names, f, stdout, f.live, &res, watch)
 	stopProfile()
 	if err != nil {
 		return err
 	}
 	res.print(stdout, f)
+	if sustained != nil {
+		sustained.print(stdout)
+		if sustained.err != nil {
+			return sustained.err
+		}
+	}
 	if f.compare && ceiling > 0 {
 		fmt.Fprintf(stdout, "demo / ceiling: %s / %s events/s = %.0f %% (target ≥ 90 %%)\n", si(res.perSec()), si(ceiling), 100*res.perSec()/ceiling)
 	}
@@ -319,6 +336,9 @@ func (r kafkaResult) print(w io.Writer, f demoFlags) {
 		fmt.Fprintf(w, "interrupted (%v): drained: the source took no new records; of the %d it had received, %d were stored or dead-lettered and committed, %d unsettled (read again by the next run)\n",
 			r.drained, r.src.Received, r.src.Acked, r.src.InFlight)
 	}
+	if f.rate > 0 {
+		fmt.Fprint(w, "whole run, window and drain (not a sustained figure; see the sustained window below): ")
+	}
 	fmt.Fprintf(w, "demo: %d events in %.2fs = %s events/s; %d stored in ClickHouse and produced to %s, %d dead-lettered to %s %v\n",
 		r.consumed, r.wall.Seconds(), si(r.perSec()), r.stored, names.out, r.dead, names.dead, r.reasons)
 	fmt.Fprintf(w, "latency, consumed → committed in ClickHouse: p50 %s  p99 %s  max %s\n", ms(r.lat.q(0.5)), ms(r.lat.q(0.99)), ms(r.lat.max))
@@ -350,6 +370,12 @@ type ktally struct {
 	lat     latencies
 	window  latencies
 	reasons map[string]int64
+
+	// Sustained mode: produced (the event's timestamp) → committed, per
+	// second, and both latencies over the generator's window (steady).
+	prodWindow             latencies
+	steady                 bool
+	steadyCons, steadyProd latencies
 }
 
 // measured returns a write of w that measures, once a batch is
@@ -363,8 +389,14 @@ func (t *ktally) measured(w *clickhousex.Writer[krow], stored *atomic.Int64) fun
 		now := time.Now()
 		t.mu.Lock()
 		for _, r := range rows {
-			t.lat.add(now.Sub(r.at))
-			t.window.add(now.Sub(r.at))
+			cons, prod := now.Sub(r.at), now.Sub(time.Unix(0, r.tick.ts))
+			t.lat.add(cons)
+			t.window.add(cons)
+			t.prodWindow.add(prod)
+			if t.steady {
+				t.steadyCons.add(cons)
+				t.steadyProd.add(prod)
+			}
 		}
 		t.mu.Unlock()
 		stored.Add(int64(len(rows)))
@@ -381,7 +413,7 @@ func (t *ktally) reason(r string) {
 // runKafkaMarket runs the market-event pipeline over the input topic until every
 // generated event is settled (or, with --resume, until the topic is
 // consumed), or until drain.
-func runKafkaMarket(ctx, drain context.Context, db *sql.DB, names kafkaNames, f demoFlags, stdout io.Writer, d *liveDash, res *kafkaResult) error {
+func runKafkaMarket(ctx, drain context.Context, db *sql.DB, names kafkaNames, f demoFlags, stdout io.Writer, d *liveDash, res *kafkaResult, watch watcher) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	sink, err := kafkax.NewSink(ctx, f.kafka, kafkax.SinkWorkers(2))
@@ -417,7 +449,12 @@ func runKafkaMarket(ctx, drain context.Context, db *sql.DB, names kafkaNames, f 
 	mach := machineCPU()
 	start := time.Now()
 	var doneAt time.Time
-	stopWatch := watchKafka(src, tally, f, stdout, &stored, &dead, target, start, func(at time.Time) {
+	if watch == nil {
+		watch = func(src *kafkax.Source, tally *ktally, stored, dead *atomic.Int64, start time.Time, done func(time.Time)) func() {
+			return watchKafka(src, tally, f, stdout, stored, dead, target, start, done)
+		}
+	}
+	stopWatch := watch(src, tally, &stored, &dead, start, func(at time.Time) {
 		doneAt = at
 		finish()
 	})
@@ -455,6 +492,12 @@ func runKafkaMarket(ctx, drain context.Context, db *sql.DB, names kafkaNames, f 
 	}
 	return nil
 }
+
+// watcher starts a goroutine that watches a run of the pipeline and calls
+// done once it is complete; the returned function stops it and waits for
+// it. watchKafka is the backlog mode's, (*sustainedRun).watch the
+// sustained mode's.
+type watcher func(src *kafkax.Source, tally *ktally, stored, dead *atomic.Int64, start time.Time, done func(time.Time)) (stop func())
 
 // watchKafka starts a goroutine that prints progress every second and
 // calls done once every generated event (target) is settled, unless the

@@ -24,6 +24,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"demo", "a market-event pipeline on NATS JetStream — decode, validate, normalise, batch, enrich, publish — at least once, with its live page (--dash)", runDemo},
+		{"gen", "a load generator: market events to a Kafka topic at --rate for --duration, each stamped with its produce time", runGen},
 	}
 }
 
