@@ -3,7 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
-		"fmt"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -204,11 +204,11 @@ func (s *sustainedRun) watch(src *kafkax.Source, tally *ktally, stored, dead *at
 		defer tick.Stop()
 		genDone := c.exited
 		var (
-			target                      int64 = -1 // events to settle, once the window is over
-			lastIn, lastStored          int64
-			lastAt, nextLine            = wstart, wstart.Add(time.Second)
-			drainStart                  time.Time
-			drainSettled0               int64
+			target             int64 = -1 // events to settle, once the window is over
+			lastIn, lastStored int64
+			lastAt, nextLine   = wstart, wstart.Add(time.Second)
+			drainStart         time.Time
+			drainSettled0      int64
 		)
 		line := func(now time.Time, in int64, phase string) {
 			settled := src.Stats().Acked
