@@ -284,6 +284,7 @@ func (s *sustainedRun) watch(src *kafkax.Source, tally *ktally, stored, dead *at
 // print writes the sustained window's summary.
 func (s *sustainedRun) print(w io.Writer) {
 	if s.window == 0 {
+		fmt.Fprintln(w, "the generator's window did not end (interrupted): no sustained figure")
 		return
 	}
 	held, why := heldVerdict(s.f.rate, s.window, s.produced, s.samples)
