@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -119,6 +120,35 @@ func (s *sustainedRun) endOffsets() (int64, error) {
 	return n, nil
 }
 
+// awaitAssigned waits until the group is stable with every partition of
+// the input topic assigned, so that the window starts with the pipeline
+// consuming, not joining its group; it gives up after 60 s or when
+// stopped closes.
+func (s *sustainedRun) awaitAssigned(stopped <-chan struct{}) error {
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		r, err := s.adm.DescribeGroups(ctx, s.names.group)
+		cancel()
+		if err == nil {
+			g := r[s.names.group]
+			if g.Err == nil && g.State == "Stable" && len(r.AssignedPartitions()[s.names.in]) == s.f.partitions {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the group %s had not taken the %d partitions of %s after 60s (last error: %v)", s.names.group, s.f.partitions, s.names.in, err)
+		}
+		select {
+		case <-stopped:
+			return errStopped
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+var errStopped = errors.New("stopped")
+
 // child is the running generator.
 type child struct {
 	cmd    *exec.Cmd
@@ -190,6 +220,12 @@ func (s *sustainedRun) watch(src *kafkax.Source, tally *ktally, stored, dead *at
 		fail := func(err error) {
 			s.err = err
 			once.Do(func() { done(time.Now()) })
+		}
+		if err := s.awaitAssigned(stopped); err != nil {
+			if !errors.Is(err, errStopped) {
+				fail(err)
+			}
+			return
 		}
 		c, err := s.startGen()
 		if err != nil {
