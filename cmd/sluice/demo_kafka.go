@@ -354,8 +354,8 @@ func (r kafkaResult) print(w io.Writer, f demoFlags) {
 		fmt.Fprintf(w, "CPU per event: pipeline process %.1f µs (the generator is a process of its own); machine, every process (generator, broker, ClickHouse, others) %.1f µs\n",
 			r.pipeCPU.Seconds()*1e6/n, r.machCPU.Seconds()*1e6/n)
 	} else {
-	fmt.Fprintf(w, "CPU per event: pipeline process %.1f µs; whole process (generator + pipeline) %.1f µs; machine, every process (broker, ClickHouse, others) %.1f µs\n",
-		r.pipeCPU.Seconds()*1e6/n, r.procCPU.Seconds()*1e6/n, r.machCPU.Seconds()*1e6/n)
+		fmt.Fprintf(w, "CPU per event: pipeline process %.1f µs; whole process (generator + pipeline) %.1f µs; machine, every process (broker, ClickHouse, others) %.1f µs\n",
+			r.pipeCPU.Seconds()*1e6/n, r.procCPU.Seconds()*1e6/n, r.machCPU.Seconds()*1e6/n)
 	}
 	fmt.Fprintln(w, "the market-event write-up measured 180k events/s sustained, 220k peak, consume → ClickHouse p50 40 ms, p99 120 ms on two vCPUs, with the broker and ClickHouse on other machines; here broker, ClickHouse, generator and pipeline share this machine's CPUs")
 	fmt.Fprintf(w, "source: %+v\nsink: %+v\nwriter: %+v\n", r.src, r.sink, r.writer)
