@@ -39,6 +39,7 @@ type demoFlags struct {
 	kafka, clickhouse string // the Kafka + ClickHouse demo: brokers, server
 	name              string // its topics, group and table
 	resume            bool   // consume what is left, generating nothing
+	serve             bool   // a service: consume in the group until SIGTERM, resetting and generating nothing
 	partitions        int
 	genExe            string // the program started as `sluice gen` in sustained mode (default: this one)
 
@@ -78,6 +79,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.clickhouse, "clickhouse", "", "ClickHouse server `ADDR` (host:port, native protocol) for --kafka")
 	fs.StringVar(&f.name, "name", "demo", "with --kafka: prefix of the topics (NAME-market, NAME-enriched, NAME-dead), consumer group (NAME) and table (NAME_events): a letter, then letters, digits, - and _; a run deletes and re-creates them")
 	fs.BoolVar(&f.resume, "resume", false, "with --kafka: neither reset nor generate; consume what the group has not committed (after an interrupted run) and stop once idle")
+	fs.BoolVar(&f.serve, "serve", false, "with --kafka: run as a service — a member of the group NAME, neither resetting (missing topics and table are created) nor generating, until SIGTERM or SIGINT; N such processes share the partitions")
 	fs.IntVar(&f.partitions, "partitions", 4, "with --kafka: partitions of the demo's topics")
 	fs.StringVar(&f.dash, "dash", "", "serve the live pipeline page at `ADDR` while the demo runs: :8080 listens on loopback only, 0.0.0.0:8080 on every interface")
 	fs.Usage = func() {
@@ -111,6 +113,11 @@ R × 1 s, and it grew by at most R × 0.5 s over the window's last half.
 --rate and --duration go together: R in [1, 10M], D from 2s to 24h.
 scripts/services start runs a broker and a server and prints their
 addresses.
+
+With --kafka, --serve runs the pipeline alone, as a service: no reset, no
+generation, a member of the consumer group NAME until SIGTERM; several
+such processes share the partitions, and the partitions of one that dies
+move to the others within the session timeout (6 s).
 
 SIGINT or SIGTERM drains: the demo takes no new events, finishes and
 acknowledges those inside, prints the summary, removes its temporary store
@@ -157,6 +164,10 @@ flags:`)
 		return 2
 	}
 	if f.kafka != "" {
+		if f.serve && (f.resume || f.rate > 0 || f.duration > 0 || f.compare) {
+			fmt.Fprintln(stderr, "sluice demo: --serve runs only the pipeline: --resume, --rate, --duration and --compare do not go with it")
+			return 2
+		}
 		if msg := checkSustained(f); msg != "" {
 			fmt.Fprintln(stderr, "sluice demo:", msg)
 			return 2
@@ -165,7 +176,7 @@ flags:`)
 	if f.kafka == "" {
 		var kafkaOnly []string
 		fs.Visit(func(fl *flag.Flag) {
-			if fl.Name == "resume" || fl.Name == "name" || fl.Name == "partitions" {
+			if fl.Name == "resume" || fl.Name == "name" || fl.Name == "partitions" || fl.Name == "serve" {
 				kafkaOnly = append(kafkaOnly, "--"+fl.Name)
 			}
 		})

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -119,7 +120,12 @@ func demoKafka(ctx context.Context, in *interrupts, f demoFlags, stdout, stderr 
 	}
 
 	var res kafkaResult
-	if f.resume {
+	if f.resume || f.serve {
+		if f.serve {
+			if err := ensureTopics(ctx, adm, f.partitions, names.in, names.out, names.dead); err != nil {
+				return err
+			}
+		}
 		if err := createTable(ctx, db, names.table, false); err != nil {
 			return err
 		}
@@ -136,7 +142,7 @@ func demoKafka(ctx context.Context, in *interrupts, f demoFlags, stdout, stderr 
 		sustained = &sustainedRun{f: f, names: names, adm: adm, in: in, stdout: stdout, stderr: stderr}
 		fmt.Fprintf(stdout, "sustained: the pipeline starts, then `sluice gen` (a process of its own) produces %d events/s for %s to %s\n",
 			f.rate, f.duration, names.in)
-	} else if !f.resume {
+	} else if !f.resume && !f.serve {
 		gctx, stop := context.WithCancel(ctx)
 		defer context.AfterFunc(drain, stop)()
 		start, m := time.Now(), startMeasure()
@@ -161,6 +167,12 @@ func demoKafka(ctx context.Context, in *interrupts, f demoFlags, stdout, stderr 
 	if sustained != nil {
 		watch = sustained.watch
 	}
+	if f.serve {
+		fmt.Fprintf(stdout, "serving: a member of group %s, consuming %s until SIGTERM or SIGINT\n", names.group, names.in)
+		watch = func(src *kafkax.Source, tally *ktally, stored, dead *atomic.Int64, start time.Time, done func(time.Time)) func() {
+			return watchKafka(src, tally, f, stdout, stored, dead, math.MaxInt64, start, done) // never done
+		}
+	}
 	err = runKafkaMarket(ctx, drain, db, names, f, stdout, f.live, &res, watch)
 	stopProfile()
 	if err != nil {
@@ -176,7 +188,7 @@ func demoKafka(ctx context.Context, in *interrupts, f demoFlags, stdout, stderr 
 	if f.compare && ceiling > 0 {
 		fmt.Fprintf(stdout, "demo / ceiling: %s / %s events/s = %.0f %% (target ≥ 90 %%)\n", si(res.perSec()), si(ceiling), 100*res.perSec()/ceiling)
 	}
-	if !f.resume && res.drained == nil && res.rows != res.stored {
+	if !f.resume && !f.serve && res.drained == nil && res.rows != res.stored {
 		return fmt.Errorf("ClickHouse holds %d rows in %s, but the pipeline stored %d", res.rows, names.table, res.stored)
 	}
 	return nil
@@ -225,6 +237,23 @@ func resetKafka(ctx context.Context, adm *kadm.Client, partitions int, group str
 		}
 		if len(left) > 0 && !sleepCtx(ctx, 100*time.Millisecond) {
 			return fmt.Errorf("creating topics %v: %w", left, ctx.Err())
+		}
+	}
+	return nil
+}
+
+// ensureTopics creates those of topics that do not exist yet, with
+// partitions partitions; it deletes nothing.
+func ensureTopics(ctx context.Context, adm *kadm.Client, partitions int, topics ...string) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	r, err := adm.CreateTopics(ctx, int32(partitions), 1, nil, topics...)
+	if err != nil {
+		return fmt.Errorf("creating topics: %w", err)
+	}
+	for _, t := range r.Sorted() {
+		if t.Err != nil && !errors.Is(t.Err, kerr.TopicAlreadyExists) {
+			return fmt.Errorf("creating topic %s: %w", t.Topic, t.Err)
 		}
 	}
 	return nil
@@ -343,8 +372,8 @@ func (r kafkaResult) print(w io.Writer, f demoFlags) {
 		r.consumed, r.wall.Seconds(), si(r.perSec()), r.stored, names.out, r.dead, names.dead, r.reasons)
 	fmt.Fprintf(w, "latency, consumed → committed in ClickHouse: p50 %s  p99 %s  max %s\n", ms(r.lat.q(0.5)), ms(r.lat.q(0.99)), ms(r.lat.max))
 	check := "equal to the rows this run stored"
-	if f.resume {
-		check = "including earlier runs' rows"
+	if f.resume || f.serve {
+		check = "including earlier runs' and other members' rows"
 	} else if r.rows != r.stored {
 		check = fmt.Sprintf("MISMATCH: this run stored %d", r.stored)
 	}
@@ -429,6 +458,11 @@ func runKafkaMarket(ctx, drain context.Context, db *sql.DB, names kafkaNames, f 
 	opts := []kafkax.SourceOption{kafkax.MaxInFlight(f.inflight)}
 	if f.resume {
 		opts = append(opts, kafkax.StopWhenCaughtUp())
+	}
+	if f.serve {
+		// A member that dies gives its partitions up to the others
+		// after this long without a heartbeat (the broker's minimum).
+		opts = append(opts, kafkax.WithClient(kgo.SessionTimeout(6*time.Second)))
 	}
 	src, err := kafkax.NewSource(ctx, f.kafka, names.group, []string{names.in}, opts...)
 	if err != nil {

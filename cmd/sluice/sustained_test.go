@@ -108,6 +108,8 @@ func TestSustainedBadFlagsExit2BeforeContactingAnything(t *testing.T) {
 		{[]string{"demo", "--rate", "1000", "--duration", "48h"}, "--duration"},
 		{[]string{"demo", "--rate", "1000", "--duration", "-3s"}, "--duration"},
 		{[]string{"demo", "--rate", "1000", "--duration", "5s", "--resume"}, "--resume"},
+		{[]string{"demo", "--serve", "--rate", "1000", "--duration", "5s"}, "--serve"},
+		{[]string{"demo", "--serve", "--resume"}, "--serve"},
 		{[]string{"gen", "--rate", "1000", "--duration", "5s"}, "--topic"},
 		{[]string{"gen", "--topic", "t", "--duration", "5s"}, "--rate"},
 		{[]string{"gen", "--topic", "t", "--rate", "-1", "--duration", "5s"}, "--rate"},
