@@ -6,6 +6,8 @@
 // in the repository), so installing this command builds none of it.
 //
 //	sluice demo [--dash ADDR] [--nats URL] …
+//	sluice demo --kafka BROKERS --clickhouse ADDR [--rate R --duration D | --serve] …
+//	sluice gen --kafka BROKERS --topic TOPIC --rate R --duration D
 //
 // Run `sluice help` for the list of commands.
 package main
