@@ -39,7 +39,9 @@ type demoFlags struct {
 	kafka, clickhouse string // the Kafka + ClickHouse demo: brokers, server
 	name              string // its topics, group and table
 	resume            bool   // consume what is left, generating nothing
+	serve             bool   // a service: consume in the group until SIGTERM, resetting and generating nothing
 	partitions        int
+	genExe            string // the program started as `sluice gen` in sustained mode (default: this one)
 
 	// Claimed by runDemo before anything is contacted, so that a busy
 	// port or an unwritable profile fails at once; nil when not asked for.
@@ -63,9 +65,9 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var f demoFlags
 	fs.StringVar(&f.nats, "nats", "", "NATS server `URL` (default: start an embedded server with its store in a temporary directory)")
-	fs.IntVar(&f.events, "events", 200_000, "market events to generate (ignored with --duration)")
-	fs.DurationVar(&f.duration, "duration", 0, "generate events for this long instead of --events")
-	fs.IntVar(&f.rate, "rate", 0, "events per second the generator aims at (0: as fast as the broker takes them)")
+	fs.IntVar(&f.events, "events", 200_000, "market events to generate (ignored with --duration; with --kafka the backlog generated before the pipeline starts)")
+	fs.DurationVar(&f.duration, "duration", 0, "generate events for this long instead of --events (with --kafka: the sustained window, with --rate)")
+	fs.IntVar(&f.rate, "rate", 0, "events per second the generator aims at (0: as fast as the broker takes them; with --kafka: the sustained rate, with --duration)")
 	fs.Float64Var(&f.malformed, "malformed", 0.01, "fraction of generated events that are malformed")
 	fs.IntVar(&f.decoders, "decoders", 4, "decode+validate workers")
 	fs.DurationVar(&f.lookup, "lookup", time.Millisecond, "simulated round trip of one reference-data lookup (one per batch)")
@@ -77,6 +79,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.clickhouse, "clickhouse", "", "ClickHouse server `ADDR` (host:port, native protocol) for --kafka")
 	fs.StringVar(&f.name, "name", "demo", "with --kafka: prefix of the topics (NAME-market, NAME-enriched, NAME-dead), consumer group (NAME) and table (NAME_events): a letter, then letters, digits, - and _; a run deletes and re-creates them")
 	fs.BoolVar(&f.resume, "resume", false, "with --kafka: neither reset nor generate; consume what the group has not committed (after an interrupted run) and stop once idle")
+	fs.BoolVar(&f.serve, "serve", false, "with --kafka: run as a service — a member of the group NAME, neither resetting (missing topics and table are created) nor generating, until SIGTERM or SIGINT; N such processes share the partitions")
 	fs.IntVar(&f.partitions, "partitions", 4, "with --kafka: partitions of the demo's topics")
 	fs.StringVar(&f.dash, "dash", "", "serve the live pipeline page at `ADDR` while the demo runs: :8080 listens on loopback only, 0.0.0.0:8080 on every interface")
 	fs.Usage = func() {
@@ -95,8 +98,26 @@ instead: the generator fills the topic NAME-market, a consumer group reads
 it, the same stages run, each batch is inserted into ClickHouse (table
 NAME_events) and produced to NAME-enriched; dead letters go to NAME-dead.
 A record is committed once its row and its enriched record are stored.
+
+With --kafka, --rate R --duration D runs it sustained instead of on a
+backlog: the pipeline starts on the empty topic, then `+"`sluice gen`"+` — a
+process of its own, so that the demo's CPU is the pipeline's — produces R
+events/s for D (the window), each stamped with its produce time. A line a
+second: events/s in (acknowledged by the broker) and stored, consumer lag
+(events in the topic not yet settled), and latency p50/p90/p99/max,
+consume → row committed in ClickHouse and produced → committed. When the
+generator ends, the window is judged HELD or NOT HELD, and the rest drains
+(reported apart: a drain is not a sustained figure). Held means the
+generator reached 95 % of R, the lag at the window's end is at most
+R × 1 s, and it grew by at most R × 0.5 s over the window's last half.
+--rate and --duration go together: R in [1, 10M], D from 2s to 24h.
 scripts/services start runs a broker and a server and prints their
 addresses.
+
+With --kafka, --serve runs the pipeline alone, as a service: no reset, no
+generation, a member of the consumer group NAME until SIGTERM; several
+such processes share the partitions, and the partitions of one that dies
+move to the others within the session timeout (6 s).
 
 SIGINT or SIGTERM drains: the demo takes no new events, finishes and
 acknowledges those inside, prints the summary, removes its temporary store
@@ -138,14 +159,24 @@ flags:`)
 		fmt.Fprintln(stderr, "sluice demo: --kafka and --clickhouse go together (scripts/services start prints both addresses)")
 		return 2
 	}
-	if f.kafka != "" && (f.nats != "" || f.duration > 0 || f.rate > 0 || f.storage != "file" || f.partitions < 1 || f.partitions > math.MaxInt32) {
-		fmt.Fprintln(stderr, "sluice demo: with --kafka, --nats, --duration, --rate and --storage do not apply, and --partitions must be ≥ 1 (and fit in 32 bits)")
+	if f.kafka != "" && (f.nats != "" || f.storage != "file" || f.partitions < 1 || f.partitions > math.MaxInt32) {
+		fmt.Fprintln(stderr, "sluice demo: with --kafka, --nats and --storage do not apply, and --partitions must be ≥ 1 (and fit in 32 bits)")
 		return 2
+	}
+	if f.kafka != "" {
+		if f.serve && (f.resume || f.rate > 0 || f.duration > 0 || f.compare) {
+			fmt.Fprintln(stderr, "sluice demo: --serve runs only the pipeline: --resume, --rate, --duration and --compare do not go with it")
+			return 2
+		}
+		if msg := checkSustained(f); msg != "" {
+			fmt.Fprintln(stderr, "sluice demo:", msg)
+			return 2
+		}
 	}
 	if f.kafka == "" {
 		var kafkaOnly []string
 		fs.Visit(func(fl *flag.Flag) {
-			if fl.Name == "resume" || fl.Name == "name" || fl.Name == "partitions" {
+			if fl.Name == "resume" || fl.Name == "name" || fl.Name == "partitions" || fl.Name == "serve" {
 				kafkaOnly = append(kafkaOnly, "--"+fl.Name)
 			}
 		})

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -119,7 +120,12 @@ func demoKafka(ctx context.Context, in *interrupts, f demoFlags, stdout, stderr 
 	}
 
 	var res kafkaResult
-	if f.resume {
+	if f.resume || f.serve {
+		if f.serve {
+			if err := ensureTopics(ctx, adm, f.partitions, names.in, names.out, names.dead); err != nil {
+				return err
+			}
+		}
 		if err := createTable(ctx, db, names.table, false); err != nil {
 			return err
 		}
@@ -130,6 +136,13 @@ func demoKafka(ctx context.Context, in *interrupts, f demoFlags, stdout, stderr 
 		if err := createTable(ctx, db, names.table, true); err != nil {
 			return err
 		}
+	}
+	var sustained *sustainedRun
+	if f.rate > 0 {
+		sustained = &sustainedRun{f: f, names: names, adm: adm, in: in, stdout: stdout, stderr: stderr}
+		fmt.Fprintf(stdout, "sustained: the pipeline starts, then `sluice gen` (a process of its own) produces %d events/s for %s to %s\n",
+			f.rate, f.duration, names.in)
+	} else if !f.resume && !f.serve {
 		gctx, stop := context.WithCancel(ctx)
 		defer context.AfterFunc(drain, stop)()
 		start, m := time.Now(), startMeasure()
@@ -150,16 +163,32 @@ func demoKafka(ctx context.Context, in *interrupts, f demoFlags, stdout, stderr 
 	if err != nil {
 		return err
 	}
-	err = runKafkaMarket(ctx, drain, db, names, f, stdout, f.live, &res)
+	var watch watcher
+	if sustained != nil {
+		watch = sustained.watch
+	}
+	if f.serve {
+		fmt.Fprintf(stdout, "serving: a member of group %s, consuming %s until SIGTERM or SIGINT\n", names.group, names.in)
+		watch = func(src *kafkax.Source, tally *ktally, stored, dead *atomic.Int64, start time.Time, done func(time.Time)) func() {
+			return watchKafka(src, tally, f, stdout, stored, dead, math.MaxInt64, start, done) // never done
+		}
+	}
+	err = runKafkaMarket(ctx, drain, db, names, f, stdout, f.live, &res, watch)
 	stopProfile()
 	if err != nil {
 		return err
 	}
 	res.print(stdout, f)
+	if sustained != nil {
+		sustained.print(stdout)
+		if sustained.err != nil {
+			return sustained.err
+		}
+	}
 	if f.compare && ceiling > 0 {
 		fmt.Fprintf(stdout, "demo / ceiling: %s / %s events/s = %.0f %% (target ≥ 90 %%)\n", si(res.perSec()), si(ceiling), 100*res.perSec()/ceiling)
 	}
-	if !f.resume && res.drained == nil && res.rows != res.stored {
+	if !f.resume && !f.serve && res.drained == nil && res.rows != res.stored {
 		return fmt.Errorf("ClickHouse holds %d rows in %s, but the pipeline stored %d", res.rows, names.table, res.stored)
 	}
 	return nil
@@ -208,6 +237,23 @@ func resetKafka(ctx context.Context, adm *kadm.Client, partitions int, group str
 		}
 		if len(left) > 0 && !sleepCtx(ctx, 100*time.Millisecond) {
 			return fmt.Errorf("creating topics %v: %w", left, ctx.Err())
+		}
+	}
+	return nil
+}
+
+// ensureTopics creates those of topics that do not exist yet, with
+// partitions partitions; it deletes nothing.
+func ensureTopics(ctx context.Context, adm *kadm.Client, partitions int, topics ...string) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	r, err := adm.CreateTopics(ctx, int32(partitions), 1, nil, topics...)
+	if err != nil {
+		return fmt.Errorf("creating topics: %w", err)
+	}
+	for _, t := range r.Sorted() {
+		if t.Err != nil && !errors.Is(t.Err, kerr.TopicAlreadyExists) {
+			return fmt.Errorf("creating topic %s: %w", t.Topic, t.Err)
 		}
 	}
 	return nil
@@ -319,19 +365,27 @@ func (r kafkaResult) print(w io.Writer, f demoFlags) {
 		fmt.Fprintf(w, "interrupted (%v): drained: the source took no new records; of the %d it had received, %d were stored or dead-lettered and committed, %d unsettled (read again by the next run)\n",
 			r.drained, r.src.Received, r.src.Acked, r.src.InFlight)
 	}
+	if f.rate > 0 {
+		fmt.Fprint(w, "whole run, window and drain (not a sustained figure; see the sustained window below): ")
+	}
 	fmt.Fprintf(w, "demo: %d events in %.2fs = %s events/s; %d stored in ClickHouse and produced to %s, %d dead-lettered to %s %v\n",
 		r.consumed, r.wall.Seconds(), si(r.perSec()), r.stored, names.out, r.dead, names.dead, r.reasons)
 	fmt.Fprintf(w, "latency, consumed → committed in ClickHouse: p50 %s  p99 %s  max %s\n", ms(r.lat.q(0.5)), ms(r.lat.q(0.99)), ms(r.lat.max))
 	check := "equal to the rows this run stored"
-	if f.resume {
-		check = "including earlier runs' rows"
+	if f.resume || f.serve {
+		check = "including earlier runs' and other members' rows"
 	} else if r.rows != r.stored {
 		check = fmt.Sprintf("MISMATCH: this run stored %d", r.stored)
 	}
 	fmt.Fprintf(w, "ClickHouse: %d rows in %s, queried back (%s); %d distinct event ids\n", r.rows, names.table, check, r.ids)
 	n := float64(max(1, r.consumed))
-	fmt.Fprintf(w, "CPU per event: pipeline process %.1f µs; whole process (generator + pipeline) %.1f µs; machine, every process (broker, ClickHouse, others) %.1f µs\n",
-		r.pipeCPU.Seconds()*1e6/n, r.procCPU.Seconds()*1e6/n, r.machCPU.Seconds()*1e6/n)
+	if f.rate > 0 {
+		fmt.Fprintf(w, "CPU per event: pipeline process %.1f µs (the generator is a process of its own); machine, every process (generator, broker, ClickHouse, others) %.1f µs\n",
+			r.pipeCPU.Seconds()*1e6/n, r.machCPU.Seconds()*1e6/n)
+	} else {
+		fmt.Fprintf(w, "CPU per event: pipeline process %.1f µs; whole process (generator + pipeline) %.1f µs; machine, every process (broker, ClickHouse, others) %.1f µs\n",
+			r.pipeCPU.Seconds()*1e6/n, r.procCPU.Seconds()*1e6/n, r.machCPU.Seconds()*1e6/n)
+	}
 	fmt.Fprintln(w, "the market-event write-up measured 180k events/s sustained, 220k peak, consume → ClickHouse p50 40 ms, p99 120 ms on two vCPUs, with the broker and ClickHouse on other machines; here broker, ClickHouse, generator and pipeline share this machine's CPUs")
 	fmt.Fprintf(w, "source: %+v\nsink: %+v\nwriter: %+v\n", r.src, r.sink, r.writer)
 	if r.commitErr != nil {
@@ -350,6 +404,12 @@ type ktally struct {
 	lat     latencies
 	window  latencies
 	reasons map[string]int64
+
+	// Sustained mode: produced (the event's timestamp) → committed, per
+	// second, and both latencies over the generator's window (steady).
+	prodWindow             latencies
+	steady                 bool
+	steadyCons, steadyProd latencies
 }
 
 // measured returns a write of w that measures, once a batch is
@@ -363,8 +423,14 @@ func (t *ktally) measured(w *clickhousex.Writer[krow], stored *atomic.Int64) fun
 		now := time.Now()
 		t.mu.Lock()
 		for _, r := range rows {
-			t.lat.add(now.Sub(r.at))
-			t.window.add(now.Sub(r.at))
+			cons, prod := now.Sub(r.at), now.Sub(time.Unix(0, r.tick.ts))
+			t.lat.add(cons)
+			t.window.add(cons)
+			t.prodWindow.add(prod)
+			if t.steady {
+				t.steadyCons.add(cons)
+				t.steadyProd.add(prod)
+			}
 		}
 		t.mu.Unlock()
 		stored.Add(int64(len(rows)))
@@ -381,7 +447,7 @@ func (t *ktally) reason(r string) {
 // runKafkaMarket runs the market-event pipeline over the input topic until every
 // generated event is settled (or, with --resume, until the topic is
 // consumed), or until drain.
-func runKafkaMarket(ctx, drain context.Context, db *sql.DB, names kafkaNames, f demoFlags, stdout io.Writer, d *liveDash, res *kafkaResult) error {
+func runKafkaMarket(ctx, drain context.Context, db *sql.DB, names kafkaNames, f demoFlags, stdout io.Writer, d *liveDash, res *kafkaResult, watch watcher) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	sink, err := kafkax.NewSink(ctx, f.kafka, kafkax.SinkWorkers(2))
@@ -392,6 +458,11 @@ func runKafkaMarket(ctx, drain context.Context, db *sql.DB, names kafkaNames, f 
 	opts := []kafkax.SourceOption{kafkax.MaxInFlight(f.inflight)}
 	if f.resume {
 		opts = append(opts, kafkax.StopWhenCaughtUp())
+	}
+	if f.serve {
+		// A member that dies gives its partitions up to the others
+		// after this long without a heartbeat (the broker's minimum).
+		opts = append(opts, kafkax.WithClient(kgo.SessionTimeout(6*time.Second)))
 	}
 	src, err := kafkax.NewSource(ctx, f.kafka, names.group, []string{names.in}, opts...)
 	if err != nil {
@@ -417,7 +488,12 @@ func runKafkaMarket(ctx, drain context.Context, db *sql.DB, names kafkaNames, f 
 	mach := machineCPU()
 	start := time.Now()
 	var doneAt time.Time
-	stopWatch := watchKafka(src, tally, f, stdout, &stored, &dead, target, start, func(at time.Time) {
+	if watch == nil {
+		watch = func(src *kafkax.Source, tally *ktally, stored, dead *atomic.Int64, start time.Time, done func(time.Time)) func() {
+			return watchKafka(src, tally, f, stdout, stored, dead, target, start, done)
+		}
+	}
+	stopWatch := watch(src, tally, &stored, &dead, start, func(at time.Time) {
 		doneAt = at
 		finish()
 	})
@@ -455,6 +531,12 @@ func runKafkaMarket(ctx, drain context.Context, db *sql.DB, names kafkaNames, f 
 	}
 	return nil
 }
+
+// watcher starts a goroutine that watches a run of the pipeline and calls
+// done once it is complete; the returned function stops it and waits for
+// it. watchKafka is the backlog mode's, (*sustainedRun).watch the
+// sustained mode's.
+type watcher func(src *kafkax.Source, tally *ktally, stored, dead *atomic.Int64, start time.Time, done func(time.Time)) (stop func())
 
 // watchKafka starts a goroutine that prints progress every second and
 // calls done once every generated event (target) is settled, unless the

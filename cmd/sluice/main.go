@@ -6,6 +6,8 @@
 // in the repository), so installing this command builds none of it.
 //
 //	sluice demo [--dash ADDR] [--nats URL] …
+//	sluice demo --kafka BROKERS --clickhouse ADDR [--rate R --duration D | --serve] …
+//	sluice gen --kafka BROKERS --topic TOPIC --rate R --duration D
 //
 // Run `sluice help` for the list of commands.
 package main
@@ -24,6 +26,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"demo", "a market-event pipeline on NATS JetStream — decode, validate, normalise, batch, enrich, publish — at least once, with its live page (--dash)", runDemo},
+		{"gen", "a load generator: market events to a Kafka topic at --rate for --duration, each stamped with its produce time", runGen},
 	}
 }
 

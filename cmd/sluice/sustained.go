@@ -1,0 +1,384 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+
+	"github.com/sluicehq/sluice/connect/kafkax"
+)
+
+// Sustained mode of the Kafka demo (`sluice demo --kafka … --rate R
+// --duration D`): the pipeline starts on the empty topic, then the demo
+// starts `sluice gen` as a child process that produces at R events/s for D
+// (the window) while the pipeline runs, so that the pipeline process's CPU
+// is the pipeline's alone. Every second the demo prints the events/s in
+// (acknowledged by the broker: the topic's end offsets) and stored, the
+// consumer lag (events in the topic not yet settled), and the latency
+// percentiles of the rows committed that second, consume → committed in
+// ClickHouse and produced → committed. Once the generator exits the window
+// is judged (see heldVerdict) and the pipeline drains what is left; the
+// drain is reported apart, never as a sustained figure.
+
+// lagSample is the consumer lag at one moment of the window.
+type lagSample struct {
+	at  time.Duration // since the window began
+	lag int64
+}
+
+// heldVerdict decides whether a sustained window held its rate. Held
+// means all of:
+//
+//   - the generator produced at least 95 % of rate × window (else the
+//     figures are for a lower rate than asked);
+//   - the consumer lag at the end of the window is at most rate × 1 s
+//     (one second of events);
+//   - the lag did not grow over the window's last half: the lag at its
+//     end exceeds the lag at its middle by at most rate × 0.5 s.
+//
+// samples are the lag once a second and at the end of the window, in
+// order; at least two are needed to judge.
+func heldVerdict(rate int, window time.Duration, produced int64, samples []lagSample) (bool, string) {
+	if len(samples) < 2 || window <= 0 {
+		return false, "window too short to judge (fewer than two lag samples)"
+	}
+	if want := float64(rate) * window.Seconds(); float64(produced) < 0.95*want {
+		return false, fmt.Sprintf("the generator fell short: %d events in %.1fs = %s/s of the %s/s asked",
+			produced, window.Seconds(), si(float64(produced)/window.Seconds()), si(float64(rate)))
+	}
+	end := samples[len(samples)-1]
+	mid := samples[0]
+	for _, s := range samples {
+		if s.at <= end.at/2 {
+			mid = s
+		}
+	}
+	switch {
+	case end.lag > int64(rate):
+		return false, fmt.Sprintf("lag at the end of the window is %d events, more than one second of events (%d)", end.lag, rate)
+	case end.lag-mid.lag > int64(rate)/2:
+		return false, fmt.Sprintf("lag grew over the window's last half, from %d at %.1fs to %d at %.1fs (more than half a second of events)",
+			mid.lag, mid.at.Seconds(), end.lag, end.at.Seconds())
+	}
+	return true, fmt.Sprintf("lag at the end %d events (≤ %d, one second of events), %d at mid-window", end.lag, rate, mid.lag)
+}
+
+// sustainedRun is the state of one sustained run: the generator child,
+// the samples and the window's figures.
+type sustainedRun struct {
+	f              demoFlags
+	names          kafkaNames
+	adm            *kadm.Client
+	in             *interrupts
+	stdout, stderr io.Writer
+
+	// set by the watching goroutine, read after stop
+	samples   []lagSample
+	window    time.Duration
+	produced  int64 // in the topic at the end of the window
+	storedWin int64 // rows committed during the window
+	cons      latencies
+	prod      latencies
+	genLine   string
+	drainWall time.Duration
+	drainEvts int64
+	err       error
+}
+
+// genArgs are the arguments of the generator child.
+func (s *sustainedRun) genArgs() []string {
+	return []string{"gen", "--kafka", s.f.kafka, "--topic", s.names.in,
+		"--rate", strconv.Itoa(s.f.rate), "--duration", s.f.duration.String(),
+		"--malformed", strconv.FormatFloat(s.f.malformed, 'g', -1, 64), "--exit-on-stdin-eof", "--quiet"}
+}
+
+// endOffsets returns the sum of the input topic's end offsets: the events
+// the broker holds (the topic was created empty).
+func (s *sustainedRun) endOffsets() (int64, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	r, err := s.adm.ListEndOffsets(ctx, s.names.in)
+	if err != nil {
+		return 0, err
+	}
+	if err := r.Error(); err != nil {
+		return 0, err
+	}
+	var n int64
+	r.Each(func(o kadm.ListedOffset) { n += o.Offset })
+	return n, nil
+}
+
+// awaitAssigned waits until the group is stable with every partition of
+// the input topic assigned, so that the window starts with the pipeline
+// consuming, not joining its group; it gives up after 60 s or when
+// stopped closes.
+func (s *sustainedRun) awaitAssigned(stopped <-chan struct{}) error {
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		r, err := s.adm.DescribeGroups(ctx, s.names.group)
+		cancel()
+		if err == nil {
+			g := r[s.names.group]
+			if g.Err == nil && g.State == "Stable" && len(r.AssignedPartitions()[s.names.in]) == s.f.partitions {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the group %s had not taken the %d partitions of %s after 60s (last error: %v)", s.names.group, s.f.partitions, s.names.in, err)
+		}
+		select {
+		case <-stopped:
+			return errStopped
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+var errStopped = errors.New("stopped")
+
+// child is the running generator.
+type child struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	exited chan struct{} // closed once Wait returned and its output is read
+	err    error         // Wait's, set before exited closes
+	last   string        // its last line of stdout
+}
+
+func (s *sustainedRun) startGen() (*child, error) {
+	exe := s.f.genExe
+	if exe == "" {
+		var err error
+		if exe, err = os.Executable(); err != nil {
+			return nil, fmt.Errorf("finding this program to start the generator: %w", err)
+		}
+	}
+	c := &child{cmd: exec.Command(exe, s.genArgs()...), exited: make(chan struct{})}
+	c.cmd.SysProcAttr = childAttr()
+	c.cmd.Stderr = s.stderr
+	out, err := c.cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if c.stdin, err = c.cmd.StdinPipe(); err != nil {
+		return nil, err
+	}
+	if err := c.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting the generator: %w", err)
+	}
+	go func() {
+		defer close(c.exited)
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			c.last = sc.Text()
+		}
+		c.err = c.cmd.Wait()
+	}()
+	return c, nil
+}
+
+// end stops the generator if it still runs — EOF on its stdin, SIGTERM,
+// then SIGKILL — and waits for it.
+func (c *child) end() {
+	c.stdin.Close()
+	select {
+	case <-c.exited:
+		return
+	case <-time.After(2 * time.Second):
+	}
+	c.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-c.exited:
+		return
+	case <-time.After(3 * time.Second):
+	}
+	c.cmd.Process.Kill()
+	<-c.exited
+}
+
+// watch is runKafkaMarket's watcher for sustained mode: it starts the
+// generator, prints a line a second, judges the window when the generator
+// exits, and calls done once every event in the topic is settled.
+func (s *sustainedRun) watch(src *kafkax.Source, tally *ktally, stored, dead *atomic.Int64, start time.Time, done func(time.Time)) (stop func()) {
+	stopped, exited := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	go func() {
+		defer close(exited)
+		fail := func(err error) {
+			s.err = err
+			once.Do(func() { done(time.Now()) })
+		}
+		if err := s.awaitAssigned(stopped); err != nil {
+			if !errors.Is(err, errStopped) {
+				fail(err)
+			}
+			return
+		}
+		c, err := s.startGen()
+		if err != nil {
+			fail(err)
+			return
+		}
+		defer c.end()
+		s.in.OnExit(func() { c.cmd.Process.Kill() })
+		wstart := time.Now()
+		tally.setSteady(true)
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		genDone := c.exited
+		var (
+			target             int64 = -1 // events to settle, once the window is over
+			lastIn, lastStored int64
+			lastAt, nextLine   = wstart, wstart.Add(time.Second)
+			drainStart         time.Time
+			drainSettled0      int64
+		)
+		line := func(now time.Time, in int64, phase string) {
+			settled := src.Stats().Acked
+			st := stored.Load()
+			cons, prod := tally.takeWindow()
+			dt := now.Sub(lastAt).Seconds()
+			if !s.f.quiet {
+				fmt.Fprintf(s.stdout, "%6.1fs %-6s in %7s/s  stored %7s/s  lag %7d  consume→CH p50 %-6s p90 %-6s p99 %-6s max %-6s  produced→CH p50 %-6s p90 %-6s p99 %-6s max %-6s  dead %d\n",
+					now.Sub(wstart).Seconds(), phase, si(float64(in-lastIn)/dt), si(float64(st-lastStored)/dt), in-settled,
+					ms(cons.q(0.5)), ms(cons.q(0.9)), ms(cons.q(0.99)), ms(cons.max),
+					ms(prod.q(0.5)), ms(prod.q(0.9)), ms(prod.q(0.99)), ms(prod.max), dead.Load())
+			}
+			lastIn, lastStored, lastAt = in, st, now
+		}
+		for {
+			select {
+			case <-stopped:
+				return
+			case <-genDone:
+				genDone = nil
+				now := time.Now()
+				in, err := s.endOffsets()
+				if err != nil {
+					fail(fmt.Errorf("reading the end offsets of %s: %w", s.names.in, err))
+					return
+				}
+				s.window, s.produced, target = now.Sub(wstart), in, in
+				s.samples = append(s.samples, lagSample{s.window, in - src.Stats().Acked})
+				s.storedWin = stored.Load()
+				tally.setSteady(false)
+				s.cons, s.prod = tally.steadyFigures()
+				if now.Sub(lastAt) >= 500*time.Millisecond { // else the next line covers it
+					line(now, in, "window")
+				}
+				s.genLine = c.last
+				if c.err != nil {
+					s.err = fmt.Errorf("generator: %w", c.err)
+				}
+				drainStart, drainSettled0 = now, src.Stats().Acked
+				nextLine = now.Add(time.Second)
+			case now := <-tick.C:
+				if target >= 0 {
+					if settled := src.Stats().Acked; settled >= target {
+						s.drainWall, s.drainEvts = now.Sub(drainStart), settled-drainSettled0
+						once.Do(func() { done(now) })
+						target = -2
+					}
+				}
+				if now.Before(nextLine) {
+					continue
+				}
+				nextLine = nextLine.Add(time.Second)
+				in, err := s.endOffsets()
+				if err != nil {
+					fail(fmt.Errorf("reading the end offsets of %s: %w", s.names.in, err))
+					return
+				}
+				phase := "drain"
+				if genDone != nil {
+					phase = ""
+					s.samples = append(s.samples, lagSample{now.Sub(wstart), in - src.Stats().Acked})
+				}
+				line(now, in, phase)
+			}
+		}
+	}()
+	return func() {
+		close(stopped)
+		<-exited
+	}
+}
+
+// print writes the sustained window's summary.
+func (s *sustainedRun) print(w io.Writer) {
+	if s.window == 0 {
+		fmt.Fprintln(w, "the generator's window did not end (interrupted): no sustained figure")
+		return
+	}
+	held, why := heldVerdict(s.f.rate, s.window, s.produced, s.samples)
+	fmt.Fprintf(w, "%s\n", s.genLine)
+	fmt.Fprintf(w, "sustained window %.2fs at --rate %d: in %s events/s (produced and acknowledged by the broker), stored %s events/s\n",
+		s.window.Seconds(), s.f.rate, si(float64(s.produced)/s.window.Seconds()), si(float64(s.storedWin)/s.window.Seconds()))
+	fmt.Fprintf(w, "latency in the window, consume → row committed in ClickHouse: p50 %s  p90 %s  p99 %s  max %s\n",
+		ms(s.cons.q(0.5)), ms(s.cons.q(0.9)), ms(s.cons.q(0.99)), ms(s.cons.max))
+	fmt.Fprintf(w, "latency in the window, produced → row committed in ClickHouse: p50 %s  p90 %s  p99 %s  max %s\n",
+		ms(s.prod.q(0.5)), ms(s.prod.q(0.9)), ms(s.prod.q(0.99)), ms(s.prod.max))
+	if held {
+		fmt.Fprintf(w, "HELD: the pipeline kept up with %d events/s: %s\n", s.f.rate, why)
+	} else {
+		fmt.Fprintf(w, "NOT HELD: the rate of %d events/s was not sustained: %s; the figures above are not a sustained rate\n", s.f.rate, why)
+	}
+	fmt.Fprintf(w, "drain after the generator stopped (not a sustained figure): %d events settled in %.2fs\n", s.drainEvts, s.drainWall.Seconds())
+}
+
+// ktally's steady-window figures.
+
+func (t *ktally) setSteady(on bool) {
+	t.mu.Lock()
+	t.steady = on
+	t.mu.Unlock()
+}
+
+func (t *ktally) steadyFigures() (cons, prod latencies) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.steadyCons, t.steadyProd
+}
+
+// takeWindow returns and resets the per-second latencies.
+func (t *ktally) takeWindow() (cons, prod latencies) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	cons, prod = t.window, t.prodWindow
+	t.window, t.prodWindow = latencies{}, latencies{}
+	return cons, prod
+}
+
+// checkSustained returns what is wrong with the Kafka demo's --rate and
+// --duration, or "": both or neither, the rate in [1, maxRate], the
+// window at least 2 s (to judge it) and at most maxDuration.
+func checkSustained(f demoFlags) string {
+	switch {
+	case f.rate == 0 && f.duration == 0:
+		return ""
+	case f.rate < 0 || f.rate > maxRate:
+		return fmt.Sprintf("--rate must be in [1, %d] events/s, got %d", maxRate, f.rate)
+	case f.rate == 0:
+		return "--duration needs --rate: the sustained mode produces at --rate for --duration"
+	case f.duration == 0:
+		return "--rate needs --duration: the sustained mode produces at --rate for --duration"
+	case f.duration < 2*time.Second || f.duration > maxDuration:
+		return fmt.Sprintf("--duration must be at least 2s (to judge whether the rate held) and at most %s, got %s", maxDuration, f.duration)
+	case f.resume:
+		return "--resume generates nothing: it does not go with --rate and --duration"
+	}
+	return ""
+}

@@ -1,0 +1,236 @@
+package main
+
+import (
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestHeldVerdict(t *testing.T) {
+	sec := func(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+	steady := []lagSample{{sec(1), 200}, {sec(2), 300}, {sec(3), 250}, {sec(4), 280}, {sec(4.02), 150}}
+	for _, c := range []struct {
+		name     string
+		rate     int
+		window   time.Duration
+		produced int64
+		samples  []lagSample
+		held     bool
+		why      string
+	}{
+		{"bounded lag", 1000, sec(4.02), 4020, steady, true, "lag at the end 150"},
+		{"lag at the end above one second of events", 1000, sec(4), 4000,
+			[]lagSample{{sec(1), 500}, {sec(2), 900}, {sec(3), 1000}, {sec(4), 1001}}, false, "more than one second of events"},
+		{"lag growing over the last half", 1000, sec(4), 4000,
+			[]lagSample{{sec(1), 50}, {sec(2), 100}, {sec(3), 400}, {sec(4), 700}}, false, "lag grew"},
+		{"growth within half a second of events", 1000, sec(4), 4000,
+			[]lagSample{{sec(1), 50}, {sec(2), 100}, {sec(3), 400}, {sec(4), 600}}, true, ""},
+		{"a drain is not a rate: the generator fell short", 1000, sec(4), 3000, steady, false, "fell short"},
+		{"one sample", 1000, sec(1), 1000, []lagSample{{sec(1), 0}}, false, "too short"},
+		{"no window", 1000, 0, 0, nil, false, "too short"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			held, why := heldVerdict(c.rate, c.window, c.produced, c.samples)
+			if held != c.held || !strings.Contains(why, c.why) {
+				t.Errorf("held %v (%s); want %v, saying %q", held, why, c.held, c.why)
+			}
+		})
+	}
+}
+
+func TestGenDue(t *testing.T) {
+	for _, c := range []struct {
+		rate           int
+		elapsed, total time.Duration
+		want           int64
+	}{
+		{1000, 0, 5 * time.Second, 0},
+		{1000, 500 * time.Millisecond, 5 * time.Second, 500},
+		{1000, 7 * time.Second, 5 * time.Second, 5000},
+		{1000, -time.Second, 5 * time.Second, 0},
+		{180_000, 5 * time.Millisecond, time.Minute, 900},
+	} {
+		if got := due(c.rate, c.elapsed, c.total); got != c.want {
+			t.Errorf("due(%d, %s, %s) = %d, want %d", c.rate, c.elapsed, c.total, got, c.want)
+		}
+	}
+}
+
+// listener accepts connections on loopback and counts them: the address
+// of a broker and a server that must not be contacted.
+func listener(t *testing.T) (addr string, accepted *atomic.Int64) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	accepted = new(atomic.Int64)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted.Add(1)
+			c.Close()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		<-done
+	})
+	return ln.Addr().String(), accepted
+}
+
+// Bad --rate and --duration exit 2 with a message naming the flag, and
+// contact neither the broker nor the server.
+func TestSustainedBadFlagsExit2BeforeContactingAnything(t *testing.T) {
+	addr, accepted := listener(t)
+	kc := []string{"--kafka", addr, "--clickhouse", addr}
+	for _, c := range []struct {
+		args []string
+		flag string
+	}{
+		{[]string{"demo", "--rate", "-5", "--duration", "5s"}, "--rate"},
+		{[]string{"demo", "--rate", "100000000", "--duration", "5s"}, "--rate"},
+		{[]string{"demo", "--duration", "5s"}, "--rate"},
+		{[]string{"demo", "--rate", "1000"}, "--duration"},
+		{[]string{"demo", "--rate", "1000", "--duration", "1s"}, "--duration"},
+		{[]string{"demo", "--rate", "1000", "--duration", "48h"}, "--duration"},
+		{[]string{"demo", "--rate", "1000", "--duration", "-3s"}, "--duration"},
+		{[]string{"demo", "--rate", "1000", "--duration", "5s", "--resume"}, "--resume"},
+		{[]string{"demo", "--serve", "--rate", "1000", "--duration", "5s"}, "--serve"},
+		{[]string{"demo", "--serve", "--resume"}, "--serve"},
+		{[]string{"gen", "--rate", "1000", "--duration", "5s"}, "--topic"},
+		{[]string{"gen", "--topic", "t", "--duration", "5s"}, "--rate"},
+		{[]string{"gen", "--topic", "t", "--rate", "-1", "--duration", "5s"}, "--rate"},
+		{[]string{"gen", "--topic", "t", "--rate", "20000000", "--duration", "5s"}, "--rate"},
+		{[]string{"gen", "--topic", "t", "--rate", "1000"}, "--duration"},
+		{[]string{"gen", "--topic", "t", "--rate", "1000", "--duration", "48h"}, "--duration"},
+		{[]string{"gen", "--topic", "t", "--rate", "1000", "--duration", "5s", "--malformed", "2"}, "--malformed"},
+		{[]string{"gen", "--topic", "t", "--rate", "1000", "--duration", "5s", "extra"}, "unexpected"},
+	} {
+		args := c.args
+		if args[0] == "demo" {
+			args = append(append([]string{"demo"}, kc...), args[1:]...)
+		} else {
+			args = append([]string{"gen", "--kafka", addr}, args[1:]...)
+		}
+		code, _, errOut := runCLI(t, args...)
+		if code != 2 || !strings.Contains(errOut, c.flag) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and a message naming %s", args, code, errOut, c.flag)
+		}
+	}
+	time.Sleep(100 * time.Millisecond)
+	if n := accepted.Load(); n > 0 {
+		t.Errorf("bad flags: %d connections to the broker/server; want none", n)
+	}
+}
+
+var (
+	sustainedLine = regexp.MustCompile(`^\s+\d+\.\ds\s+in\s+\S+/s\s+stored\s+\S+/s\s+lag\s+-?\d+\s+consume→CH p50 \S+\s+p90 \S+\s+p99 \S+\s+max \S+\s+produced→CH p50 \S+\s+p90 \S+\s+p99 \S+\s+max \S+\s+dead \d+$`)
+	genLine       = regexp.MustCompile(`^gen: produced (\d+) events in `)
+	windowLat     = regexp.MustCompile(`^latency in the window, (consume|produced) → row committed in ClickHouse: p50 \S+  p90 \S+  p99 \S+  max \S+$`)
+	verdictLine   = regexp.MustCompile(`^(HELD|NOT HELD): `)
+)
+
+// A short sustained run on the real broker and server: a line a second
+// while the generator runs, the window's percentiles, a verdict, and every
+// event produced stored once or dead-lettered (rows = produced − dead).
+func TestKafkaSustainedRunReportsEachSecondAndStoresEveryEvent(t *testing.T) {
+	s := needServices(t)
+	const rate, window = 2000, 4
+	d := startDemo(t, "--kafka", s.kafka, "--clickhouse", s.clickhouse, "--name", "sustained",
+		"--rate", strconv.Itoa(rate), "--duration", strconv.Itoa(window)+"s")
+	if code := d.wait(t, 90*time.Second); code != 0 {
+		t.Fatalf("exit %d:\n%s", code, d.out())
+	}
+	out := d.out()
+	t.Log(out)
+	var perSecond, lat, verdicts int
+	var produced int64 = -1
+	for line := range strings.Lines(out) {
+		line = strings.TrimRight(line, "\n")
+		switch {
+		case sustainedLine.MatchString(line):
+			perSecond++
+		case windowLat.MatchString(line):
+			lat++
+		case verdictLine.MatchString(line):
+			verdicts++
+		}
+		if m := genLine.FindStringSubmatch(line); m != nil {
+			produced, _ = strconv.ParseInt(m[1], 10, 64)
+		}
+	}
+	if perSecond < window-1 {
+		t.Errorf("%d per-second lines, want at least %d", perSecond, window-1)
+	}
+	if lat != 2 || verdicts != 1 {
+		t.Errorf("%d window latency lines and %d verdicts, want 2 and 1", lat, verdicts)
+	}
+	if produced < rate*window*95/100 {
+		t.Fatalf("the generator produced %d events, want about %d", produced, rate*window)
+	}
+	names := namesFor("sustained")
+	good, dead := expected(t, s.kafka, names.in)
+	if int64(len(good)+len(dead)) != produced || len(dead) == 0 {
+		t.Fatalf("input topic: %d valid and %d bad events, want %d in all with some bad", len(good), len(dead), produced)
+	}
+	if rows := checkStored(t, s, names, good, dead); rows != produced-int64(len(dead)) {
+		t.Errorf("ClickHouse: %d rows, want produced − dead = %d", rows, produced-int64(len(dead)))
+	}
+}
+
+// The generator child dies with the demo: SIGKILL the demo mid-window and
+// the `sluice gen` it started is gone soon after.
+func TestKafkaSustainedGeneratorDiesWithTheDemo(t *testing.T) {
+	s := needServices(t)
+	d := startDemo(t, "--kafka", s.kafka, "--clickhouse", s.clickhouse, "--name", "orphan",
+		"--rate", "500", "--duration", "60s")
+	d.await(t, sustainedLine)
+	pid := genPID(t, namesFor("orphan").in)
+	if pid == 0 {
+		t.Fatalf("no `sluice gen` child producing to %s:\n%s", namesFor("orphan").in, d.out())
+	}
+	if err := d.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	d.wait(t, 10*time.Second)
+	deadline := time.Now().Add(10 * time.Second)
+	for syscall.Kill(pid, 0) == nil {
+		if time.Now().After(deadline) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("the generator (pid %d) outlived the demo by 10s", pid)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// genPID returns the pid of the `sluice gen` process producing to topic,
+// or 0.
+func genPID(t *testing.T, topic string) int {
+	t.Helper()
+	cmdlines, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range cmdlines {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		args := strings.Split(string(b), "\x00")
+		if len(args) > 3 && args[1] == "gen" && strings.Contains(string(b), "\x00--topic\x00"+topic+"\x00") {
+			pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
+			return pid
+		}
+	}
+	return 0
+}
