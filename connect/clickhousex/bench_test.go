@@ -177,3 +177,57 @@ func BenchmarkInsertSize(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkInsertGather feeds an Insert stage at full speed with 1M rows
+// of the demo's shape in chunks of 500 (the demo's store input), on two
+// inserts at once: with Gather(1) every chunk is an insert of its own (the
+// store before gathering), with more the chunks that wait go in one
+// insert, up to MaxRows.
+//
+//	go test -run '^$' -bench InsertGather -benchtime 2x ./connect/clickhousex
+func BenchmarkInsertGather(b *testing.B) {
+	const n = 1 << 20
+	addr := needServer(b)
+	ctx := context.Background()
+	db, err := clickhousex.Open(ctx, addr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	rows := make([]sizeRow, n)
+	for i := range rows {
+		rows[i] = sizeRow{ID: uint64(i), Symbol: "AAPL", Price4: 1_895_000 + int64(i%100), Size: int64(100 + i%900),
+			TS: 1_700_000_000_000_000_000 + int64(i), Notional: 189_500_000, Name: "Apple Inc.", Sector: "Technology", Currency: "USD", Lots: 2}
+	}
+	for _, gather := range []int{1, 4, 8, 16, 32} {
+		b.Run(fmt.Sprintf("gather=%d", gather), func(b *testing.B) {
+			var elapsed time.Duration
+			var inserts int64
+			for b.Loop() {
+				b.StopTimer()
+				for _, q := range []string{"DROP TABLE IF EXISTS bench_gather", "CREATE TABLE bench_gather (id UInt64, symbol String, price4 Int64, size Int64, ts Int64, notional Int64, name String, sector String, currency String, lots Int64) ENGINE = MergeTree ORDER BY id"} {
+					if _, err := db.ExecContext(ctx, q); err != nil {
+						b.Fatal(err)
+					}
+				}
+				w := clickhousex.NewWriter(db, "bench_gather", sizeColumns, sizeRowValues, clickhousex.SinkWorkers(2), clickhousex.Gather(gather))
+				b.StartTimer()
+				t0 := time.Now()
+				p := sluice.New(ctx)
+				clickhousex.Insert(p, "store", sluice.FromSlice(p, "rows", rows, sluice.Chunk(500)), w)
+				if err := p.Wait(); err != nil {
+					b.Fatal(err)
+				}
+				elapsed += time.Since(t0)
+				b.StopTimer()
+				if got, err := clickhousex.Count(ctx, db, "bench_gather"); err != nil || got != n {
+					b.Fatalf("stored %d rows, %v; want %d", got, err, n)
+				}
+				inserts += w.Stats().Batches
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/elapsed.Seconds(), "rows/s")
+			b.ReportMetric(float64(n)*float64(b.N)/float64(inserts), "rows/insert")
+		})
+	}
+}

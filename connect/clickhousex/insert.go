@@ -34,7 +34,7 @@ const DefaultMaxRows = 16384
 // DefaultGather is how many goroutines of an [Insert] or [InsertBatches]
 // stage hold input while its inserts run, per [SinkWorkers] insert,
 // unless [Gather] says otherwise.
-const DefaultGather = 8
+const DefaultGather = 16
 
 type writerOptionFunc func(*writerConfig)
 
