@@ -506,7 +506,7 @@ func watchKafka(src *kafkax.Source, tally *ktally, f demoFlags, stdout io.Writer
 //	consume → decode+validate (n workers) → normalise (1) → collect (500, 50 ms)
 //	        → enrich (2 workers, one reference lookup per batch) → check (unknown symbols to the dead letters)
 //	        → fan-out, two copies of each row:
-//	             store (16 workers, 2 inserts at once: the chunks of up to 500 that wait
+//	             store (32 workers, 2 inserts at once: the chunks of up to 500 that wait
 //	                    for an insert go in the next one together, up to 16384 rows)
 //	             encode → publish (batch produce to the downstream topic)
 //	decode+validate's and check's dead letters → dead-letter → publish-dead
