@@ -162,8 +162,10 @@ func (w *Writer[T]) Stats() WriterStats {
 // possibly everything: see the package doc. A value that the driver
 // cannot convert gives an error marked [sluice.Permanent]; when the
 // insert held other calls' rows, each call is then inserted again alone,
-// so that only the calls with bad values fail. If ctx ends while rows
-// wait, Write returns ctx's error; once their insert has begun, it
+// so that only the calls with bad values fail. An insert runs under the
+// context of the call that runs it; when that context ends, the other
+// calls' rows are inserted again, each under its own. If ctx ends while
+// rows wait, Write returns ctx's error; once their insert has begun, it
 // returns the insert's outcome.
 func (w *Writer[T]) Write(ctx context.Context, rows []T) error {
 	if len(rows) == 0 {
@@ -178,7 +180,7 @@ func (w *Writer[T]) Write(ctx context.Context, rows []T) error {
 		case r := <-c.res:
 			return w.outcome(ctx, c, r)
 		case w.slots <- struct{}{}:
-			w.insertHead(ctx)
+			w.insertHead(ctx, c)
 			<-w.slots
 			w.mu.Lock()
 			taken := c.taken
@@ -221,8 +223,9 @@ func (w *Writer[T]) outcome(ctx context.Context, c *call[T], r result) error {
 }
 
 // insertHead inserts the calls at the head of the queue, up to maxRows
-// rows (at least one call), and tells each its outcome.
-func (w *Writer[T]) insertHead(ctx context.Context) {
+// rows (at least one call), under the context of self (the call that runs
+// it), and tells each its outcome.
+func (w *Writer[T]) insertHead(ctx context.Context, self *call[T]) {
 	w.mu.Lock()
 	k, n := 0, 0
 	for k < len(w.queue) && (k == 0 || n+len(w.queue[k].rows) <= w.maxRows) {
@@ -243,9 +246,13 @@ func (w *Writer[T]) insertHead(ctx context.Context) {
 		parts[i] = c.rows
 	}
 	err := w.insert(ctx, parts, n)
-	alone := err != nil && k > 1 && sluice.IsPermanent(err)
+	permanent := err != nil && k > 1 && sluice.IsPermanent(err)
+	// An insert that failed because self's context ended is no failure of
+	// the other calls' (another stage's, say): they insert alone, under
+	// their own contexts.
+	cancelled := err != nil && ctx.Err() != nil
 	for _, c := range group {
-		c.res <- result{err: err, alone: alone}
+		c.res <- result{err: err, alone: permanent || (cancelled && c != self)}
 	}
 }
 
