@@ -272,3 +272,48 @@ func TestInsertDeadLettersBadValuesWithoutRetrying(t *testing.T) {
 		t.Errorf("got %d rows, %d acknowledged; want 9", rows, committed.acked.Load())
 	}
 }
+
+func TestASharedInsertWhoseRunnerIsCancelledDoesNotFailTheOthers(t *testing.T) {
+	db := open(t)
+	makeTable(t, db, "shared")
+	ctx := ctxT(t, 20*time.Second)
+	a, cancelA := context.WithCancel(ctx)
+	defer cancelA()
+	release, entered := make(chan struct{}), make(chan struct{})
+	// Row 0 holds the writer's one insert slot until released; row 100
+	// (of the call under context a) cancels a as it is inserted.
+	w := clickhousex.NewWriter(db, "shared", eventColumns, func(e event) []any {
+		switch e.ID {
+		case 0:
+			close(entered)
+			<-release
+		case 100:
+			cancelA()
+		}
+		return eventRow(e)
+	})
+	batch := func(from int) []event { return events(from + 10)[from:] }
+	errs := make(chan error, 3)
+	go func() { errs <- w.Write(ctx, batch(0)) }()
+	<-entered
+	go func() { errs <- w.Write(a, batch(100)) }()
+	time.Sleep(50 * time.Millisecond) // queued first
+	b := make(chan error, 1)
+	go func() { b <- w.Write(ctx, batch(200)) }()
+	time.Sleep(50 * time.Millisecond)
+	close(release)
+	// Whichever call runs the shared insert, the call under ctx stores
+	// its rows.
+	if err := <-b; err != nil {
+		t.Fatalf("the call under a live context failed: %v", err)
+	}
+	if err := <-errs; err != nil {
+		t.Fatal(err) // row 0's call
+	}
+	<-errs // a's call: stored, or cancelled
+	var n uint64
+	if err := db.QueryRowContext(ctx, "SELECT count() FROM shared WHERE id >= 200").Scan(&n); err != nil || n != 10 {
+		t.Errorf("stored %d rows of the call under a live context, %v; want 10", n, err)
+	}
+	t.Logf("Stats %+v", w.Stats())
+}
