@@ -82,6 +82,11 @@ func (r krow) values() []any {
 
 var errUnknownSymbol = errors.New("unknown symbol")
 
+// storeInserts is how many ClickHouse inserts the store stage runs at once;
+// it runs clickhousex.DefaultGather goroutines per insert, whose chunks
+// wait and go in the next insert together.
+const storeInserts = 2
+
 // demoKafka runs `sluice demo --kafka … --clickhouse …`.
 func demoKafka(ctx context.Context, in *interrupts, f demoFlags, stdout, stderr io.Writer) error {
 	drain := in.Draining()
@@ -472,7 +477,7 @@ func runKafkaMarket(ctx, drain context.Context, db *sql.DB, names kafkaNames, f 
 
 	var stored, dead atomic.Int64
 	tally := &ktally{reasons: map[string]int64{}}
-	w := clickhousex.NewWriter(db, names.table, kafkaColumns, krow.values)
+	w := clickhousex.NewWriter(db, names.table, kafkaColumns, krow.values, clickhousex.SinkWorkers(storeInserts))
 	refs := newRefService(f.lookup)
 	p := kafkaPipeline(ctx, src, sink, tally.measured(w, &stored), refs, names, f.decoders, tally, &dead)
 	p.DrainOn(drain)
@@ -583,7 +588,8 @@ func watchKafka(src *kafkax.Source, tally *ktally, f demoFlags, stdout io.Writer
 //	consume → decode+validate (n workers) → normalise (1) → collect (500, 50 ms)
 //	        → enrich (2 workers, one reference lookup per batch) → check (unknown symbols to the dead letters)
 //	        → fan-out, two copies of each row:
-//	             store (2 workers: one ClickHouse batch insert per chunk of up to 500)
+//	             store (32 workers, 2 inserts at once: the chunks of up to 500 that wait
+//	                    for an insert go in the next one together, up to 16384 rows)
 //	             encode → publish (batch produce to the downstream topic)
 //	decode+validate's and check's dead letters → dead-letter → publish-dead
 //
@@ -623,7 +629,7 @@ func kafkaPipeline(ctx context.Context, src *kafkax.Source, sink *kafkax.Sink, s
 		return r, nil
 	}, sluice.DeadLetter(&unknown))
 	copies := sluice.Broadcast(p, "fan-out", good, 2, sluice.Chunk(500))
-	sluice.ForEachChunk(p, "store", copies[0], 2, store, sluice.Retry(3, 100*time.Millisecond, time.Second))
+	sluice.ForEachChunk(p, "store", copies[0], storeInserts*clickhousex.DefaultGather, store, sluice.Retry(3, 100*time.Millisecond, time.Second))
 	outs := sluice.Map(p, "encode", copies[1], 1, func(_ context.Context, r krow) (kafkax.Out, error) {
 		v := encodeEnriched(nil, r.tick, r.ref)
 		return kafkax.Out{Topic: names.out, Key: []byte(r.tick.symbol), Value: v, From: r.msg.Receipt}, nil

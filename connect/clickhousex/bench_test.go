@@ -111,3 +111,123 @@ func bareInsert(ctx context.Context, db *sql.DB, rows []event) error {
 	}
 	return tx.Commit()
 }
+
+// sizeRow has the demo's row shape: a market event and its reference
+// data, ten columns (six integers, four short strings).
+type sizeRow struct {
+	ID                         uint64
+	Symbol                     string
+	Price4, Size, TS, Notional int64
+	Name, Sector, Currency     string
+	Lots                       int64
+}
+
+var sizeColumns = []string{"id", "symbol", "price4", "size", "ts", "notional", "name", "sector", "currency", "lots"}
+
+func sizeRowValues(r sizeRow) []any {
+	return []any{r.ID, r.Symbol, r.Price4, r.Size, r.TS, r.Notional, r.Name, r.Sector, r.Currency, r.Lots}
+}
+
+// BenchmarkInsertSize measures one Writer.Write of n rows of the demo's
+// shape per insert, for insert sizes from 100 to 32k rows, inserting at
+// least 256k rows per size, and checks the count stored.
+//
+//	go test -run '^$' -bench InsertSize -benchtime 1x ./connect/clickhousex
+func BenchmarkInsertSize(b *testing.B) {
+	addr := needServer(b)
+	ctx := context.Background()
+	db, err := clickhousex.Open(ctx, addr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	for _, size := range []int{100, 500, 1000, 2000, 4000, 8192, 16384, 32768} {
+		b.Run(fmt.Sprintf("rows=%d", size), func(b *testing.B) {
+			total := max(size, 256<<10/size*size)
+			rows := make([]sizeRow, total)
+			for i := range rows {
+				rows[i] = sizeRow{ID: uint64(i), Symbol: "AAPL", Price4: 1_895_000 + int64(i%100), Size: int64(100 + i%900),
+					TS: 1_700_000_000_000_000_000 + int64(i), Notional: 189_500_000, Name: "Apple Inc.", Sector: "Technology", Currency: "USD", Lots: 2}
+			}
+			var elapsed time.Duration
+			for b.Loop() {
+				b.StopTimer()
+				for _, q := range []string{"DROP TABLE IF EXISTS bench_size", "CREATE TABLE bench_size (id UInt64, symbol String, price4 Int64, size Int64, ts Int64, notional Int64, name String, sector String, currency String, lots Int64) ENGINE = MergeTree ORDER BY id"} {
+					if _, err := db.ExecContext(ctx, q); err != nil {
+						b.Fatal(err)
+					}
+				}
+				w := clickhousex.NewWriter(db, "bench_size", sizeColumns, sizeRowValues)
+				b.StartTimer()
+				t0 := time.Now()
+				for i := 0; i < total; i += size {
+					if err := w.Write(ctx, rows[i:i+size]); err != nil {
+						b.Fatal(err)
+					}
+				}
+				elapsed += time.Since(t0)
+				b.StopTimer()
+				if got, err := clickhousex.Count(ctx, db, "bench_size"); err != nil || got != int64(total) {
+					b.Fatalf("stored %d rows, %v; want %d", got, err, total)
+				}
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(total)*float64(b.N)/elapsed.Seconds(), "rows/s")
+			b.ReportMetric(float64(elapsed.Microseconds())/float64(total/size*b.N), "µs/insert")
+		})
+	}
+}
+
+// BenchmarkInsertGather feeds an Insert stage at full speed with 1M rows
+// of the demo's shape in chunks of 500 (the demo's store input), on two
+// inserts at once: with Gather(1) every chunk is an insert of its own (the
+// store before gathering), with more the chunks that wait go in one
+// insert, up to MaxRows.
+//
+//	go test -run '^$' -bench InsertGather -benchtime 2x ./connect/clickhousex
+func BenchmarkInsertGather(b *testing.B) {
+	const n = 1 << 20
+	addr := needServer(b)
+	ctx := context.Background()
+	db, err := clickhousex.Open(ctx, addr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	rows := make([]sizeRow, n)
+	for i := range rows {
+		rows[i] = sizeRow{ID: uint64(i), Symbol: "AAPL", Price4: 1_895_000 + int64(i%100), Size: int64(100 + i%900),
+			TS: 1_700_000_000_000_000_000 + int64(i), Notional: 189_500_000, Name: "Apple Inc.", Sector: "Technology", Currency: "USD", Lots: 2}
+	}
+	for _, gather := range []int{1, 4, 8, 16, 32} {
+		b.Run(fmt.Sprintf("gather=%d", gather), func(b *testing.B) {
+			var elapsed time.Duration
+			var inserts int64
+			for b.Loop() {
+				b.StopTimer()
+				for _, q := range []string{"DROP TABLE IF EXISTS bench_gather", "CREATE TABLE bench_gather (id UInt64, symbol String, price4 Int64, size Int64, ts Int64, notional Int64, name String, sector String, currency String, lots Int64) ENGINE = MergeTree ORDER BY id"} {
+					if _, err := db.ExecContext(ctx, q); err != nil {
+						b.Fatal(err)
+					}
+				}
+				w := clickhousex.NewWriter(db, "bench_gather", sizeColumns, sizeRowValues, clickhousex.SinkWorkers(2), clickhousex.Gather(gather))
+				b.StartTimer()
+				t0 := time.Now()
+				p := sluice.New(ctx)
+				clickhousex.Insert(p, "store", sluice.FromSlice(p, "rows", rows, sluice.Chunk(500)), w)
+				if err := p.Wait(); err != nil {
+					b.Fatal(err)
+				}
+				elapsed += time.Since(t0)
+				b.StopTimer()
+				if got, err := clickhousex.Count(ctx, db, "bench_gather"); err != nil || got != n {
+					b.Fatalf("stored %d rows, %v; want %d", got, err, n)
+				}
+				inserts += w.Stats().Batches
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/elapsed.Seconds(), "rows/s")
+			b.ReportMetric(float64(n)*float64(b.N)/float64(inserts), "rows/insert")
+		})
+	}
+}

@@ -19,14 +19,18 @@
 //
 // # Batches and commits
 //
-// [Insert] writes each chunk that reaches it as one batch insert: as many
-// items as were ready, up to the producer's chunk size (natural batching:
-// one row when input trickles, full chunks under load, no timer; set the
-// producer's [sluice.Chunk] for batches larger than 16 KiB of items). [InsertBatches] writes each batch of a [sluice.Batch] stage, for
-// a size and a maximum wait of your choosing. Either way a batch is one
-// transaction — BEGIN, one prepared INSERT, COMMIT, which the server stores
-// as one block (up to a million rows) — committed before the stage takes
-// its next batch.
+// [Insert] writes each chunk that reaches it, as many items as were ready
+// up to the producer's chunk size (one row when input trickles, full
+// chunks under load; set the producer's [sluice.Chunk] for chunks larger
+// than 16 KiB of items). [InsertBatches] writes each batch of a
+// [sluice.Batch] stage, for a size and a maximum wait of your choosing.
+// Either way, calls of [Writer.Write] that wait while the writer's
+// [SinkWorkers] inserts are busy go into the next insert together, up to
+// [MaxRows] rows: a store that falls behind inserts fewer, larger blocks,
+// and an idle one inserts each chunk or batch at once (no timer). An
+// insert is one transaction — BEGIN, one prepared INSERT, COMMIT, which
+// the server stores as one block (up to a million rows) — committed
+// before the goroutines whose rows it holds take their next input.
 //
 // # Settling
 //

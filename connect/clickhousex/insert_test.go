@@ -52,8 +52,93 @@ func TestInsertBatchesCommitsEachBatchOnce(t *testing.T) {
 	if rows, ids, _ := distinct(t, db, "batches"); rows != n || ids != n {
 		t.Errorf("got %d rows, %d distinct ids; want %d", rows, ids, n)
 	}
-	if st := w.Stats(); st.Batches != n/500 {
-		t.Errorf("got %d batches; want %d", st.Batches, n/500)
+	// Batches that waited for an insert share it.
+	if st := w.Stats(); st.Batches < 1 || st.Batches > n/500 || st.Rows != n {
+		t.Errorf("Stats %+v; want %d rows in at most %d inserts", st, n, n/500)
+	}
+}
+
+func TestInsertBatchesGathersWaitingBatchesAndSettlesEveryReceipt(t *testing.T) {
+	db := open(t)
+	makeTable(t, db, "gathered")
+	const n, size, maxRows = 100_000, 500, 8000
+	var committed settled
+	w := clickhousex.NewWriter(db, "gathered", eventColumns, eventRow, clickhousex.SinkWorkers(2), clickhousex.MaxRows(maxRows))
+	p := sluice.New(ctxT(t, 60*time.Second))
+	b := sluice.Batch(p, "collect", sluice.FromSlice(p, "events", receipted(events(n), &committed)), size, 0)
+	clickhousex.InsertBatches(p, "store", b, w)
+	if err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	rows, ids, sum := distinct(t, db, "gathered")
+	if rows != n || ids != n || sum != n*(n-1)/2 {
+		t.Errorf("got %d rows, %d distinct ids summing to %d; want %d, %d, %d", rows, ids, sum, n, n, n*(n-1)/2)
+	}
+	st := w.Stats()
+	if got := committed.acked.Load(); got != n || committed.failed.Load() != 0 || st.Rows != n {
+		t.Errorf("%d receipts acknowledged, %d failed, Stats %+v; want all %d acknowledged", got, committed.failed.Load(), st, n)
+	}
+	// The source floods the store: waiting batches go in together, and
+	// no insert holds more than maxRows rows.
+	if st.Batches >= n/size/2 || st.Batches < n/maxRows {
+		t.Errorf("got %d inserts for %d batches of %d; want between %d and %d", st.Batches, n/size, size, n/maxRows, n/size/2)
+	}
+	t.Logf("%d batches of %d in %d inserts", n/size, size, st.Batches)
+}
+
+func TestWriteAloneInsertsAtOnce(t *testing.T) {
+	db := open(t)
+	makeTable(t, db, "alone")
+	w := clickhousex.NewWriter(db, "alone", eventColumns, eventRow)
+	ctx := ctxT(t, 20*time.Second)
+	for i := range 3 {
+		if err := w.Write(ctx, events(10)); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := clickhousex.Count(ctx, db, "alone"); err != nil || got != int64(10*(i+1)) {
+			t.Fatalf("after Write %d: %d rows, %v; want %d", i+1, got, err, 10*(i+1))
+		}
+	}
+	if st := w.Stats(); st.Batches != 3 || st.Rows != 30 {
+		t.Errorf("Stats %+v; want 3 inserts of 10 rows", st)
+	}
+}
+
+func TestWriteThatWaitsGivesUpWhenItsContextEnds(t *testing.T) {
+	db := open(t)
+	makeTable(t, db, "waits")
+	w := clickhousex.NewWriter(db, "waits", eventColumns, eventRow)
+	ctx := ctxT(t, 20*time.Second)
+	// Hold the writer's one insert slot with a Write whose row function
+	// blocks until released.
+	release := make(chan struct{})
+	entered := make(chan struct{})
+	slow := clickhousex.NewWriter(db, "waits", eventColumns, func(e event) []any {
+		if e.ID == 0 {
+			close(entered)
+			<-release
+		}
+		return eventRow(e)
+	})
+	done := make(chan error, 1)
+	go func() { done <- slow.Write(ctx, events(1)) }()
+	<-entered
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	// slow's slot is busy: a second Write of slow waits, then gives up.
+	err := slow.Write(short, events(1)[:1:1])
+	if err == nil || !strings.Contains(err.Error(), "waiting for an insert") {
+		t.Errorf("got %v; want the context's error while waiting", err)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(ctx, events(2)); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := clickhousex.Count(ctx, db, "waits"); got != 3 {
+		t.Errorf("got %d rows; want 3 (the given-up Write stored nothing)", got)
 	}
 }
 
@@ -167,7 +252,8 @@ func TestInsertDeadLettersBadValuesWithoutRetrying(t *testing.T) {
 	w := clickhousex.NewWriter(db, "bad_values", eventColumns, row)
 	p := sluice.New(ctxT(t, 30*time.Second))
 	var dead sluice.Stream[sluice.Failed[event]]
-	// One item a chunk, so that only item 7's chunk fails.
+	// One item a chunk: chunks that wait go in one insert, which fails;
+	// then each is inserted again alone, so that only item 7's fails.
 	src := sluice.FromSlice(p, "events", receipted(events(10), &committed), sluice.Chunk(1))
 	clickhousex.Insert(p, "store", src, w, sluice.Retry(5, time.Millisecond, time.Millisecond), sluice.DeadLetter(&dead))
 	failed := sluice.Collect(p, "dead", dead)
@@ -185,4 +271,49 @@ func TestInsertDeadLettersBadValuesWithoutRetrying(t *testing.T) {
 	if rows, _, _ := distinct(t, db, "bad_values"); rows != 9 || committed.acked.Load() != 9 {
 		t.Errorf("got %d rows, %d acknowledged; want 9", rows, committed.acked.Load())
 	}
+}
+
+func TestASharedInsertWhoseRunnerIsCancelledDoesNotFailTheOthers(t *testing.T) {
+	db := open(t)
+	makeTable(t, db, "shared")
+	ctx := ctxT(t, 20*time.Second)
+	a, cancelA := context.WithCancel(ctx)
+	defer cancelA()
+	release, entered := make(chan struct{}), make(chan struct{})
+	// Row 0 holds the writer's one insert slot until released; row 100
+	// (of the call under context a) cancels a as it is inserted.
+	w := clickhousex.NewWriter(db, "shared", eventColumns, func(e event) []any {
+		switch e.ID {
+		case 0:
+			close(entered)
+			<-release
+		case 100:
+			cancelA()
+		}
+		return eventRow(e)
+	})
+	batch := func(from int) []event { return events(from + 10)[from:] }
+	errs := make(chan error, 3)
+	go func() { errs <- w.Write(ctx, batch(0)) }()
+	<-entered
+	go func() { errs <- w.Write(a, batch(100)) }()
+	time.Sleep(50 * time.Millisecond) // queued first
+	b := make(chan error, 1)
+	go func() { b <- w.Write(ctx, batch(200)) }()
+	time.Sleep(50 * time.Millisecond)
+	close(release)
+	// Whichever call runs the shared insert, the call under ctx stores
+	// its rows.
+	if err := <-b; err != nil {
+		t.Fatalf("the call under a live context failed: %v", err)
+	}
+	if err := <-errs; err != nil {
+		t.Fatal(err) // row 0's call
+	}
+	<-errs // a's call: stored, or cancelled
+	var n uint64
+	if err := db.QueryRowContext(ctx, "SELECT count() FROM shared WHERE id >= 200").Scan(&n); err != nil || n != 10 {
+		t.Errorf("stored %d rows of the call under a live context, %v; want 10", n, err)
+	}
+	t.Logf("Stats %+v", w.Stats())
 }
