@@ -17,6 +17,7 @@ import (
 // is at most sweepP99. The sweep stops at the first step that does not
 // pass (the rates above it are not tried), prints a table, the highest
 // passing rate, and with --report writes an HTML page with the chart.
+// With --compare the bare loop (sweep_compare.go) runs the same steps.
 
 // sweepP99 is the most a passing step's p99 (consume → ClickHouse) may be:
 // the seed's 120 ms.
@@ -81,8 +82,6 @@ func checkSweep(f demoFlags, set map[string]bool) string {
 		return "--sweep sets the rate of each step: it does not go with --rate"
 	case f.serve || f.resume:
 		return "--sweep resets and generates each step: it does not go with --serve or --resume"
-	case f.compare:
-		return "--sweep does not go with --compare yet (the bare loop is measured on a backlog, not at a rate)"
 	case f.duration < 2*time.Second || f.duration > maxDuration:
 		return fmt.Sprintf("--duration (each step's window) must be at least 2s and at most %s, got %s", maxDuration, f.duration)
 	}
@@ -143,11 +142,33 @@ func sweepKafka(ctx context.Context, in *interrupts, f demoFlags, stdout, stderr
 	rates := r.rates()
 	fmt.Fprintf(stdout, "sweep: %d steps, %d to %d events/s by %d, a %s window each; a step passes when it HELD and p99 consume → ClickHouse ≤ %s; the sweep stops at the first step that does not pass\n",
 		len(rates), r.from, r.to, r.step, f.duration, ms(sweepP99))
-	var steps []sweepStep
+	var bare *bareRunner
+	if f.compare {
+		if bare, err = openBare(ctx, f); err != nil {
+			return err
+		}
+		defer bare.close()
+		fmt.Fprintln(stdout, "--compare: each rate runs twice, the pipeline then a bare hand-written loop (poll 500 records or 50 ms → insert into ClickHouse → produce, acks from all replicas → commit) on the same brokers; each stops at its first failing step")
+	}
+	var steps, bareSteps []sweepStep
+	pipeOn, bareOn := true, f.compare
 	for i, rate := range rates {
+		if !pipeOn {
+			fmt.Fprintf(stdout, "\n=== sweep step %d/%d: %d events/s for %s, the bare loop alone ===\n", i+1, len(rates), rate, f.duration)
+			st, err := bareStep(ctx, in, bare.adm, bare.db, f, rate, stdout, stderr)
+			if err != nil {
+				st.err, st.pass, st.why = err, false, err.Error()
+			}
+			bareSteps = append(bareSteps, st)
+			if drain.Err() != nil || !st.pass {
+				break
+			}
+			continue
+		}
 		fmt.Fprintf(stdout, "\n=== sweep step %d/%d: %d events/s for %s ===\n", i+1, len(rates), rate, f.duration)
 		sf := f
 		sf.rate = rate
+		sf.compare = false // the bare loop runs at the rate, below, not on a backlog
 		var got *sustainedRun
 		sf.onSustained = func(s *sustainedRun) { got = s }
 		err := demoKafka(ctx, in, sf, stdout, stderr)
@@ -166,19 +187,37 @@ func sweepKafka(ctx context.Context, in *interrupts, f demoFlags, stdout, stderr
 			fmt.Fprintf(stdout, "interrupted (%v): the sweep stops\n", context.Cause(drain))
 			break
 		}
-		if !st.pass {
+		pipeOn = st.pass
+		if bareOn {
+			bst, err := bareStep(ctx, in, bare.adm, bare.db, f, rate, stdout, stderr)
+			if err != nil {
+				bst.err, bst.pass, bst.why = err, false, err.Error()
+			}
+			bareSteps = append(bareSteps, bst)
+			bareOn = bst.pass
+			if drain.Err() != nil {
+				fmt.Fprintf(stdout, "interrupted (%v): the sweep stops\n", context.Cause(drain))
+				break
+			}
+		}
+		if !pipeOn && !bareOn {
 			break
 		}
 	}
 	fmt.Fprintln(stdout)
+	fmt.Fprintln(stdout, "the pipeline:")
 	printSweep(stdout, steps, len(rates))
+	if f.compare {
+		fmt.Fprintln(stdout, "the bare loop (--compare), same brokers, same generator:")
+		printSweep(stdout, bareSteps, len(rates))
+	}
 	if f.report != "" {
-		if err := writeSweepReport(f.report, f, steps, len(rates)); err != nil {
+		if err := writeSweepReport(f.report, f, steps, bareSteps, len(rates)); err != nil {
 			return fmt.Errorf("--report: %w", err)
 		}
 		fmt.Fprintf(stdout, "report written to %s\n", f.report)
 	}
-	for _, st := range steps {
+	for _, st := range append(steps, bareSteps...) {
 		if st.err != nil {
 			return fmt.Errorf("sweep step at %d events/s: %w", st.rate, st.err)
 		}
@@ -223,12 +262,12 @@ func printSweep(w io.Writer, steps []sweepStep, planned int) {
 }
 
 // writeSweepReport writes the HTML report to path.
-func writeSweepReport(path string, f demoFlags, steps []sweepStep, planned int) error {
+func writeSweepReport(path string, f demoFlags, steps, bareSteps []sweepStep, planned int) error {
 	out, err := os.Create(path)
 	if err != nil {
 		return err
 	}
-	if err := writeSweepHTML(out, f, steps, planned); err != nil {
+	if err := writeSweepHTML(out, f, steps, bareSteps, planned); err != nil {
 		out.Close()
 		return err
 	}

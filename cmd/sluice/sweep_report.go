@@ -21,7 +21,7 @@ const (
 	seedP99  = 120 * time.Millisecond
 )
 
-func writeSweepHTML(w io.Writer, f demoFlags, steps []sweepStep, planned int) error {
+func writeSweepHTML(w io.Writer, f demoFlags, steps, bareSteps []sweepStep, planned int) error {
 	var b strings.Builder
 	b.WriteString(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
@@ -51,29 +51,46 @@ svg .axis{stroke:#9aa3b2;stroke-width:1}svg .grid{stroke:#eef0f4;stroke-width:1}
 	} else {
 		fmt.Fprintf(&b, "<p class=\"fail\">No step passed: no sustainable rate in the range (%d of %d steps run).</p>\n", len(steps), planned)
 	}
-	sweepChart(&b, steps)
+	if len(bareSteps) > 0 {
+		if best := highest(bareSteps); best > 0 {
+			fmt.Fprintf(&b, "<p class=\"sub\">--compare, the bare hand-written loop on the same brokers (poll 500 records or 50 ms → insert → produce → commit; no decoding, no enrichment): highest rate passed %d events/s (%d steps run). Drawn dashed.</p>\n", best, len(bareSteps))
+		} else {
+			fmt.Fprintf(&b, "<p class=\"sub\">--compare, the bare hand-written loop on the same brokers: no step passed (%d run). Drawn dashed.</p>\n", len(bareSteps))
+		}
+	}
+	sweepChart(&b, steps, bareSteps)
+	b.WriteString("<h2>the pipeline</h2>\n")
+	sweepTable(&b, steps)
+	if len(bareSteps) > 0 {
+		b.WriteString("<h2>the bare loop (--compare)</h2>\n")
+		sweepTable(&b, bareSteps)
+	}
+	b.WriteString("<p class=\"sub\">The seed's write-up measured 180k events/s sustained, p50 40 ms, p99 120 ms on two vCPUs with the broker and ClickHouse on other machines; here they may share the machine.</p>\n</body></html>\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func sweepTable(b *strings.Builder, steps []sweepStep) {
 	b.WriteString("<table><tr><th>rate asked</th><th>in/s</th><th>stored/s</th><th>p50</th><th>p90</th><th>p99</th><th>max</th><th>lag at end</th><th class=\"l\">held</th><th class=\"l\">pass</th><th class=\"l\">why</th></tr>\n")
 	for _, s := range steps {
 		cls := ""
 		if !s.pass {
 			cls = ` class="failed"`
 		}
-		fmt.Fprintf(&b, "<tr%s><td>%d</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%d</td><td class=\"l\">%s</td><td class=\"l\">%s</td><td class=\"note\">%s</td></tr>\n",
+		fmt.Fprintf(b, "<tr%s><td>%d</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%d</td><td class=\"l\">%s</td><td class=\"l\">%s</td><td class=\"note\">%s</td></tr>\n",
 			cls, s.rate, si(s.in), si(s.stored), ms(s.p50), ms(s.p90), ms(s.p99), ms(s.max), s.lag, yesNo(s.held), yesNo(s.pass), html.EscapeString(s.why))
 	}
-	b.WriteString("</table>\n<p class=\"sub\">The seed's write-up measured 180k events/s sustained, p50 40 ms, p99 120 ms on two vCPUs with the broker and ClickHouse on other machines; here they may share the machine.</p>\n</body></html>\n")
-	_, err := io.WriteString(w, b.String())
-	return err
+	b.WriteString("</table>\n")
 }
 
 // sweepChart draws stored events/s (x) against latency (y): a p50 line and
 // a p99 line through the steps, pass and fail marked, and the reference
 // lines x = 180k, y = 40 ms and y = 120 ms.
-func sweepChart(b *strings.Builder, steps []sweepStep) {
+func sweepChart(b *strings.Builder, steps, bareSteps []sweepStep) {
 	const W, H, left, right, top, bottom = 960, 380, 70, 150, 20, 46
 	pw, ph := float64(W-left-right), float64(H-top-bottom)
 	xmax, ymax := float64(seedRate), float64(seedP99.Milliseconds())
-	for _, s := range steps {
+	for _, s := range append(append([]sweepStep{}, steps...), bareSteps...) {
 		xmax = math.Max(xmax, s.stored)
 		ymax = math.Max(ymax, s.p99.Seconds()*1e3)
 	}
@@ -104,10 +121,15 @@ func sweepChart(b *strings.Builder, steps []sweepStep) {
 		fmt.Fprintf(b, `<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="%s" stroke-dasharray="5 4"/><text x="%d" y="%.1f" style="fill:%s">%s</text>`+"\n",
 			left, yv, W-right, yv, ref, W-right+4, yv+4, ref, r.label)
 	}
+	p50 := func(s sweepStep) time.Duration { return s.p50 }
+	p99 := func(s sweepStep) time.Duration { return s.p99 }
 	for _, series := range []struct {
-		name, color string
-		q           func(sweepStep) time.Duration
-	}{{"p50", "#2f6fdb", func(s sweepStep) time.Duration { return s.p50 }}, {"p99", "#e07b1a", func(s sweepStep) time.Duration { return s.p99 }}} {
+		name, color, dash string
+		steps             []sweepStep
+		q                 func(sweepStep) time.Duration
+	}{{"p50", "#2f6fdb", "", steps, p50}, {"p99", "#e07b1a", "", steps, p99},
+		{"bare loop p50", "#2f6fdb", ` stroke-dasharray="3 3"`, bareSteps, p50}, {"bare loop p99", "#e07b1a", ` stroke-dasharray="3 3"`, bareSteps, p99}} {
+		steps := series.steps
 		var pts []string
 		for _, s := range steps {
 			if s.window <= 0 {
@@ -116,7 +138,7 @@ func sweepChart(b *strings.Builder, steps []sweepStep) {
 			pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(s.stored), y(series.q(s).Seconds()*1e3)))
 		}
 		if len(pts) > 1 {
-			fmt.Fprintf(b, `<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>`+"\n", series.color, strings.Join(pts, " "))
+			fmt.Fprintf(b, `<polyline fill="none" stroke="%s" stroke-width="2"%s points="%s"/>`+"\n", series.color, series.dash, strings.Join(pts, " "))
 		}
 		for _, s := range steps {
 			if s.window <= 0 {
@@ -133,6 +155,9 @@ func sweepChart(b *strings.Builder, steps []sweepStep) {
 	}
 	fmt.Fprintf(b, `<text x="%d" y="%d" style="fill:#2f6fdb">● p50</text><text x="%d" y="%d" style="fill:#e07b1a">● p99</text><text x="%d" y="%d" class="muted">○ step failed</text>`+"\n",
 		W-right+4, top+60, W-right+4, top+76, W-right+4, top+92)
+	if len(bareSteps) > 0 {
+		fmt.Fprintf(b, `<text x="%d" y="%d" class="muted">- - bare loop</text>`+"\n", W-right+4, top+108)
+	}
 	b.WriteString("</svg>\n")
 }
 

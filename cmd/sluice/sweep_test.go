@@ -30,7 +30,6 @@ func TestSweepBadFlagsExit2BeforeContactingAnything(t *testing.T) {
 		{[]string{"--sweep", "1000:5000:1000", "--rate", "0"}, "--rate"},
 		{[]string{"--sweep", "1000:5000:1000", "--serve"}, "--serve"},
 		{[]string{"--sweep", "1000:5000:1000", "--resume"}, "--resume"},
-		{[]string{"--sweep", "1000:5000:1000", "--compare"}, "--compare"},
 		{[]string{"--sweep", "1000:5000:1000", "--duration", "1s"}, "--duration"},
 		{[]string{"--sweep", "1000:5000:1000", "--duration", "48h"}, "--duration"},
 		{[]string{"--report", "x.html"}, "--sweep"},
@@ -107,7 +106,7 @@ func TestSweepHTMLIsSelfContainedWithChartAndReferences(t *testing.T) {
 		{rate: 1000, window: 2 * time.Second, in: 1000, stored: 990, p50: 20 * time.Millisecond, p99: 60 * time.Millisecond, held: true, pass: true, why: "ok"},
 		{rate: 2000, window: 2 * time.Second, in: 2000, stored: 1500, p50: 90 * time.Millisecond, p99: 400 * time.Millisecond, why: "lag <grew>"},
 	}
-	if err := writeSweepReport(path, demoFlags{sweep: "1000:3000:1000", duration: 2 * time.Second}, steps, 3); err != nil {
+	if err := writeSweepReport(path, demoFlags{sweep: "1000:3000:1000", duration: 2 * time.Second}, steps, steps[:1], 3); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(path)
@@ -130,7 +129,7 @@ func TestSweepHTMLIsSelfContainedWithChartAndReferences(t *testing.T) {
 var sweepRow = regexp.MustCompile(`^\s+(\d+)\s+\S+\s+\S+\s+\S+\s+\S+\s+(\S+)\s+-?\d+\s+(yes|no)\s+(yes|no)\s`)
 
 // A real two-step sweep with short windows at low rates on the brokers the
-// tests start: a table row per step run, each row's pass = held and p99 ≤
+// tests start, with --compare (the bare loop at each rate too): a table row per step run, each row's pass = held and p99 ≤
 // 120 ms, the sweep going on past a passing step and stopping at a failing
 // one, the highest passing rate named, and the report written with its
 // chart. (On a loaded machine a step may fail: the test checks the rule,
@@ -139,7 +138,7 @@ func TestKafkaSweepFindsTheHighestRateAndWritesTheReport(t *testing.T) {
 	s := needServices(t)
 	report := filepath.Join(t.TempDir(), "sweep.html")
 	d := startDemo(t, "--kafka", s.kafka, "--clickhouse", s.clickhouse, "--name", "sweep",
-		"--sweep", "500:1000:500", "--duration", "2s", "--report", report)
+		"--sweep", "500:1000:500", "--duration", "2s", "--report", report, "--compare")
 	if code := d.wait(t, 90*time.Second); code != 0 {
 		t.Fatalf("exit %d:\n%s", code, d.out())
 	}
@@ -150,7 +149,12 @@ func TestKafkaSweepFindsTheHighestRateAndWritesTheReport(t *testing.T) {
 		held, pass bool
 	}
 	var rows []row
-	for line := range strings.Lines(out) {
+	pipeline, bareAt := out, strings.Index(out, "the bare loop (--compare), same brokers")
+	if bareAt < 0 || !strings.Contains(out, "bare loop at 500 events/s: window") {
+		t.Fatalf("--compare: no bare-loop step or table:\n%s", out)
+	}
+	pipeline = out[:bareAt]
+	for line := range strings.Lines(pipeline) {
 		m := sweepRow.FindStringSubmatch(strings.TrimRight(line, "\n"))
 		if m == nil {
 			continue
@@ -180,7 +184,7 @@ func TestKafkaSweepFindsTheHighestRateAndWritesTheReport(t *testing.T) {
 			want = "highest sustainable rate: 1000 events/s"
 		}
 	}
-	if !strings.Contains(out, want) {
+	if !strings.Contains(pipeline, want) {
 		t.Errorf("output lacks %q", want)
 	}
 	if !rows[0].pass || !rows[1].pass {
@@ -190,7 +194,7 @@ func TestKafkaSweepFindsTheHighestRateAndWritesTheReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(b), "<svg") || !strings.Contains(string(b), "<td>500</td>") {
-		t.Errorf("the report lacks the chart or the 500 events/s row")
+	if !strings.Contains(string(b), "<svg") || !strings.Contains(string(b), "<td>500</td>") || !strings.Contains(string(b), "the bare loop (--compare)") {
+		t.Errorf("the report lacks the chart, the 500 events/s row or the bare loop's table")
 	}
 }
