@@ -122,6 +122,17 @@ R × 1 s, and it grew by at most R × 0.5 s over the window's last half.
 scripts/services start runs a broker and a server and prints their
 addresses.
 
+With --kafka, --sweep FROM:TO:STEP looks for the highest sustainable rate:
+one sustained window (--duration, default 30s; topics and table reset) at
+FROM events/s, then FROM+STEP, … up to TO. A step passes when it HELD and
+its p99 consume → ClickHouse is at most 120 ms; the sweep stops at the first
+step that does not pass, prints a table (rate, in/s, stored/s, p50, p90,
+p99, lag, held, pass) and the highest rate that passed. --report FILE
+writes a self-contained HTML page: stored events/s against p50 and p99,
+with the write-up's 180k events/s, 40 ms and 120 ms as reference lines.
+With --compare each rate also runs a bare hand-written loop (poll → insert
+→ produce → commit) on the same brokers, fed the same way, judged alike.
+
 With --kafka, --serve runs the pipeline alone, as a service: no reset, no
 generation, a member of the consumer group NAME until SIGTERM; several
 such processes share the partitions, and the partitions of one that dies
