@@ -211,6 +211,9 @@ func sweepKafka(ctx context.Context, in *interrupts, f demoFlags, stdout, stderr
 		fmt.Fprintln(stdout, "the bare loop (--compare), same brokers, same generator:")
 		printSweep(stdout, bareSteps, len(rates))
 	}
+	if note := shortWindowNote(f.duration); note != "" {
+		fmt.Fprintln(stdout, note)
+	}
 	if f.report != "" {
 		if err := writeSweepReport(f.report, f, steps, bareSteps, len(rates)); err != nil {
 			return fmt.Errorf("--report: %w", err)
@@ -272,4 +275,13 @@ func writeSweepReport(path string, f demoFlags, steps, bareSteps []sweepStep, pl
 		return err
 	}
 	return out.Close()
+}
+
+// shortWindowNote warns, or returns "", when the windows are shorter than
+// the 30 s a rate must hold to count as sustainable.
+func shortWindowNote(window time.Duration) string {
+	if window >= 30*time.Second {
+		return ""
+	}
+	return fmt.Sprintf("note: %s windows are shorter than the 30 s a sustainable rate must hold: a quick look, not the finding (--duration 30s or more)", window)
 }

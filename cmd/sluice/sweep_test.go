@@ -114,7 +114,7 @@ func TestSweepHTMLIsSelfContainedWithChartAndReferences(t *testing.T) {
 		t.Fatal(err)
 	}
 	page := string(b)
-	for _, want := range []string{"<svg", "</svg>", "<polyline", "seed 180k/s", "seed p50 40 ms", "seed p99 120 ms", "Highest sustainable rate: 1000 events/s", "lag &lt;grew&gt;"} {
+	for _, want := range []string{"<svg", "</svg>", "<polyline", "seed 180k/s", "seed p50 40 ms", "seed p99 120 ms", "Highest sustainable rate: 1000 events/s", "lag &lt;grew&gt;", "shorter than the 30 s"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("report lacks %q", want)
 		}
@@ -183,6 +183,9 @@ func TestKafkaSweepFindsTheHighestRateAndWritesTheReport(t *testing.T) {
 		if rows[1].pass {
 			want = "highest sustainable rate: 1000 events/s"
 		}
+	}
+	if !strings.Contains(out, "shorter than the 30 s") {
+		t.Errorf("2 s windows: no note that they are shorter than 30 s")
 	}
 	if !strings.Contains(pipeline, want) {
 		t.Errorf("output lacks %q", want)
