@@ -42,6 +42,12 @@ type demoFlags struct {
 	serve             bool   // a service: consume in the group until SIGTERM, resetting and generating nothing
 	partitions        int
 	genExe            string // the program started as `sluice gen` in sustained mode (default: this one)
+	sweep             string // --sweep FROM:TO:STEP: sustained windows at rising rates
+	report            string // --report: the sweep's HTML report
+
+	// onSustained, when set, gets the sustained run once its window is
+	// judged (the sweep reads its figures).
+	onSustained func(*sustainedRun)
 
 	// Claimed by runDemo before anything is contacted, so that a busy
 	// port or an unwritable profile fails at once; nil when not asked for.
@@ -81,6 +87,8 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&f.resume, "resume", false, "with --kafka: neither reset nor generate; consume what the group has not committed (after an interrupted run) and stop once idle")
 	fs.BoolVar(&f.serve, "serve", false, "with --kafka: run as a service — a member of the group NAME, neither resetting (missing topics and table are created) nor generating, until SIGTERM or SIGINT; N such processes share the partitions")
 	fs.IntVar(&f.partitions, "partitions", 4, "with --kafka: partitions of the demo's topics")
+	fs.StringVar(&f.sweep, "sweep", "", "with --kafka: `FROM:TO:STEP` events/s — one sustained window (--duration, default 30s) per rate, from FROM up by STEP to TO, until a step fails to hold or has p99 consume → ClickHouse above 120 ms; prints a table and the highest rate that passed")
+	fs.StringVar(&f.report, "report", "", "with --sweep: write a self-contained HTML report (table and throughput-vs-latency chart) to `FILE`")
 	fs.StringVar(&f.dash, "dash", "", "serve the live pipeline page at `ADDR` while the demo runs: :8080 listens on loopback only, 0.0.0.0:8080 on every interface")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, `usage: sluice demo [flags]
@@ -113,6 +121,17 @@ R × 1 s, and it grew by at most R × 0.5 s over the window's last half.
 --rate and --duration go together: R in [1, 10M], D from 2s to 24h.
 scripts/services start runs a broker and a server and prints their
 addresses.
+
+With --kafka, --sweep FROM:TO:STEP looks for the highest sustainable rate:
+one sustained window (--duration, default 30s; topics and table reset) at
+FROM events/s, then FROM+STEP, … up to TO. A step passes when it HELD and
+its p99 consume → ClickHouse is at most 120 ms; the sweep stops at the first
+step that does not pass, prints a table (rate, in/s, stored/s, p50, p90,
+p99, lag, held, pass) and the highest rate that passed. --report FILE
+writes a self-contained HTML page: stored events/s against p50 and p99,
+with the write-up's 180k events/s, 40 ms and 120 ms as reference lines.
+With --compare each rate also runs a bare hand-written loop (poll → insert
+→ produce → commit) on the same brokers, fed the same way, judged alike.
 
 With --kafka, --serve runs the pipeline alone, as a service: no reset, no
 generation, a member of the consumer group NAME until SIGTERM; several
@@ -163,12 +182,21 @@ flags:`)
 		fmt.Fprintln(stderr, "sluice demo: with --kafka, --nats and --storage do not apply, and --partitions must be ≥ 1 (and fit in 32 bits)")
 		return 2
 	}
+	set := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	if f.sweep != "" && !set["duration"] {
+		f.duration = 30 * time.Second
+	}
+	if msg := checkSweep(f, set); msg != "" {
+		fmt.Fprintln(stderr, "sluice demo:", msg)
+		return 2
+	}
 	if f.kafka != "" {
 		if f.serve && (f.resume || f.rate > 0 || f.duration > 0 || f.compare) {
 			fmt.Fprintln(stderr, "sluice demo: --serve runs only the pipeline: --resume, --rate, --duration and --compare do not go with it")
 			return 2
 		}
-		if msg := checkSustained(f); msg != "" {
+		if msg := checkSustained(f); msg != "" && f.sweep == "" {
 			fmt.Fprintln(stderr, "sluice demo:", msg)
 			return 2
 		}
@@ -198,6 +226,9 @@ flags:`)
 	run := demo
 	if f.kafka != "" {
 		run = demoKafka
+	}
+	if f.sweep != "" {
+		run = sweepKafka
 	}
 	err = errors.Join(run(context.Background(), in, f, stdout, stderr), release())
 	if err != nil {

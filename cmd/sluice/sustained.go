@@ -319,6 +319,7 @@ func (s *sustainedRun) watch(src *kafkax.Source, tally *ktally, stored, dead *at
 
 // print writes the sustained window's summary.
 func (s *sustainedRun) print(w io.Writer) {
+	defer s.report()
 	if s.window == 0 {
 		fmt.Fprintln(w, "the generator's window did not end (interrupted): no sustained figure")
 		return
@@ -337,6 +338,13 @@ func (s *sustainedRun) print(w io.Writer) {
 		fmt.Fprintf(w, "NOT HELD: the rate of %d events/s was not sustained: %s; the figures above are not a sustained rate\n", s.f.rate, why)
 	}
 	fmt.Fprintf(w, "drain after the generator stopped (not a sustained figure): %d events settled in %.2fs\n", s.drainEvts, s.drainWall.Seconds())
+}
+
+// report hands the run to f.onSustained (the sweep), if set.
+func (s *sustainedRun) report() {
+	if s.f.onSustained != nil {
+		s.f.onSustained(s)
+	}
 }
 
 // ktally's steady-window figures.
