@@ -54,6 +54,28 @@ type refData struct {
 	lot                    int64
 }
 
+// symbolNames interns the symbols the generator sends: each of them, upper-
+// and lower-case, maps to itself, so that decode keeps a known symbol
+// without allocating a string for it.
+var symbolNames = func() map[string]string {
+	m := make(map[string]string, 2*len(symbols))
+	for _, s := range symbols {
+		m[s] = s
+		l := lower(s)
+		m[l] = l
+	}
+	return m
+}()
+
+// upperNames maps the lower-case form of each symbol to its upper-case form.
+var upperNames = func() map[string]string {
+	m := make(map[string]string, len(symbols))
+	for _, s := range symbols {
+		m[lower(s)] = s
+	}
+	return m
+}()
+
 // symbols the generator draws from, with their reference data.
 var symbols = []string{"AAPL", "MSFT", "GOOG", "AMZN", "NVDA", "META", "TSLA", "BRK.B", "JPM", "V",
 	"XOM", "UNH", "JNJ", "WMT", "PG", "MA", "HD", "CVX", "KO", "PEP"}
@@ -187,7 +209,11 @@ func decode(line []byte) (event, error) {
 	if err != nil || ts <= 0 {
 		return event{}, errTime
 	}
-	return event{id: string(f[0]), symbol: string(f[1]), price: price, size: size, ts: ts}, nil
+	sym, ok := symbolNames[string(f[1])] // no allocation for a known symbol
+	if !ok {
+		sym = string(f[1])
+	}
+	return event{id: string(f[0]), symbol: sym, price: price, size: size, ts: ts}, nil
 }
 
 // normalise upper-cases the symbol and fixes the price to ten-thousandths.
@@ -195,7 +221,11 @@ func normalise(e event) tick {
 	sym := e.symbol
 	for i := 0; i < len(sym); i++ {
 		if 'a' <= sym[i] && sym[i] <= 'z' {
-			sym = upper(sym)
+			if u, ok := upperNames[sym]; ok {
+				sym = u
+			} else {
+				sym = upper(sym)
+			}
 			break
 		}
 	}
