@@ -300,14 +300,15 @@ func (s sample) enough() bool {
 // more workers, judgeFewer and two ticks for fewer — or after maxJudge
 // ticks. Left unclear, a doubling keeps its workers (a worker too many
 // costs time per item, which matters where a dependency queues calls, and
-// there the change is clear), a step or a check goes back.
+// there the change is clear) and a step goes back; the shrinks that
+// follow evidence of queueing (checks, latency) go by the point estimate.
 //
 //   - Slow start doubles the count while doublings are kept. A doubling
 //     not kept goes back to the count that the throughput it reached
 //     needs by Little's law (the old count times the throughput ratio);
 //     then, for each kept doubling that gained only part of what it
 //     could, last first, a shrink checks whether the count its throughput
-//     needed does as well.
+//     needed (with a margin) does as well.
 //   - At a steady count it probes a step up, large enough for the noise
 //     to tell, kept only if it clearly pays (slow start resumes if it
 //     pays much); a step taken back makes the next wait twice as long.
@@ -370,7 +371,8 @@ const (
 	holdMost      = 80          // …up to this
 	latencyFactor = 0.6         // a time per item above tref / latencyFactor for two ticks is a latency rise
 	minNoise      = 0.01 * 0.01 // the least noise a judgement assumes (variance of ln throughput per tick)
-	minStep       = 1.125       // the least step probe
+	minStep       = 1.125       // the least step probe…
+	maxStep       = 1.5         // …and the largest (past it, noise leaves a step unclear and it goes back)
 	checkMargin   = 1.1         // a check probes the count a doubling's throughput needed, plus this share
 	partialGain   = 0.9         // a doubling with an elasticity below this gained part of what it could
 	resumeSlow    = 0.5         // a step up with an elasticity clearly above this resumes slow start
@@ -420,17 +422,18 @@ func (c *controller) step(s sample) (n int, reason, detail string) {
 		// A doubling paid: the next one starts at once.
 		return c.next(util, tk)
 	}
-	// A steady tick at the current count.
-	if k := len(c.cur); k > 0 {
+	// A steady tick at the current count. A dependency saturating: its
+	// calls queue, the time per item climbs at the same count. Such ticks
+	// are news, not noise: they leave the noise's estimate alone.
+	high := c.tref > 0 && latencyFactor*tk.t > c.tref
+	if k := len(c.cur); k > 0 && !high {
 		c.vary(c.cur[k-1], tk)
 	}
-	c.keep(tk)
+	c.keep(tk, !high)
 	if c.tref == 0 {
 		c.tref = tk.t
 	}
-	// A dependency saturating: its calls queue, the time per item climbs
-	// at the same count.
-	if latencyFactor*tk.t > c.tref {
+	if high {
 		c.high++
 	} else {
 		c.high = 0
@@ -439,7 +442,9 @@ func (c *controller) step(s sample) (n int, reason, detail string) {
 	if c.high >= 3 && c.n > c.lo {
 		want := min(c.n-1, max((c.n+1)/2, int(float64(c.n)*c.tref/tk.t+0.5)))
 		c.slow, c.checkDue, c.checks = false, false, c.checks[:0]
-		return c.start(want, probeLatency, c.last(3), AutoLatency,
+		// Judged against the high ticks but the first, which may have
+		// straddled the change.
+		return c.start(want, probeLatency, c.last(c.high-1), AutoLatency,
 			fmt.Sprintf("time per item %v, %.1f× the %v it was at %d workers", dur(tk.t), tk.t/c.tref, dur(c.tref), c.n))
 	}
 	if c.checkDue && len(c.cur) >= 2 {
@@ -477,7 +482,7 @@ func (c *controller) next(util float64, tk tick) (int, string, string) {
 	// A step large enough for the noise to tell within maxJudge ticks
 	// against the keepTicks before: 10σ (log) for a gap of minElasticity
 	// at judgeFewer standard errors.
-	r := math.Exp(min(max(10*math.Sqrt(c.sigma2()), math.Log(minStep)), math.Ln2))
+	r := math.Exp(min(max(10*math.Sqrt(c.sigma2()), math.Log(minStep)), math.Log(maxStep)))
 	want := max(c.n+1, int(math.Ceil(float64(c.n)*r)))
 	return c.start(want, probeStep, c.last(keepTicks), AutoProbe,
 		fmt.Sprintf("%.0f items/s at %d: trying %d", tk.x*1e9, c.n, want))
@@ -500,10 +505,10 @@ func (c *controller) judge(tk tick) (int, string, string) {
 	// errors. Unclear after maxJudge ticks, the count with more workers
 	// wins: a worker too many costs little but time per item, and where
 	// that matters (a dependency queueing calls) the change is clear.
-	// After a latency rise, queueing is the likelier story: the shrinks
-	// it starts are judged even-handedly, the point estimate deciding at
-	// the end.
-	queued := pr.kind == probeLatency || pr.kind == probeHalve
+	// After a latency rise, queueing is the likelier story, and a check
+	// follows a doubling that gained part only: the shrinks they start are
+	// judged even-handedly, the point estimate deciding at the end.
+	queued := pr.kind == probeLatency || pr.kind == probeHalve || pr.kind == probeCheck
 	zf := judgeFewer
 	if queued {
 		zf = judgeMore
@@ -538,7 +543,7 @@ func (c *controller) judge(tk tick) (int, string, string) {
 			if m := int(checkMargin*float64(from)*xa/xb + 0.5); e < partialGain && m < c.n {
 				c.checks = append(c.checks, max(from, m))
 			}
-			if e < partialGain && len(after) < 2 {
+			if e < 0.5 && len(after) < 2 {
 				c.hold = 1 // the next doubling is judged against two ticks at least
 			}
 			return c.n, "", ""
@@ -628,17 +633,18 @@ func (c *controller) vary(a, b tick) {
 	c.noise += max(1/float64(c.varied+1), 0.1) * (v - c.noise)
 }
 
-// keep records a steady tick at the current count. Once it holds
+// keep records a steady tick at the current count (with noise, one that
+// tells the noise). Once it holds
 // keepTicks, the means of their two halves are compared too: a machine's
 // load drifts, and ticks in a row vary less than windows some ticks apart
 // (which is what a probe compares).
-func (c *controller) keep(tk tick) {
+func (c *controller) keep(tk tick, noise bool) {
 	if len(c.cur) == keepTicks {
 		copy(c.cur, c.cur[1:])
 		c.cur = c.cur[:keepTicks-1]
 	}
 	c.cur = append(c.cur, tk)
-	if len(c.cur) == keepTicks {
+	if len(c.cur) == keepTicks && noise {
 		a, _ := mean(c.cur[:keepTicks/2])
 		b, _ := mean(c.cur[keepTicks/2:])
 		d := math.Log(b / a)

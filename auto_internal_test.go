@@ -166,26 +166,41 @@ func TestControllerUnderNoise(t *testing.T) {
 }
 
 // A probe is judged over as many ticks as the noise needs: a doubling
-// that clearly pays is kept after one tick, one that does not is taken
-// back after two at the least, and a noisier stage takes longer.
+// that gains nothing is taken back after two ticks when throughput varies
+// little from tick to tick, after more when it varies more, and kept
+// when after maxJudge ticks it is still unclear; one that doubles
+// throughput is kept after one.
 func TestControllerJudgesOverAsManyTicksAsTheNoiseNeeds(t *testing.T) {
-	ticksToRevert := func(sigma float64) int {
-		c := newController(1, 256, 1)
-		f := queueing(2*time.Millisecond, 16)
-		z := &noisy{sigma: sigma, rng: rand.New(rand.NewPCG(3, 7))}
-		counts := simulate(c, f, z, 0, 60)
-		first32 := slices.Index(counts, 32)
-		back := slices.IndexFunc(counts[first32:], func(n int) bool { return n < 32 })
-		if first32 < 0 || back < 0 {
-			t.Fatalf("σ %.2f: counts %v: want 32 tried and taken back", sigma, counts)
+	judged := func(sigma, gain float64) (ticks, n int) {
+		c := newController(1, 256, 16)
+		c.noise, c.varied, c.slow = sigma*sigma, 100, true
+		c.cur = []tick{{x: 0.01, t: 1600}, {x: 0.01, t: 1600}} // as the samples below
+		c.step(sample{dt: int64(autoTick), n: 16, busy: 16 * int64(autoTick), items: int64(autoTick) / 100})
+		if c.n != 32 || c.pr.from != 16 {
+			t.Fatalf("count %d, probe from %d: want a doubling from 16", c.n, c.pr.from)
 		}
-		return back
+		for ticks = 1; ticks <= maxJudge; ticks++ {
+			items := int64(float64(autoTick) / 100 * gain)
+			c.step(sample{dt: int64(autoTick), n: 32, busy: 32 * int64(autoTick), items: items})
+			if c.pr.from != 16 {
+				return ticks, c.n
+			}
+		}
+		t.Fatalf("σ %.2f, gain %.2f: not judged after %d ticks", sigma, gain, maxJudge)
+		return 0, 0
 	}
-	if n := ticksToRevert(0); n != 2 {
-		t.Fatalf("noise-free: the doubling past the capacity was taken back after %d ticks, want 2", n)
+	if ticks, n := judged(0.01, 1); ticks != 2 || n != 16 {
+		t.Fatalf("no gain, 1%% noise: judged after %d ticks to %d workers, want 2 and 16", ticks, n)
 	}
-	if quiet, noisy := ticksToRevert(0.01), ticksToRevert(0.08); noisy <= quiet {
-		t.Fatalf("taken back after %d ticks with 1%% noise and %d with 8%%: want longer with more noise", quiet, noisy)
+	if ticks, n := judged(0.08, 1); ticks <= 2 || n != 16 {
+		t.Fatalf("no gain, 8%% noise: judged after %d ticks to %d workers, want more than 2 and 16", ticks, n)
+	}
+	// Kept, slow start goes on: the next doubling starts at once.
+	if ticks, n := judged(0.2, 1); ticks != maxJudge || n != 64 {
+		t.Fatalf("no gain, 20%% noise: judged after %d ticks to %d workers, want %d (unclear) and 64", ticks, n, maxJudge)
+	}
+	if ticks, n := judged(0.05, 2); ticks != 1 || n != 64 {
+		t.Fatalf("twice the throughput, 5%% noise: judged after %d ticks to %d workers, want 1 and 64", ticks, n)
 	}
 }
 
