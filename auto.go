@@ -3,6 +3,7 @@ package sluice
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -335,6 +336,8 @@ type controller struct {
 	drift    float64 // the same, from windows of ticks some ticks apart
 	tref     float64 // time per item at the current count (ns); 0: not yet known
 	high     int     // ticks in a row with the time per item far above tref
+	idle     int     // ticks in a row with the workers waiting most of the time
+	idleHold int     // ticks before the next idle probe, after one was taken back
 	hold     int     // ticks to wait before the next step probe
 	backoff  int     // hold after the next step probe taken back
 	pr       probe
@@ -358,6 +361,7 @@ const (
 	probeCheck              // a shrink checking a doubling that gained part of what it could
 	probeLatency            // a shrink because the time per item climbed
 	probeHalve              // a halving after a latency shrink that cost nothing
+	probeIdle               // a shrink because the workers wait most of the time
 )
 
 const (
@@ -391,29 +395,7 @@ func (c *controller) step(s sample) (n int, reason, detail string) {
 		return c.n, "", ""
 	}
 	util := float64(s.busy) / life
-	// Not the bottleneck: the workers wait most of the time. Keep those
-	// that the work needs (the busy share), with a margin.
-	if util < 0.6 {
-		c.pr, c.slow, c.checkDue, c.checks = probe{}, false, false, c.checks[:0]
-		c.cur, c.tref, c.high = c.cur[:0], 0, 0
-		c.hold = holdFirst
-		if c.n == c.lo {
-			return c.n, "", ""
-		}
-		want := max(c.lo, int(math.Ceil(float64(c.n)*util/0.75)))
-		if want >= c.n {
-			return c.n, "", ""
-		}
-		reason, why := AutoIdle, "input or room"
-		if s.throttled > s.idle {
-			reason, why = AutoThrottled, "the Throttle"
-		}
-		return c.set(want, reason, fmt.Sprintf("workers busy %.0f%% of the time, waiting on %s", 100*util, why))
-	}
-	if s.items <= 0 {
-		return c.n, "", ""
-	}
-	tk := tick{x: float64(s.items) / float64(s.dt), t: float64(s.busy) / float64(s.items)}
+	tk := tick{x: float64(max(s.items, 1)) / float64(s.dt), t: float64(s.busy) / float64(max(s.items, 1))}
 	if c.pr.from != 0 {
 		n, reason, detail := c.judge(tk)
 		if n != c.n || reason != "" || c.pr.from != 0 || !c.slow || c.hold > 0 {
@@ -422,6 +404,27 @@ func (c *controller) step(s sample) (n int, reason, detail string) {
 		// A doubling paid: the next one starts at once.
 		return c.next(util, tk)
 	}
+	// Not the bottleneck: the workers wait most of the time, two ticks in
+	// a row. Fewer workers should do the same work: those that it needs
+	// (the busy share), with a margin. It is a probe too: on a machine
+	// that the workers' own calls saturate, the source and sink starve and
+	// the workers wait, and fewer workers would do less.
+	if util < 0.6 {
+		c.idle++
+		c.keep(tk, false)
+		c.high, c.slow, c.checkDue = 0, false, false
+		want := max(c.lo, int(math.Ceil(float64(c.n)*util/0.75)))
+		if c.idle < 2 || want >= c.n || c.idleHold > 0 {
+			c.idleHold = max(0, c.idleHold-1)
+			return c.n, "", ""
+		}
+		reason, why := AutoIdle, "input or room"
+		if s.throttled > s.idle {
+			reason, why = AutoThrottled, "the Throttle"
+		}
+		return c.start(want, probeIdle, c.last(c.idle), reason, fmt.Sprintf("workers busy %.0f%% of the time, waiting on %s", 100*util, why))
+	}
+	c.idle, c.idleHold = 0, max(0, c.idleHold-1)
 	// A steady tick at the current count. A dependency saturating: its
 	// calls queue, the time per item climbs at the same count. Such ticks
 	// are news, not noise: they leave the noise's estimate alone.
@@ -508,7 +511,7 @@ func (c *controller) judge(tk tick) (int, string, string) {
 	// After a latency rise, queueing is the likelier story, and a check
 	// follows a doubling that gained part only: the shrinks they start are
 	// judged even-handedly, the point estimate deciding at the end.
-	queued := pr.kind == probeLatency || pr.kind == probeHalve || pr.kind == probeCheck
+	queued := pr.kind != probeDouble && pr.kind != probeStep
 	zf := judgeFewer
 	if queued {
 		zf = judgeMore
@@ -567,6 +570,14 @@ func (c *controller) judge(tk tick) (int, string, string) {
 		c.backoff = min(2*c.backoff, holdMost)
 		c.back(from, from, before, tb)
 		return c.set(from, AutoNoGain, figures)
+	case probeIdle:
+		if kept {
+			c.tref, c.idle = 0, 0
+			return c.n, "", ""
+		}
+		c.idleHold, c.idle = c.backoff, 0
+		c.back(from, from, before, tb)
+		return c.set(from, AutoGrow, figures)
 	case probeCheck:
 		if kept {
 			c.checkDue = true // the next one down
@@ -663,13 +674,27 @@ func (c *controller) last(k int) []tick {
 	return append([]tick(nil), c.cur[max(0, len(c.cur)-k):]...)
 }
 
-// mean returns the mean throughput and time per item of ticks.
+// mean returns the mean throughput and time per item of ticks; from
+// three ticks on, the throughput is their median: a tick in which the
+// machine stalled the stage must not decide.
 func mean(ts []tick) (x, t float64) {
 	for _, tk := range ts {
 		x += tk.x
 		t += tk.t
 	}
-	return x / float64(len(ts)), t / float64(len(ts))
+	x, t = x/float64(len(ts)), t/float64(len(ts))
+	if len(ts) >= 3 {
+		xs := make([]float64, len(ts))
+		for i, tk := range ts {
+			xs[i] = tk.x
+		}
+		slices.Sort(xs)
+		x = xs[len(xs)/2]
+		if len(xs)%2 == 0 {
+			x = (x + xs[len(xs)/2-1]) / 2
+		}
+	}
+	return x, t
 }
 
 func (c *controller) set(n int, reason, detail string) (int, string, string) {

@@ -206,21 +206,58 @@ func TestControllerJudgesOverAsManyTicksAsTheNoiseNeeds(t *testing.T) {
 
 func TestControllerGivesBackWorkersThatWait(t *testing.T) {
 	c := newController(2, 64, 32)
+	c.slow = false
 	// The workers are busy a fifth of the time: the input is the
-	// bottleneck; then they wait on a Throttle.
+	// bottleneck, two ticks in a row.
 	s := sample{dt: int64(autoTick), n: 32, busy: 32 * int64(autoTick) / 5, idle: 32 * int64(autoTick) * 4 / 5, items: 1000}
+	if n, reason, _ := c.step(s); n != 32 || reason != "" {
+		t.Fatalf("got %d (%q) after one tick, want 32 kept: one tick does not tell", n, reason)
+	}
 	n, reason, _ := c.step(s)
 	if n != 9 || reason != AutoIdle {
 		t.Fatalf("got %d (%q), want 9 (%q): the busy share, 6.4 workers, with a margin", n, reason, AutoIdle)
 	}
+	// The 9 do as much: the shrink is kept. Then they wait on a Throttle.
+	s = sample{dt: int64(autoTick), n: 9, busy: 9 * int64(autoTick) * 9 / 10, idle: 9 * int64(autoTick) / 10, items: 1000}
+	for range 2 {
+		if n, reason, _ = c.step(s); n != 9 || reason != "" {
+			t.Fatalf("got %d (%q), want 9 kept: the workers removed did nothing", n, reason)
+		}
+	}
 	s = sample{dt: int64(autoTick), n: 9, busy: 9 * int64(autoTick) / 10, throttled: 9 * int64(autoTick) * 9 / 10, items: 1000}
-	n, reason, _ = c.step(s)
-	if n != 2 || reason != AutoThrottled {
+	c.step(s)
+	if n, reason, _ = c.step(s); n != 2 || reason != AutoThrottled {
 		t.Fatalf("got %d (%q), want 2, the min (%q)", n, reason, AutoThrottled)
+	}
+	for range 3 {
+		c.step(s)
 	}
 	if n, reason, _ = c.step(s); n != 2 || reason != "" {
 		t.Fatalf("got %d (%q) at the min, want it held without a reason", n, reason)
 	}
+}
+
+// On a machine that the workers' calls saturate, the source starves and
+// the workers wait on it; fewer workers would do less. The idle shrink is
+// judged like any probe, and taken back.
+func TestControllerTakesBackAnIdleShrinkThatCostThroughput(t *testing.T) {
+	c := newController(1, 256, 128)
+	c.slow = false
+	wait := sample{dt: int64(autoTick), n: 128, busy: 128 * int64(autoTick) / 2, idle: 128 * int64(autoTick) / 2, items: 4000}
+	c.step(wait)
+	if n, reason, _ := c.step(wait); n != 86 || reason != AutoIdle {
+		t.Fatalf("got %d (%q), want 86 (%q)", n, reason, AutoIdle)
+	}
+	less := sample{dt: int64(autoTick), n: 86, busy: 86 * int64(autoTick) * 9 / 10, idle: 86 * int64(autoTick) / 10, items: 3000}
+	for range maxJudge {
+		if n, reason, _ := c.step(less); n != 86 {
+			if n != 128 || reason != AutoGrow {
+				t.Fatalf("got %d (%q), want 128 back (%q)", n, reason, AutoGrow)
+			}
+			return
+		}
+	}
+	t.Fatalf("the shrink that cost a quarter of the throughput was kept")
 }
 
 func TestControllerNeverLeavesItsBounds(t *testing.T) {
