@@ -310,8 +310,8 @@ func (s sample) enough() bool {
 //     then, for each kept doubling that gained only part of what it
 //     could, last first, a shrink checks whether the count its throughput
 //     needed (with a margin) does as well.
-//   - At a steady count it probes a step up, large enough for the noise
-//     to tell, kept only if it clearly pays (slow start resumes if it
+//   - At a steady count it probes a small step up, kept only if it
+//     clearly pays within maxJudgeStep ticks (slow start resumes if it
 //     pays much); a step taken back makes the next wait twice as long.
 //   - A time per item far above what the count had for three ticks (a
 //     dependency that now serves fewer at once) starts a shrink; while
@@ -376,7 +376,8 @@ const (
 	latencyFactor = 0.6         // a time per item above tref / latencyFactor for two ticks is a latency rise
 	minNoise      = 0.01 * 0.01 // the least noise a judgement assumes (variance of ln throughput per tick)
 	minStep       = 1.125       // the least step probe…
-	maxStep       = 1.5         // …and the largest (past it, noise leaves a step unclear and it goes back)
+	maxStep       = 1.25        // …and the largest
+	maxJudgeStep  = 5           // ticks a step probe is judged over at most
 	checkMargin   = 1.1         // a check probes the count a doubling's throughput needed, plus this share
 	partialGain   = 0.9         // a doubling with an elasticity below this gained part of what it could
 	resumeSlow    = 0.5         // a step up with an elasticity clearly above this resumes slow start
@@ -482,9 +483,10 @@ func (c *controller) next(util float64, tk tick) (int, string, string) {
 	if !canUp {
 		return c.n, "", ""
 	}
-	// A step large enough for the noise to tell within maxJudge ticks
-	// against the keepTicks before: 10σ (log) for a gap of minElasticity
-	// at judgeFewer standard errors.
+	// A step as large as the noise needs to tell within maxJudgeStep
+	// ticks (10σ, log, for a gap of minElasticity at judgeFewer standard
+	// errors) but small: at a dependency's capacity every tick of it costs
+	// the calls time.
 	r := math.Exp(min(max(10*math.Sqrt(c.sigma2()), math.Log(minStep)), math.Log(maxStep)))
 	want := max(c.n+1, int(math.Ceil(float64(c.n)*r)))
 	return c.start(want, probeStep, c.last(keepTicks), AutoProbe,
@@ -520,7 +522,7 @@ func (c *controller) judge(tk tick) (int, string, string) {
 	k := len(pr.after)
 	more := e-minElasticity >= judgeMore*se && (k >= 2 || e-minElasticity >= 3*se)
 	fewer := minElasticity-e >= zf*se && k >= 2
-	if !more && !fewer && len(pr.after) < maxJudge {
+	if !more && !fewer && (k < maxJudge && pr.kind != probeStep || k < maxJudgeStep) {
 		return c.n, "", ""
 	}
 	if !more && !fewer && queued {
