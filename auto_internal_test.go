@@ -329,6 +329,160 @@ func TestAutoFindsTheCapacityOfASaturatingDependency(t *testing.T) {
 	})
 }
 
+// fakeDep is a dependency under synctest: each call takes base (times
+// jitter's factor, if set) once it holds one of tokens' slots, so that at
+// most cap(tokens) calls are served at once and the rest queue; hog takes
+// slots away for good, as a dependency that comes to serve fewer does.
+type fakeDep struct {
+	tokens         chan struct{}
+	base           time.Duration
+	jitter         func() float64
+	inflight, peak atomic.Int64
+}
+
+func newFakeDep(capacity int, base time.Duration) *fakeDep {
+	return &fakeDep{tokens: make(chan struct{}, capacity), base: base}
+}
+
+func (d *fakeDep) call(_ context.Context, v int) (int, error) {
+	n := d.inflight.Add(1)
+	defer d.inflight.Add(-1)
+	for p := d.peak.Load(); n > p && !d.peak.CompareAndSwap(p, n); p = d.peak.Load() {
+	}
+	d.tokens <- struct{}{}
+	took := d.base
+	if d.jitter != nil {
+		took = time.Duration(float64(took) * d.jitter())
+	}
+	time.Sleep(took)
+	<-d.tokens
+	return v, nil
+}
+
+// hog holds k of the dependency's slots until done is closed.
+func (d *fakeDep) hog(k int, done <-chan struct{}) {
+	for range k {
+		d.tokens <- struct{}{}
+	}
+	<-done
+	for range k {
+		<-d.tokens
+	}
+}
+
+// autoAgainst runs a source, a Map with Auto(1, hi) calling the
+// dependency that mk makes, and a sink, for ticks ticks under synctest,
+// calling at(dep, i) before tick i, and returns the stage's worker count
+// at each tick. The dependency is made in the bubble: its channels must
+// be the bubble's for its waits to let time pass.
+func autoAgainst(t *testing.T, mk func() *fakeDep, hi, ticks int, at func(dep *fakeDep, i int)) []int {
+	var counts []int
+	var peak int64
+	synctest.Test(t, func(t *testing.T) {
+		dep := mk()
+		defer func() { peak = dep.peak.Load() }()
+		p := New(t.Context())
+		src := From(p, "src", func(ctx context.Context, out *Emitter[int]) error {
+			for i := 0; out.Send(i); i++ {
+			}
+			return nil
+		})
+		m := Map(p, "call", src, 1, dep.call, Auto(1, hi))
+		ForEach(p, "sink", m, 1, func(context.Context, int) error { return nil })
+		for i := range ticks {
+			if at != nil {
+				at(dep, i)
+			}
+			time.Sleep(autoTick)
+			counts = append(counts, stageStats(p, "call").Workers)
+		}
+		p.Drain()
+		if err := p.Wait(); err != nil {
+			t.Fatalf("Wait: %v", err)
+		}
+		if r := stageStats(p, "call").Running; r != 0 {
+			t.Fatalf("%d workers running after Wait, want 0", r)
+		}
+	})
+	if peak > int64(hi) {
+		t.Fatalf("%d calls in flight at once, more than the max %d", peak, hi)
+	}
+	t.Logf("counts: %v", counts)
+	return counts
+}
+
+// share is the share of xs within lo–hi.
+func share(xs []int, lo, hi int) float64 {
+	n := 0
+	for _, x := range xs {
+		if x >= lo && x <= hi {
+			n++
+		}
+	}
+	return float64(n) / float64(len(xs))
+}
+
+// The engine against modelled dependencies, under synctest: its count
+// follows what each can take.
+func TestAutoAgainstModelledDependencies(t *testing.T) {
+	t.Run("flat", func(t *testing.T) {
+		// Every call takes 2 ms however many are in flight: more workers
+		// always pay, up to the max.
+		counts := autoAgainst(t, func() *fakeDep { return newFakeDep(4096, 2*time.Millisecond) }, 64, 30, nil)
+		if i := slices.Index(counts, 64); i < 0 || i > 15 {
+			t.Fatalf("counts %v: want the max, 64, within 1.5 s", counts)
+		}
+		if tail := counts[slices.Index(counts, 64):]; !within(tail, 64, 64) {
+			t.Fatalf("counts %v: want 64 held once reached", counts)
+		}
+	})
+	t.Run("cores", func(t *testing.T) {
+		// Two calls at once, as CPU-bound work on two free cores.
+		counts := autoAgainst(t, func() *fakeDep { return newFakeDep(2, time.Millisecond) }, 64, 40, nil)
+		if tail := counts[15:]; share(tail, 2, 2) < 0.8 || slices.Max(tail) > 3 {
+			t.Fatalf("counts %v: want 2 at least 4 ticks in 5 from 1.5 s on, never above 3", counts)
+		}
+	})
+	t.Run("drop", func(t *testing.T) {
+		// 32 at once, then 8 from 3 s.
+		var done chan struct{}
+		var hogs sync.WaitGroup
+		counts := autoAgainst(t, func() *fakeDep { return newFakeDep(32, 2*time.Millisecond) }, 128, 70, func(dep *fakeDep, i int) {
+			switch i {
+			case 30:
+				done = make(chan struct{})
+				hogs.Go(func() { dep.hog(24, done) })
+			case 69:
+				close(done)
+				hogs.Wait()
+			}
+		})
+		if before := counts[15:30]; share(before, 32, 40) < 0.7 {
+			t.Fatalf("counts %v: want 32–40 at least 7 ticks in 10 from 1.5 s to the drop", counts)
+		}
+		if after := counts[45:]; share(after, 8, 10) < 0.8 || slices.Max(after) > 16 {
+			t.Fatalf("counts %v: want 8–10 at least 4 ticks in 5 from 1.5 s after the drop, never above 16", counts)
+		}
+	})
+	t.Run("noisy", func(t *testing.T) {
+		// 16 at once, each call's time varying by a lognormal factor.
+		counts := autoAgainst(t, func() *fakeDep {
+			dep := newFakeDep(16, 2*time.Millisecond)
+			var mu sync.Mutex
+			rng := rand.New(rand.NewPCG(3, 4))
+			dep.jitter = func() float64 {
+				mu.Lock()
+				defer mu.Unlock()
+				return math.Exp(0.5*rng.NormFloat64() - 0.125)
+			}
+			return dep
+		}, 128, 50, nil)
+		if tail := counts[20:]; share(tail, 16, 24) < 0.8 || slices.Max(tail) > 32 {
+			t.Fatalf("counts %v: want 16–24 at least 4 ticks in 5 after 2 s, never above 32", counts)
+		}
+	})
+}
+
 func stageStats(p *Pipeline, name string) StageStats {
 	for _, st := range p.Stats().Stages {
 		if st.Name == name {
