@@ -371,8 +371,8 @@ const (
 	maxJudge      = 8           // ticks a probe is judged over at most
 	keepTicks     = 8           // ticks kept at a steady count
 	holdKept      = 2           // ticks before the next step probe after one was kept
-	holdFirst     = 10          // after one was taken back, doubling with each one more…
-	holdMost      = 80          // …up to this
+	holdFirst     = 30          // ticks before the first step probe, and after one taken back, doubling with each…
+	holdMost      = 300         // …up to this
 	latencyFactor = 0.6         // a time per item above tref / latencyFactor for two ticks is a latency rise
 	minNoise      = 0.01 * 0.01 // the least noise a judgement assumes (variance of ln throughput per tick)
 	minStep       = 1.125       // the least step probe…
