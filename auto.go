@@ -373,10 +373,9 @@ const (
 	holdKept      = 2           // ticks before the next step probe after one was kept
 	holdFirst     = 30          // ticks before the first step probe, and after one taken back, doubling with each…
 	holdMost      = 300         // …up to this
-	latencyFactor = 0.6         // a time per item above tref / latencyFactor for two ticks is a latency rise
+	latencyFactor = 0.6         // a time per item above tref / latencyFactor for three ticks is a latency rise
 	minNoise      = 0.01 * 0.01 // the least noise a judgement assumes (variance of ln throughput per tick)
-	minStep       = 1.125       // the least step probe…
-	maxStep       = 1.25        // …and the largest
+	stepRatio     = 1.0625      // a step probe's ratio (one worker at least)
 	maxJudgeStep  = 5           // ticks a step probe is judged over at most
 	checkMargin   = 1.1         // a check probes the count a doubling's throughput needed, plus this share
 	partialGain   = 0.9         // a doubling with an elasticity below this gained part of what it could
@@ -483,11 +482,10 @@ func (c *controller) next(util float64, tk tick) (int, string, string) {
 	if !canUp {
 		return c.n, "", ""
 	}
-	// A step as large as the noise needs to tell within maxJudgeStep
-	// ticks (10σ, log, for a gap of minElasticity at judgeFewer standard
-	// errors) but small: at a dependency's capacity every tick of it costs
-	// the calls time.
-	r := math.Exp(min(max(10*math.Sqrt(c.sigma2()), math.Log(minStep)), math.Log(maxStep)))
+	// A small step: above a dependency's capacity the calls of the
+	// workers added wait a whole call each, which a p99 of a few seconds'
+	// calls shows; capacity that grew much still shows clearly.
+	r := stepRatio
 	want := max(c.n+1, int(math.Ceil(float64(c.n)*r)))
 	return c.start(want, probeStep, c.last(keepTicks), AutoProbe,
 		fmt.Sprintf("%.0f items/s at %d: trying %d", tk.x*1e9, c.n, want))

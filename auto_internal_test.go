@@ -73,8 +73,8 @@ func TestControllerStopsAtTheCoresForCPUBoundWork(t *testing.T) {
 func TestControllerChecksADoublingThatGainedPartOnly(t *testing.T) {
 	c := newController(1, 256, 1)
 	counts, reasons := reasonsOf(c, queueing(2*time.Millisecond, 24), 0, 100)
-	if tail := counts[20:]; !within(tail, 24, 32) || above(tail, 27) > len(tail)/10 {
-		t.Fatalf("counts after 2 s range over %d–%d, want 24–32, at most 1 in 10 above 27 (the dependency serves 24): %v", slices.Min(tail), slices.Max(tail), counts)
+	if tail := counts[20:]; !within(tail, 24, 32) || above(tail, 27) > len(tail)/5 {
+		t.Fatalf("counts after 2 s range over %d–%d, want 24–32, at most 1 in 5 above 27 (the dependency serves 24): %v", slices.Min(tail), slices.Max(tail), counts)
 	}
 	if !slices.Contains(reasons, AutoProbe) {
 		t.Fatalf("reasons %v: want a check probe", reasons)
