@@ -94,7 +94,7 @@ type StageView struct {
 type AutoView struct {
 	Min     int    `json:"min"`
 	Max     int    `json:"max"`
-	Reason  string `json:"reason"` // why it last changed: start, grow, no-gain, latency, idle, throttled
+	Reason  string `json:"reason"` // why it last changed: start, grow, no-gain, latency, probe, idle, throttled
 	Detail  string `json:"detail"` // the same with the figures that decided it
 	Changes int64  `json:"changes"`
 	// ChangedSecondsAgo is how long before the reading it last changed.

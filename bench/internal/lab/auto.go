@@ -236,6 +236,23 @@ func autoOnce(n int, call func(context.Context, int) error, midway func(), run, 
 		"p99_ms":       quantile(steady, 0.99),
 		"max_running":  float64(maxRunning),
 	}
+	if midway != nil {
+		// The dependency changes at run/2: each half's steady throughput,
+		// so that Auto's time to 90 % compares each window with the best
+		// fixed count of its half.
+		var before, after int
+		for _, c := range calls {
+			switch {
+			case c.at >= settle && c.at < run/2:
+				before++
+			case c.at >= run/2 && c.at < run:
+				after++
+			}
+		}
+		met["phase0_per_s"] = float64(before) / (run/2 - settle).Seconds()
+		met["phase1_per_s"] = float64(after) / (run / 2).Seconds()
+		met["midway_s"] = (run / 2).Seconds()
+	}
 	if n == 0 {
 		met["workers"] = float64(medianInt(counts))
 	} else {
@@ -269,7 +286,9 @@ func medianInt(xs []int) int {
 // the highest steady throughput, and for p99 the lowest p99 among the
 // fixed counts within 5 % of that throughput (the strictest fair
 // comparison); for Auto, the time from which its throughput, over 500 ms,
-// stays at 90 % of the best.
+// stays at 90 % of the best — where the dependency changes midway, of
+// the best fixed count of each half (no count holds the whole run's best
+// after a drop).
 func autoFinish(rows []Row) {
 	groups := map[string][]int{}
 	for i, r := range rows {
@@ -279,9 +298,11 @@ func autoFinish(rows []Row) {
 	}
 	for _, idx := range groups {
 		best, bestP99 := 0.0, math.Inf(1)
+		var phase [2]float64 // best of each half, where the dependency changes midway
 		for _, i := range idx {
-			if rows[i].Variant != autoVariant {
-				best = max(best, rows[i].Metrics["steady_per_s"])
+			if m := rows[i].Metrics; rows[i].Variant != autoVariant {
+				best = max(best, m["steady_per_s"])
+				phase[0], phase[1] = max(phase[0], m["phase0_per_s"]), max(phase[1], m["phase1_per_s"])
 			}
 		}
 		for _, i := range idx {
@@ -307,9 +328,18 @@ func autoFinish(rows []Row) {
 				}
 			}
 			sort.Strings(keys)
+			bestAt := func(j int) float64 { // the best fixed count's throughput in window j
+				if mid, ok := m["midway_s"]; ok && phase[1] > 0 {
+					if float64(j)*0.25 >= mid {
+						return phase[1]
+					}
+					return phase[0]
+				}
+				return best
+			}
 			reach := -1.0
 			for j := len(keys) - 2; j >= 0; j-- {
-				if (m[keys[j]]+m[keys[j+1]])/2 < 0.9*best {
+				if (m[keys[j]]+m[keys[j+1]])/2 < 0.9*(bestAt(j)+bestAt(j+1))/2 {
 					break
 				}
 				reach = float64(j) * 0.25
