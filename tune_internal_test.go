@@ -126,6 +126,11 @@ func TestChunkOptionTurnsTuningOff(t *testing.T) {
 func TestWaitingForAChunkIsNotPartOfItsWork(t *testing.T) {
 	e, r := measuredEdge(t)
 	go func() {
+		// The 5 ms are counted from when the receiver starts waiting:
+		// sleeping from before then could leave its wait shorter.
+		for r.w.waitSince.Load() == 0 {
+			time.Sleep(10 * time.Microsecond)
+		}
 		time.Sleep(5 * time.Millisecond)
 		e.ch <- &chunk[int]{items: []int{1}}
 	}()
