@@ -357,7 +357,7 @@ type probe struct {
 // Kinds of probe.
 const (
 	probeDouble  = iota + 1 // slow start
-	probeStep               // an eighth up or down from a steady count
+	probeStep               // a small step up from a steady count
 	probeCheck              // a shrink checking a doubling that gained part of what it could
 	probeLatency            // a shrink because the time per item climbed
 	probeHalve              // a halving after a latency shrink that cost nothing
@@ -380,7 +380,6 @@ const (
 	checkMargin   = 1.1         // a check probes the count a doubling's throughput needed, plus this share
 	partialGain   = 0.9         // a doubling with an elasticity below this gained part of what it could
 	resumeSlow    = 0.5         // a step up with an elasticity clearly above this resumes slow start
-
 )
 
 func newController(lo, hi, n int) *controller {
