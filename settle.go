@@ -183,11 +183,9 @@ type receipts[T any] func(v *T, op settleOp)
 // is built.
 func receiptsOf[T any]() receipts[T] {
 	t := reflect.TypeFor[T]()
-	switch {
-	case reflect.PointerTo(t).Implements(carrierType):
+	if reflect.PointerTo(t).Implements(carrierType) {
+		// The common case, without reflection per item.
 		return func(v *T, op settleOp) { op.apply(any(v).(Carrier).Origin()) }
-	case reflect.PointerTo(t).Implements(settleableType):
-		return func(v *T, op settleOp) { any(v).(settleable).settleAll(op) }
 	}
 	w := walkerOf(t)
 	if w == nil {
