@@ -175,7 +175,8 @@ func (op settleOp) apply(r Receipt) {
 var ack = settleOp{}
 
 // receipts applies op to every receipt v carries; it is nil for a type
-// that carries none, so a stage pays a nil check per chunk for it.
+// that carries none, so a stage pays a nil check (per item in ForEach, FlatMap and
+// Filter's drops; per chunk elsewhere) for it.
 type receipts[T any] func(v *T, op settleOp)
 
 // receiptsOf returns the receipts walker of T, or nil when T carries no
