@@ -215,7 +215,10 @@ func itoa(i int) string { return strconv.Itoa(i) }
 func publishOnce(t *testing.T, sink *natsx.Sink, outs []natsx.Out, opts ...sluice.StageOption) (error, sluice.StageStats) {
 	t.Helper()
 	p := sluice.New(ctxT(t, time.Minute))
-	natsx.Publish(p, "publish", sluice.FromSlice(p, "outs", outs), sink, opts...)
+	// One chunk of every out, so one Write sees them all: with the
+	// source's first chunks at one item, the sink's workers would split
+	// them, and a rejection in one Write cancels the others.
+	natsx.Publish(p, "publish", sluice.FromSlice(p, "outs", outs, sluice.Chunk(max(1, len(outs)))), sink, opts...)
 	err := p.Wait()
 	for _, s := range p.Stats().Stages {
 		if s.Name == "publish" {
