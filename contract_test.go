@@ -104,6 +104,21 @@ var stageRows = []stageRow{
 		}, opts...)
 		return nil
 	}},
+	{name: "ForEachChunk Gather", multi: true, errs: true, build: func(p *sluice.Pipeline, xs []int, n int, h hook, opts ...sluice.StageOption) func() []int {
+		// The same sink, its calls gathering the chunks that wait.
+		sluice.ForEachChunk(p, "stage", sluice.FromSlice(p, "src", xs, sluice.Chunk(7)), n, func(ctx context.Context, items []int) error {
+			for i, v := range items {
+				if i > 0 && ctx.Err() != nil {
+					return ctx.Err()
+				}
+				if err := h(ctx, v); err != nil {
+					return err
+				}
+			}
+			return nil
+		}, append(opts, sluice.Gather(30))...)
+		return nil
+	}},
 	{name: "Reduce", build: func(p *sluice.Pipeline, xs []int, _ int, h hook, opts ...sluice.StageOption) func() []int {
 		ctx := p.Context()
 		r := sluice.Reduce(p, "stage", sluice.FromSlice(p, "src", xs), []int(nil), func(acc []int, v int) []int {

@@ -122,7 +122,9 @@
 // generator's items are sent when a chunk fills, when it calls
 // [Emitter.Flush], or when it returns. Chunks are recycled, not
 // allocated per send. [Batch] is different: it forms user-visible batches by
-// size and maximum wait; [ForEachChunk] hands a sink each chunk as it comes.
+// size and maximum wait; [ForEachChunk] hands a sink each chunk as it comes
+// (with [Gather], every chunk waiting, so a sink that falls behind makes
+// fewer, larger calls).
 //
 // A chunk is also the grain of parallelism: a worker takes a whole chunk.
 // So the size of the chunks on an edge adapts to the stage that consumes

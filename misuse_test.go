@@ -34,6 +34,9 @@ func TestMisusePanicsWithAClearMessage(t *testing.T) {
 		{"window", func(p *sluice.Pipeline) {
 			sluice.OrderedMap(p, "om", sluice.FromSlice(p, "s", ints(1)), 1, id, sluice.Window(0))
 		}, []string{"Window must be ≥ 1, got 0"}},
+		{"gather", func(p *sluice.Pipeline) {
+			sluice.ForEachChunk(p, "bulk", sluice.FromSlice(p, "s", ints(1)), 1, func(context.Context, []int) error { return nil }, sluice.Gather(0))
+		}, []string{"sluice", "Gather must be ≥ 1, got 0"}},
 		{"buffer", func(p *sluice.Pipeline) {
 			sluice.FromSlice(p, "s", ints(1), sluice.Buffer(-1))
 		}, []string{"Buffer must be ≥ 1, got -1"}},
@@ -73,6 +76,15 @@ func TestMisusePanicsWithAClearMessage(t *testing.T) {
 		{"window on Map", func(p *sluice.Pipeline) {
 			sluice.Map(p, "m", sluice.FromSlice(p, "s", ints(1)), 4, id, sluice.Window(8))
 		}, []string{"sluice", `Map "m"`, "Window(8)", "only to OrderedMap"}},
+		{"gather on Map", func(p *sluice.Pipeline) {
+			sluice.Map(p, "m", sluice.FromSlice(p, "s", ints(1)), 4, id, sluice.Gather(8))
+		}, []string{"sluice", `Map "m"`, "Gather(8)", "only to ForEachChunk"}},
+		{"gather on ForEach", func(p *sluice.Pipeline) {
+			sluice.ForEach(p, "each", sluice.FromSlice(p, "s", ints(1)), 1, func(context.Context, int) error { return nil }, sluice.Gather(8))
+		}, []string{"sluice", `ForEach "each"`, "Gather(8)", "only to ForEachChunk"}},
+		{"gather on OrderedMap", func(p *sluice.Pipeline) {
+			sluice.OrderedMap(p, "om", sluice.FromSlice(p, "s", ints(1)), 1, id, sluice.Gather(8))
+		}, []string{"sluice", `OrderedMap "om"`, "Gather(8)"}},
 		{"window on a source", func(p *sluice.Pipeline) {
 			sluice.FromSlice(p, "s", ints(1), sluice.Window(8))
 		}, []string{"sluice", `"s"`, "Window(8)"}},

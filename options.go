@@ -49,9 +49,10 @@ func DrainGrace(d time.Duration) Option {
 }
 
 // StageOption configures one stage: the edge it writes to ([Chunk],
-// [Buffer], [OnFull]), OrderedMap's reorder [Window], and what happens to an
-// item whose function fails ([SkipErrors], [DeadLetter], [Retry],
-// [Timeout]). A stage panics when given an option it has no use for.
+// [Buffer], [OnFull]), OrderedMap's reorder [Window], ForEachChunk's
+// [Gather], and what happens to an item whose function fails
+// ([SkipErrors], [DeadLetter], [Retry], [Timeout]). A stage panics when
+// given an option it has no use for.
 type StageOption interface{ applyStage(*stageConfig) }
 
 type stageConfig struct {
@@ -65,6 +66,7 @@ type stageConfig struct {
 	errs      errorConfig // per-item error policy (failure.go)
 	autoMin   int         // Auto's bounds; autoMax 0: a fixed worker count
 	autoMax   int
+	gather    int // ForEachChunk's Gather: most items per call; 0: a chunk per call
 }
 
 type stageOptionFunc func(*stageConfig)
@@ -165,18 +167,37 @@ func Window(n int) StageOption {
 	return stageOptionFunc(func(c *stageConfig) { c.window, c.setWindow = n, true })
 }
 
-// noWindow panics if a stage other than OrderedMap was given Window,
-// which would do nothing there.
+// noWindow panics if a stage was given an option that belongs to another
+// kind of stage: Window (OrderedMap's) or Gather (ForEachChunk's), which
+// would do nothing there.
 func noWindow(kind, name string, cfg stageConfig) {
+	onlyOrdered(kind, name, cfg)
+	noGather(kind, name, cfg)
+}
+
+// onlyOrdered panics if a stage other than OrderedMap was given Window.
+func onlyOrdered(kind, name string, cfg stageConfig) {
 	if cfg.setWindow {
 		panic(fmt.Sprintf("sluice: %s %q: Window(%d) applies only to OrderedMap", kind, name, cfg.window))
 	}
 }
 
 // noOutput panics if a sink was given an option for an output edge, which
-// it does not have: the option belongs to the stage that feeds it.
+// it does not have (the option belongs to the stage that feeds it), or
+// one for another kind of stage.
 func noOutput(kind, name string, cfg stageConfig) {
 	noWindow(kind, name, cfg)
+	noEdge(kind, name, cfg)
+}
+
+// chunkSinkOptions is noOutput for ForEachChunk, which takes Gather.
+func chunkSinkOptions(kind, name string, cfg stageConfig) {
+	onlyOrdered(kind, name, cfg)
+	noEdge(kind, name, cfg)
+}
+
+// noEdge panics if a sink was given an option for an output edge.
+func noEdge(kind, name string, cfg stageConfig) {
 	if len(cfg.edgeOpts) > 0 {
 		panic(fmt.Sprintf("sluice: %s %q: %s sets a stage's output edge, and a sink has none; give it to the stage that feeds this one",
 			kind, name, cfg.edgeOpts[0]))

@@ -148,6 +148,25 @@ var settleRows = []struct {
 	{"ForEachChunk SkipErrors", func(uint64) int { return 0 }, func(p *sluice.Pipeline, src sluice.Stream[msg], store func(msg)) {
 		sluice.ForEachChunk(p, "stage", src, 1, func(context.Context, []msg) error { return errOdd }, sluice.SkipErrors())
 	}},
+	{"ForEachChunk Gather", one, func(p *sluice.Pipeline, src sluice.Stream[msg], store func(msg)) {
+		sluice.ForEachChunk(p, "sink", src, 2, func(_ context.Context, ms []msg) error {
+			for _, m := range ms {
+				store(m)
+			}
+			return nil
+		}, sluice.Gather(50))
+	}},
+	{"ForEachChunk Gather of batches", one, func(p *sluice.Pipeline, src sluice.Stream[msg], store func(msg)) {
+		b := sluice.Batch(p, "batch", src, 7, time.Millisecond)
+		sluice.ForEachChunk(p, "sink", b, 2, func(_ context.Context, bs [][]msg) error {
+			for _, ms := range bs {
+				for _, m := range ms {
+					store(m)
+				}
+			}
+			return nil
+		}, sluice.Gather(20))
+	}},
 	{"DeadLetter stored by its sink", one, func(p *sluice.Pipeline, src sluice.Stream[msg], store func(msg)) {
 		var dead sluice.Stream[sluice.Failed[msg]]
 		out := sluice.Map(p, "stage", src, 2, evenOnly, sluice.DeadLetter(&dead))

@@ -11,7 +11,9 @@ import (
 // of every chunk it takes from ie and its end of the stage's error policy.
 // With adapt, the workers time their chunks and tune ie's chunk size (see
 // receiver.tune); otherwise ie carries full chunks.
-func sinkStage[T any](p *Pipeline, s *stage, ie *edge[T], adapt bool, pol *policy[T], each func(items []T, h *onError[T]) error) {
+// With gather > 0 (ForEachChunk's Gather), each call of each holds the
+// items of the chunks waiting in ie too, up to gather.
+func sinkStage[T any](p *Pipeline, s *stage, ie *edge[T], adapt bool, gather int, pol *policy[T], each func(items []T, h *onError[T]) error) {
 	if adapt {
 		ie.measured(0)
 	} else {
@@ -20,8 +22,15 @@ func sinkStage[T any](p *Pipeline, s *stage, ie *edge[T], adapt bool, pol *polic
 	s.start(p, func(i int, w *worker) {
 		h := pol.worker(i, w)
 		flush := withFlush(nil, h)
-		loop(p, s, w, newReceiver(ie, i, w), body[T]{
-			each: func(c *chunk[T]) error { return each(c.items, h) },
+		r := newReceiver(ie, i, w)
+		one := func(c *chunk[T]) error { return each(c.items, h) }
+		if gather > 0 {
+			g := newGatherer(r, gather)
+			call := func(items []T) error { return each(items, h) }
+			one = func(c *chunk[T]) error { return g.each(c, call) }
+		}
+		loop(p, s, w, r, body[T]{
+			each: one,
 			idle: flush,
 			end:  flush,
 			held: withHeld(nil, h),
@@ -41,7 +50,7 @@ func ForEach[T any](p *Pipeline, name string, in Stream[T], n int, f func(ctx co
 	f = timedErr(f, cfg.errs.timeout)
 	ctx := p.ctx
 	rc := receiptsOf[T]()
-	sinkStage(p, s, ie, true, pol, func(items []T, h *onError[T]) error {
+	sinkStage(p, s, ie, true, 0, pol, func(items []T, h *onError[T]) error {
 		for i, v := range items {
 			if p.halted() {
 				return errStopped
@@ -74,18 +83,19 @@ func ForEach[T any](p *Pipeline, name string, in Stream[T], n int, f func(ctx co
 // timer is involved. Its input's chunks do not adapt to how long f takes
 // (a call's cost is mostly per batch, and smaller chunks would only mean
 // more calls): they are full-size, [DefaultChunk] unless the producer's
-// [Chunk] says otherwise. items is valid only during the call; f must copy what
-// it keeps. An error from f fails the pipeline; with an error option, the
+// [Chunk] says otherwise. With [Gather], a call takes every chunk waiting,
+// so a sink that falls behind makes fewer, larger calls. items is valid
+// only during the call; f must copy what it keeps. An error from f fails the pipeline; with an error option, the
 // whole call is retried, and then every item of the chunk is skipped or
 // dead-lettered. Once f returns nil, every item's receipts are
 // acknowledged (see [Receipt]): write, then settle.
 func ForEachChunk[T any](p *Pipeline, name string, in Stream[T], n int, f func(ctx context.Context, items []T) error, opts ...StageOption) {
-	s, cfg, ie := openPool(p, "ForEachChunk", "sink", name, in, n, f == nil, opts, noOutput)
+	s, cfg, ie := openPool(p, "ForEachChunk", "sink", name, in, n, f == nil, opts, chunkSinkOptions)
 	pol := newPolicy[T](p, s, s.slots(), cfg.errs)
 	f = timedErr(f, cfg.errs.timeout)
 	ctx := p.ctx
 	rc := receiptsOf[T]()
-	sinkStage(p, s, ie, false, pol, func(items []T, h *onError[T]) error {
+	sinkStage(p, s, ie, false, cfg.gather, pol, func(items []T, h *onError[T]) error {
 		if p.halted() {
 			return errStopped
 		}
@@ -125,7 +135,7 @@ func resultSink[T, A any](p *Pipeline, kind, name string, in Stream[T], init A, 
 	ie := consume(p, s, in, 1)
 	res := &Result[A]{v: init, done: make(chan struct{})}
 	s.onStageDone(func() { close(res.done) })
-	sinkStage(p, s, ie, true, nil, func(items []T, _ *onError[T]) error { return each(&res.v, items) })
+	sinkStage(p, s, ie, true, 0, nil, func(items []T, _ *onError[T]) error { return each(&res.v, items) })
 	return res
 }
 
@@ -174,7 +184,7 @@ func chanSink[T any](p *Pipeline, kind, name string, in Stream[T], left <-chan s
 	done := p.ctx.Done()
 	w := s.workers[0]
 	s.onStageDone(func() { close(ch) })
-	sinkStage(p, s, ie, true, nil, func(items []T, _ *onError[T]) error {
+	sinkStage(p, s, ie, true, 0, nil, func(items []T, _ *onError[T]) error {
 		for _, v := range items {
 			select {
 			case ch <- v:
