@@ -57,7 +57,10 @@
 // attempts, to a stream the user consumes like any other (and must
 // consume: no failure is dropped silently). [Retry] calls the function
 // again, with exponential backoff and full jitter, unless the error is
-// marked [Permanent]; [Timeout] gives each call a deadline. Failed items
+// marked [Permanent]; [Timeout] gives each call a deadline. A
+// [ForEachChunk] function that stored some of a call's items and not
+// others returns [ItemErrors], and only the failed ones are retried and
+// settled. Failed items
 // and retries are counted per stage (StageStats.Failed, Retries). The
 // happy path costs nothing extra: the policy runs only when a call fails.
 //

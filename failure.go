@@ -386,23 +386,3 @@ func retryErr[T any](h *onError[T], ctx context.Context, f func(context.Context,
 	}
 	return h.failed(ctx, v, err, func(ctx context.Context) error { return f(ctx, v) })
 }
-
-// failedChunk settles the items of a ForEachChunk call that returned err:
-// it retries the whole call while the policy allows, then skips or
-// dead-letters every item of the chunk. ok reports that a retry
-// succeeded.
-func (h *onError[T]) failedChunk(ctx context.Context, items []T, err error, f func(context.Context, []T) error) (ok bool, _ error) {
-	if h == nil {
-		return false, err
-	}
-	ok, attempts, err := h.retry(ctx, err, func(ctx context.Context) error { return f(ctx, items) })
-	if ok || err == errStopped || isThrottleErr(err) {
-		return ok, err
-	}
-	for _, v := range items {
-		if err := h.settle(v, err, attempts); err != nil {
-			return false, err
-		}
-	}
-	return false, nil
-}

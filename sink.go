@@ -85,10 +85,13 @@ func ForEach[T any](p *Pipeline, name string, in Stream[T], n int, f func(ctx co
 // more calls): they are full-size, [DefaultChunk] unless the producer's
 // [Chunk] says otherwise. With [Gather], a call takes every chunk waiting,
 // so a sink that falls behind makes fewer, larger calls. items is valid
-// only during the call; f must copy what it keeps. An error from f fails the pipeline; with an error option, the
-// whole call is retried, and then every item of the chunk is skipped or
-// dead-lettered. Once f returns nil, every item's receipts are
-// acknowledged (see [Receipt]): write, then settle.
+// only during the call; f must copy what it keeps. An error from f fails
+// the pipeline; with an error option, the whole call is retried, and then
+// every item of the call is skipped or dead-lettered. Once f returns nil,
+// every item's receipts are acknowledged (see [Receipt]): write, then
+// settle. A function that stored some items and not others says which
+// with [ItemErrors]: the stored ones are acknowledged, and only the
+// failed ones are retried and settled.
 func ForEachChunk[T any](p *Pipeline, name string, in Stream[T], n int, f func(ctx context.Context, items []T) error, opts ...StageOption) {
 	s, cfg, ie := openPool(p, "ForEachChunk", "sink", name, in, n, f == nil, opts, chunkSinkOptions)
 	pol := newPolicy[T](p, s, s.slots(), cfg.errs)
@@ -103,10 +106,9 @@ func ForEachChunk[T any](p *Pipeline, name string, in Stream[T], n int, f func(c
 			return err
 		}
 		if err := f(ctx, items); err != nil {
-			ok, err := h.failedChunk(ctx, items, err, f)
-			if !ok {
-				return err // nil when the policy settled every item
-			}
+			// nil once the stored items are acknowledged and the policy
+			// settled the others
+			return h.failedChunk(ctx, name, rc, items, err, f)
 		}
 		rc.each(items, ack)
 		return nil
