@@ -60,9 +60,9 @@
 // marked [Permanent]; [Timeout] gives each call a deadline. A
 // [ForEachChunk] function that stored some of a call's items and not
 // others returns [ItemErrors], and only the failed ones are retried and
-// settled. Failed items
-// and retries are counted per stage (StageStats.Failed, Retries). The
-// happy path costs nothing extra: the policy runs only when a call fails.
+// settled. Failed items and retries are counted per stage
+// (StageStats.Failed, Retries). The happy path costs nothing extra: the
+// policy runs only when a call fails.
 //
 // # Draining
 //
