@@ -126,10 +126,9 @@ const (
 	demoFetchWait  = 10 * time.Millisecond
 )
 
-// storeInserts is how many ClickHouse inserts the store stage runs at once;
-// it runs clickhousex.DefaultGather goroutines per insert, whose chunks
-// wait and go in the next insert together.
-const storeInserts = 2
+// storeInserts is how many ClickHouse inserts the store stage runs at
+// once; each takes every row waiting, up to clickhousex.DefaultGather.
+const storeInserts = clickhousex.DefaultSinkWorkers
 
 // demoKafka runs `sluice demo --kafka … --clickhouse …`.
 func demoKafka(ctx context.Context, in *interrupts, f demoFlags, stdout, stderr io.Writer) error {
@@ -640,8 +639,7 @@ func watchKafka(src *kafkax.Source, tally *ktally, f demoFlags, stdout io.Writer
 //	consume → decode+validate (n workers) → normalise (1) → collect (500, 50 ms)
 //	        → enrich (2 workers, one reference lookup per batch) → check (unknown symbols to the dead letters)
 //	        → fan-out, two copies of each row:
-//	             store (32 workers, 2 inserts at once: the chunks of up to 500 that wait
-//	                    for an insert go in the next one together, up to 16384 rows)
+//	             store (2 inserts at once, each of every row waiting, up to 16384)
 //	             encode → publish (batch produce to the downstream topic)
 //	decode+validate's and check's dead letters → dead-letter → publish-dead
 //
@@ -674,7 +672,8 @@ func kafkaPipeline(ctx context.Context, src *kafkax.Source, sink *kafkax.Sink, s
 		return r, nil
 	}, sluice.DeadLetter(&unknown))
 	copies := sluice.Broadcast(p, "fan-out", good, 2, sluice.Chunk(500))
-	sluice.ForEachChunk(p, "store", copies[0], storeInserts*clickhousex.DefaultGather, store, sluice.Retry(3, 100*time.Millisecond, time.Second))
+	sluice.ForEachChunk(p, "store", copies[0], storeInserts, store,
+		sluice.Gather(clickhousex.DefaultGather), sluice.Retry(3, 100*time.Millisecond, time.Second))
 	// The encode stage (one goroutine) carves the records' values out of
 	// a slab instead of allocating each; the key is the value's symbol
 	// field. Neither is modified once handed on.

@@ -179,10 +179,10 @@ func BenchmarkInsertSize(b *testing.B) {
 }
 
 // BenchmarkInsertGather feeds an Insert stage at full speed with 1M rows
-// of the demo's shape in chunks of 500 (the demo's store input), on two
-// inserts at once: with Gather(1) every chunk is an insert of its own (the
-// store before gathering), with more the chunks that wait go in one
-// insert, up to MaxRows.
+// of the demo's shape in chunks of 500 (the demo's store input): with
+// Gather(500) every chunk is an insert of its own (the store before
+// gathering); with more, the chunks that wait go in one insert, up to
+// the Gather given; on 1, 2 or 4 inserts at once (SinkWorkers).
 //
 //	go test -run '^$' -bench InsertGather -benchtime 2x ./connect/clickhousex
 func BenchmarkInsertGather(b *testing.B) {
@@ -199,8 +199,8 @@ func BenchmarkInsertGather(b *testing.B) {
 		rows[i] = sizeRow{ID: uint64(i), Symbol: "AAPL", Price4: 1_895_000 + int64(i%100), Size: int64(100 + i%900),
 			TS: 1_700_000_000_000_000_000 + int64(i), Notional: 189_500_000, Name: "Apple Inc.", Sector: "Technology", Currency: "USD", Lots: 2}
 	}
-	for _, gather := range []int{1, 4, 8, 16, 32} {
-		b.Run(fmt.Sprintf("gather=%d", gather), func(b *testing.B) {
+	for _, c := range []struct{ gather, workers int }{{500, 2}, {4096, 2}, {16384, 1}, {16384, 2}, {16384, 4}, {32768, 2}} {
+		b.Run(fmt.Sprintf("gather=%d/workers=%d", c.gather, c.workers), func(b *testing.B) {
 			var elapsed time.Duration
 			var inserts int64
 			for b.Loop() {
@@ -210,11 +210,11 @@ func BenchmarkInsertGather(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
-				w := clickhousex.NewWriter(db, "bench_gather", sizeColumns, sizeRowValues, clickhousex.SinkWorkers(2), clickhousex.Gather(gather))
+				w := clickhousex.NewWriter(db, "bench_gather", sizeColumns, sizeRowValues, clickhousex.SinkWorkers(c.workers))
 				b.StartTimer()
 				t0 := time.Now()
 				p := sluice.New(ctx)
-				clickhousex.Insert(p, "store", sluice.FromSlice(p, "rows", rows, sluice.Chunk(500)), w)
+				clickhousex.Insert(p, "store", sluice.FromSlice(p, "rows", rows, sluice.Chunk(500)), w, sluice.Gather(c.gather))
 				if err := p.Wait(); err != nil {
 					b.Fatal(err)
 				}

@@ -19,18 +19,18 @@
 //
 // # Batches and commits
 //
-// [Insert] writes each chunk that reaches it, as many items as were ready
-// up to the producer's chunk size (one row when input trickles, full
-// chunks under load; set the producer's [sluice.Chunk] for chunks larger
-// than 16 KiB of items). [InsertBatches] writes each batch of a
-// [sluice.Batch] stage, for a size and a maximum wait of your choosing.
-// Either way, calls of [Writer.Write] that wait while the writer's
-// [SinkWorkers] inserts are busy go into the next insert together, up to
-// [MaxRows] rows: a store that falls behind inserts fewer, larger blocks,
-// and an idle one inserts each chunk or batch at once (no timer). An
-// insert is one transaction — BEGIN, one prepared INSERT, COMMIT, which
-// the server stores as one block (up to a million rows) — committed
-// before the goroutines whose rows it holds take their next input.
+// [Insert] writes the items that reach it in inserts of up to
+// [DefaultGather] rows: each insert takes every item waiting in the
+// stage's input (one row when input trickles, everything that gathered
+// while the last insert ran under load; see [sluice.Gather]).
+// [InsertBatches] does the same with the batches of a [sluice.Batch]
+// stage, for a size and a maximum wait of your choosing, joining the
+// batches that wait. Either way a store that falls behind inserts fewer,
+// larger blocks, and an idle one inserts each chunk or batch at once (no
+// timer). An insert is one transaction — BEGIN, one prepared INSERT,
+// COMMIT, which the server stores as one block (up to a million rows) —
+// committed before its goroutine takes more input; [SinkWorkers] inserts
+// run at once.
 //
 // # Settling
 //
@@ -45,14 +45,16 @@
 //
 // # Failures
 //
-// A batch that fails — server unreachable, table missing, a value the
-// column does not take — fails the pipeline with an error naming the table
-// and the number of rows, unless the stage's error options settle it: with
-// [sluice.Retry] the whole batch is inserted again after a backoff; then
-// [sluice.DeadLetter] or [sluice.SkipErrors] settles every item of it. A
-// value the driver cannot convert is marked [sluice.Permanent] (retrying
-// will not help). A commit whose answer was lost may have stored its rows
-// even though it reported an error, so a retried batch may be stored twice:
-// delivery is at least once. Use a table engine that removes duplicates
-// (ReplacingMergeTree) or count distinct keys where that matters.
+// An insert that fails — server unreachable, table missing — fails the
+// pipeline with an error naming the table and the number of rows, unless
+// the stage's error options settle it: with [sluice.Retry] the whole
+// insert is tried again after a backoff; then [sluice.DeadLetter] or
+// [sluice.SkipErrors] settles every item of it. A row with a value the
+// driver cannot convert is left out of the insert and settled alone, with
+// an error marked [sluice.Permanent] (retrying will not help); the other
+// rows are inserted without it. A commit whose answer was lost may have
+// stored its rows even though it reported an error, so a retried insert
+// may be stored twice: delivery is at least once. Use a table engine that
+// removes duplicates (ReplacingMergeTree) or count distinct keys where
+// that matters.
 package clickhousex

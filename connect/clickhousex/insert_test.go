@@ -2,6 +2,8 @@ package clickhousex_test
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -63,10 +65,10 @@ func TestInsertBatchesGathersWaitingBatchesAndSettlesEveryReceipt(t *testing.T) 
 	makeTable(t, db, "gathered")
 	const n, size, maxRows = 100_000, 500, 8000
 	var committed settled
-	w := clickhousex.NewWriter(db, "gathered", eventColumns, eventRow, clickhousex.SinkWorkers(2), clickhousex.MaxRows(maxRows))
+	w := clickhousex.NewWriter(db, "gathered", eventColumns, eventRow, clickhousex.SinkWorkers(2))
 	p := sluice.New(ctxT(t, 60*time.Second))
 	b := sluice.Batch(p, "collect", sluice.FromSlice(p, "events", receipted(events(n), &committed)), size, 0)
-	clickhousex.InsertBatches(p, "store", b, w)
+	clickhousex.InsertBatches(p, "store", b, w, sluice.Gather(maxRows))
 	if err := p.Wait(); err != nil {
 		t.Fatal(err)
 	}
@@ -101,44 +103,6 @@ func TestWriteAloneInsertsAtOnce(t *testing.T) {
 	}
 	if st := w.Stats(); st.Batches != 3 || st.Rows != 30 {
 		t.Errorf("Stats %+v; want 3 inserts of 10 rows", st)
-	}
-}
-
-func TestWriteThatWaitsGivesUpWhenItsContextEnds(t *testing.T) {
-	db := open(t)
-	makeTable(t, db, "waits")
-	w := clickhousex.NewWriter(db, "waits", eventColumns, eventRow)
-	ctx := ctxT(t, 20*time.Second)
-	// Hold the writer's one insert slot with a Write whose row function
-	// blocks until released.
-	release := make(chan struct{})
-	entered := make(chan struct{})
-	slow := clickhousex.NewWriter(db, "waits", eventColumns, func(e event) []any {
-		if e.ID == 0 {
-			close(entered)
-			<-release
-		}
-		return eventRow(e)
-	})
-	done := make(chan error, 1)
-	go func() { done <- slow.Write(ctx, events(1)) }()
-	<-entered
-	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
-	defer cancel()
-	// slow's slot is busy: a second Write of slow waits, then gives up.
-	err := slow.Write(short, events(1)[:1:1])
-	if err == nil || !strings.Contains(err.Error(), "waiting for an insert") {
-		t.Errorf("got %v; want the context's error while waiting", err)
-	}
-	close(release)
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Write(ctx, events(2)); err != nil {
-		t.Fatal(err)
-	}
-	if got, _ := clickhousex.Count(ctx, db, "waits"); got != 3 {
-		t.Errorf("got %d rows; want 3 (the given-up Write stored nothing)", got)
 	}
 }
 
@@ -273,47 +237,54 @@ func TestInsertDeadLettersBadValuesWithoutRetrying(t *testing.T) {
 	}
 }
 
-func TestASharedInsertWhoseRunnerIsCancelledDoesNotFailTheOthers(t *testing.T) {
+func TestWriteLeavesOutOnlyTheRowsWithValuesTheDriverRejects(t *testing.T) {
 	db := open(t)
-	makeTable(t, db, "shared")
-	ctx := ctxT(t, 20*time.Second)
-	a, cancelA := context.WithCancel(ctx)
-	defer cancelA()
-	release, entered := make(chan struct{}), make(chan struct{})
-	// Row 0 holds the writer's one insert slot until released; row 100
-	// (of the call under context a) cancels a as it is inserted.
-	w := clickhousex.NewWriter(db, "shared", eventColumns, func(e event) []any {
-		switch e.ID {
-		case 0:
-			close(entered)
-			<-release
-		case 100:
-			cancelA()
+	makeTable(t, db, "left_out")
+	w := clickhousex.NewWriter(db, "left_out", eventColumns, badIDs(3, 8))
+	err := w.Write(ctxT(t, 20*time.Second), events(10))
+	var ie sluice.ItemErrors
+	if !errors.As(err, &ie) || len(ie) != 10 {
+		t.Fatalf("got %v; want ItemErrors for the 10 rows", err)
+	}
+	for i, e := range ie {
+		if (e != nil) != (i == 3 || i == 8) || (e != nil && (!sluice.IsPermanent(e) || !strings.Contains(e.Error(), "left_out"))) {
+			t.Errorf("row %d: error %v; want a permanent error naming the table for rows 3 and 8 only", i, e)
+		}
+	}
+	if rows, ids, _ := distinct(t, db, "left_out"); rows != 8 || ids != 8 {
+		t.Fatalf("stored %d rows (%d ids); want the 8 good ones", rows, ids)
+	}
+}
+
+func TestInsertBatchesLeavesOutABatchWithABadValueAndDeadLettersIt(t *testing.T) {
+	db := open(t)
+	makeTable(t, db, "bad_batch")
+	var committed settled
+	w := clickhousex.NewWriter(db, "bad_batch", eventColumns, badIDs(42))
+	p := sluice.New(ctxT(t, 30*time.Second))
+	var dead sluice.Stream[sluice.Failed[[]event]]
+	b := sluice.Batch(p, "collect", sluice.FromSlice(p, "events", receipted(events(100), &committed), sluice.Chunk(100)), 10, 0)
+	clickhousex.InsertBatches(p, "store", b, w, sluice.Retry(3, time.Millisecond, time.Millisecond), sluice.DeadLetter(&dead))
+	failed := sluice.Collect(p, "dead", dead)
+	if err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	got := failed.Value()
+	if len(got) != 1 || got[0].Item[0].ID != 40 || len(got[0].Item) != 10 || got[0].Attempts != 1 {
+		t.Fatalf("dead letters %+v; want the batch 40..49 alone, after 1 attempt", got)
+	}
+	if rows, _, _ := distinct(t, db, "bad_batch"); rows != 90 || committed.acked.Load() != 90 {
+		t.Fatalf("stored %d rows, %d acknowledged; want the 90 rows of the other batches", rows, committed.acked.Load())
+	}
+}
+
+// badIDs is eventRow, but the rows of the given ids get a string id, which
+// the driver will not put in a UInt64 column.
+func badIDs(ids ...uint64) func(event) []any {
+	return func(e event) []any {
+		if slices.Contains(ids, e.ID) {
+			return []any{"bad", e.Name}
 		}
 		return eventRow(e)
-	})
-	batch := func(from int) []event { return events(from + 10)[from:] }
-	errs := make(chan error, 3)
-	go func() { errs <- w.Write(ctx, batch(0)) }()
-	<-entered
-	go func() { errs <- w.Write(a, batch(100)) }()
-	time.Sleep(50 * time.Millisecond) // queued first
-	b := make(chan error, 1)
-	go func() { b <- w.Write(ctx, batch(200)) }()
-	time.Sleep(50 * time.Millisecond)
-	close(release)
-	// Whichever call runs the shared insert, the call under ctx stores
-	// its rows.
-	if err := <-b; err != nil {
-		t.Fatalf("the call under a live context failed: %v", err)
 	}
-	if err := <-errs; err != nil {
-		t.Fatal(err) // row 0's call
-	}
-	<-errs // a's call: stored, or cancelled
-	var n uint64
-	if err := db.QueryRowContext(ctx, "SELECT count() FROM shared WHERE id >= 200").Scan(&n); err != nil || n != 10 {
-		t.Errorf("stored %d rows of the call under a live context, %v; want 10", n, err)
-	}
-	t.Logf("Stats %+v", w.Stats())
 }

@@ -20,8 +20,9 @@ import (
 // hand-written franz-go loop that gives the same guarantee (poll, produce
 // every record, wait for the broker's acknowledgements, commit the polled
 // offsets, poll again). The loop produces each poll (up to 10000 records)
-// before it waits; the pipeline's Map hands Produce chunks of up to 1000
-// (sluice.Chunk), as Produce's documentation advises. Each iteration runs one of each, alternately, over
+// before it waits; the pipeline runs with its defaults (chunks of its own
+// choosing, Produce gathering what waits). Each iteration runs one of
+// each, alternately, over
 // the same 200k-record topic with fresh groups; the time is from the first
 // record received to the last offset committed, so that joining the group
 // is left out, and one pair runs first to warm the broker up. It also
@@ -114,7 +115,7 @@ func copySluice(b *testing.B, in, out, group string, n int) time.Duration {
 			first.CompareAndSwap(0, time.Now().UnixNano())
 		}
 		return kafkax.Out{Key: m.Key(), Value: m.Value(), From: m.Receipt}, nil
-	}, sluice.Chunk(1000)) // Produce writes a chunk at a time: see its doc
+	})
 
 	kafkax.Produce(p, "write", outs, sink)
 	done := make(chan error, 1)

@@ -48,7 +48,8 @@ const (
 	DefaultDeliveries      = 3
 	DefaultRedeliverDelay  = 100 * time.Millisecond
 	DefaultStartTimeout    = 10 * time.Second
-	DefaultSinkWorkers     = 16
+	DefaultSinkWorkers     = 4
+	DefaultGather          = 4096 // records one Write of a Produce or ProduceBatches stage takes at most (sluice.Gather)
 	DefaultDeliveryTime    = time.Minute
 	DefaultBufferedRecords = 10000 // records a Sink's producer holds before Write waits for room
 )
@@ -154,10 +155,11 @@ func ToTopic(topic string) SinkOption {
 }
 
 // SinkWorkers sets how many goroutines of a [Produce] or [ProduceBatches]
-// stage write at once, each with one batch in flight (default
-// [DefaultSinkWorkers]). A write waits for the broker's acknowledgements,
-// so several in flight keep the producer busy, and let it send fewer,
-// larger requests. Panics if n < 1.
+// stage write at once, each with one call of [Sink.Write] in flight
+// (default [DefaultSinkWorkers]). A write waits for the broker's
+// acknowledgements, so several in flight keep the producer busy; while
+// they wait, the records that arrive gather for the next write (see
+// [Produce]). Panics if n < 1.
 func SinkWorkers(n int) SinkOption {
 	if n < 1 {
 		panic(fmt.Sprintf("kafkax: SinkWorkers must be ≥ 1, got %d", n))

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/sluicehq/sluice"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -102,68 +104,136 @@ func (s *Sink) Stats() SinkStats {
 }
 
 // Produce starts a sink stage of [SinkWorkers] goroutines that produce
-// the records of in with [Sink.Write], one call per chunk as it arrives
-// (natural batching, see [sluice.ForEachChunk]: as many records as were
-// ready, up to the producer's chunk size). Each call waits a produce round
-// trip, so batches of a few records cost far more per record than batches
-// of hundreds: give the producing stage [sluice.Chunk] (1000, say) when
-// throughput matters. Once a chunk is stored, the core
-// settles each record's From. A chunk that fails fails the pipeline unless
-// opts settle it ([sluice.Retry], [sluice.DeadLetter], [sluice.SkipErrors]).
+// the records of in with [Sink.Write]. Each call takes every record
+// waiting in the stage's input, up to [DefaultGather] (the core's
+// [sluice.Gather]; give Produce another to change it): a stage that keeps
+// up writes each chunk as it arrives, and one whose writes wait for the
+// broker writes what gathered meanwhile in one go, which costs far less
+// per record. Once a record is stored, the core settles its From. A
+// write that fails fails the pipeline unless opts settle it
+// ([sluice.Retry], [sluice.DeadLetter], [sluice.SkipErrors]); when only
+// some of its records were not stored, only those are retried and
+// settled (see [sluice.ItemErrors]).
 func Produce(p *sluice.Pipeline, name string, in sluice.Stream[Out], sink *Sink, opts ...sluice.StageOption) {
 	if sink == nil {
 		panic(fmt.Sprintf("kafkax: Produce %q: nil Sink", name))
 	}
-	sluice.ForEachChunk(p, name, in, sink.cfg.workers, sink.Write, opts...)
+	sluice.ForEachChunk(p, name, in, sink.cfg.workers, sink.Write, gathered(opts)...)
 }
 
 // ProduceBatches starts a sink stage of [SinkWorkers] goroutines that
-// produce each batch of in (from [sluice.Batch], say) with [Sink.Write];
-// once a batch is stored the core settles the From of every record in it.
-// A batch that fails fails the pipeline unless opts settle it.
+// produce the batches of in (from [sluice.Batch], say): each call takes
+// the batches waiting, up to [DefaultGather] records (a batch longer than
+// that goes alone), and produces them together. Once a batch is stored
+// the core settles the From of every record in it. A batch of which a
+// record was not stored fails (its other records may be stored: a retry
+// produces the whole batch again); that fails the pipeline unless opts
+// settle it.
 func ProduceBatches(p *sluice.Pipeline, name string, in sluice.Stream[[]Out], sink *Sink, opts ...sluice.StageOption) {
 	if sink == nil {
 		panic(fmt.Sprintf("kafkax: ProduceBatches %q: nil Sink", name))
 	}
-	sluice.ForEach(p, name, in, sink.cfg.workers, sink.Write, opts...)
+	sluice.ForEachChunk(p, name, in, sink.cfg.workers, sink.writeBatches, gathered(opts)...)
+}
+
+// gathered puts the default Gather before opts, which may override it.
+func gathered(opts []sluice.StageOption) []sluice.StageOption {
+	return append([]sluice.StageOption{sluice.Gather(DefaultGather)}, opts...)
 }
 
 // Write produces recs and returns once the broker has stored every one of
-// them, or with an error naming how many it did not store. It hands them
-// all to the producer without waiting, then waits for their
-// acknowledgements: one round trip per batch per partition leader. The
-// producer retries on its own (reconnecting, following a new partition
-// leader) for up to [DeliveryTimeout]. Records of one call with the same
-// key are stored in order. Write settles nothing: the stage that calls it
-// does ([Produce]), or the caller.
+// them. It hands them all to the producer without waiting, then waits for
+// their acknowledgements: one round trip per batch per partition leader.
+// The producer retries on its own (reconnecting, following a new
+// partition leader) for up to [DeliveryTimeout]. Records of one call with
+// the same key are stored in order. When the producer gave up on every
+// record, the error says how many and why; when it stored some and not
+// others, the error is a [sluice.ItemErrors] with the error of each record
+// not stored, so that a [Produce] stage retries and settles only those.
+// Write settles nothing: the stage that calls it does ([Produce]), or the
+// caller.
 func (s *Sink) Write(ctx context.Context, recs []Out) error {
-	if len(recs) == 0 {
-		return nil
+	w, err := s.produce(ctx, [][]Out{recs}, len(recs))
+	if err != nil || w.n == 0 {
+		return err
 	}
-	w := &produced{left: int64(len(recs)), done: make(chan struct{})}
-	promise := w.promise // one promise for the batch, not one per record
-	// The batch's records come from a pool: the producer keeps them only
-	// until their promises have run.
-	krs := getRecords(len(recs))
-	for i := range recs {
-		s.fill(&krs[i], &recs[i])
-		s.cl.Produce(ctx, &krs[i], promise)
+	if w.n == len(recs) {
+		return w.whole()
+	}
+	errs := make(sluice.ItemErrors, len(recs))
+	for _, f := range w.bad {
+		errs[f.i] = f.err
+	}
+	return errs
+}
+
+// writeBatches produces batches as one Write would their records; a batch
+// fails (with [sluice.ItemErrors] when others were stored) when any of its
+// records was not stored.
+func (s *Sink) writeBatches(ctx context.Context, batches [][]Out) error {
+	n := 0
+	for _, b := range batches {
+		n += len(b)
+	}
+	w, err := s.produce(ctx, batches, n)
+	if err != nil || w.n == 0 {
+		return err
+	}
+	errs := make(sluice.ItemErrors, len(batches))
+	failed, b, end := 0, 0, len(batches[0])
+	for _, f := range w.bad { // by index
+		for f.i >= end {
+			b++
+			end += len(batches[b])
+		}
+		if errs[b] == nil {
+			errs[b] = f.err
+			failed++
+		}
+	}
+	if failed == len(batches) {
+		return w.whole()
+	}
+	return errs
+}
+
+// produce hands the n records of parts to the producer and waits for
+// their outcomes. It returns an error only when ctx ended first (the
+// producer still runs the promises); the records it did not store are in
+// the result.
+func (s *Sink) produce(ctx context.Context, parts [][]Out, n int) (*produced, error) {
+	if n == 0 {
+		return &produced{}, nil
+	}
+	// The records come from a pool: the producer keeps them only until
+	// their promises have run.
+	krs := getRecords(n)
+	w := &produced{left: int64(n), done: make(chan struct{}), krs: krs}
+	promise := w.promise // one promise for the call, not one per record
+	i := 0
+	for _, recs := range parts {
+		for j := range recs {
+			s.fill(&krs[i], &recs[j])
+			s.cl.Produce(ctx, &krs[i], promise)
+			i++
+		}
 	}
 	select {
 	case <-w.done:
-		putRecords(krs)
 	case <-ctx.Done():
-		return ctx.Err() // the producer still runs the promises
+		return nil, ctx.Err()
 	}
-	s.produced.Add(int64(len(recs) - w.n))
-	if w.err != nil {
+	slices.SortFunc(w.bad, func(a, b failure) int { return a.i - b.i })
+	putRecords(krs)
+	w.krs = nil
+	s.produced.Add(int64(n - w.n))
+	if w.n > 0 {
 		s.failed.Add(int64(w.n))
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return nil, ctx.Err()
 		}
-		return fmt.Errorf("kafkax: %d of %d records not stored, e.g. one to topic %q: %w", w.n, len(recs), w.topic, w.err)
 	}
-	return nil
+	return w, nil
 }
 
 // records holds batches of records for Write to reuse.
@@ -182,14 +252,22 @@ func putRecords(krs []kgo.Record) {
 	records.Put(&krs)
 }
 
-// produced collects the outcomes of one Write's records.
+// produced collects the outcomes of one call's records.
 type produced struct {
 	left  int64 // promises still to run
 	done  chan struct{}
+	krs   []kgo.Record // the call's records, for the index of a failed one
 	mu    sync.Mutex
-	n     int   // records not stored
-	err   error // the first error
-	topic string
+	n     int       // records not stored
+	bad   []failure // one per record not stored, by index once all have run
+	err   error     // the first error
+	topic string    // and its record's topic
+}
+
+// failure is a record not stored: its index in the call, and why.
+type failure struct {
+	i   int
+	err error
 }
 
 func (w *produced) promise(r *kgo.Record, err error) {
@@ -198,6 +276,8 @@ func (w *produced) promise(r *kgo.Record, err error) {
 		if w.n++; w.err == nil {
 			w.err, w.topic = err, r.Topic
 		}
+		i := int((uintptr(unsafe.Pointer(r)) - uintptr(unsafe.Pointer(&w.krs[0]))) / unsafe.Sizeof(w.krs[0]))
+		w.bad = append(w.bad, failure{i, fmt.Errorf("kafkax: record to topic %q not stored: %w", r.Topic, err)})
 	}
 	w.left--
 	last := w.left == 0
@@ -205,6 +285,11 @@ func (w *produced) promise(r *kgo.Record, err error) {
 	if last {
 		close(w.done)
 	}
+}
+
+// whole is the error of a call none of whose records was stored.
+func (w *produced) whole() error {
+	return fmt.Errorf("kafkax: none of %d records stored, e.g. one to topic %q: %w", w.n, w.topic, w.err)
 }
 
 func (s *Sink) fill(rec *kgo.Record, o *Out) {

@@ -46,7 +46,8 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	sink, err := natsx.NewSink(ctx, js, natsx.ToStream("LOUD"))
+	// One write at a time: the messages are stored in the order read.
+	sink, err := natsx.NewSink(ctx, js, natsx.ToStream("LOUD"), natsx.SinkWorkers(1))
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -3,6 +3,8 @@ package natsx
 import (
 	"fmt"
 	"time"
+
+	"github.com/sluicehq/sluice"
 )
 
 // SourceOption configures a [Source]; pass options to [NewSource].
@@ -192,6 +194,9 @@ type sinkConfig struct {
 const (
 	DefaultSinkWorkers = 2
 	DefaultAckTimeout  = 5 * time.Second
+	// DefaultGather is the most messages one write of a Publish or
+	// PublishBatches stage takes (the core's sluice.Gather).
+	DefaultGather = sluice.DefaultChunk
 )
 
 func sinkOptions(opts []SinkOption) sinkConfig {

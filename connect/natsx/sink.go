@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -74,7 +75,7 @@ func NewSink(ctx context.Context, js jetstream.JetStream, opts ...SinkOption) (*
 	jo := js.Options()
 	pubOpts := []jetstream.JetStreamOpt{
 		jetstream.WithPublishAsyncTimeout(cfg.ackTimeout),
-		jetstream.WithPublishAsyncMaxPending(max(4000, 2*cfg.workers*sluice.DefaultChunk)),
+		jetstream.WithPublishAsyncMaxPending(max(4000, 2*cfg.workers*DefaultGather)),
 	}
 	var own jetstream.JetStream
 	var err error
@@ -109,69 +110,121 @@ func (s *Sink) Stats() SinkStats {
 }
 
 // Publish starts a sink stage of [SinkWorkers] goroutines that write the
-// messages of in with [Sink.Write] as they arrive, a chunk at a time (as
-// many as are ready, up to the producer's chunk size: see
-// [sluice.ForEachChunk]). Once a chunk is stored, the stage acknowledges
-// its messages' From receipts. opts are the stage's options: an error
-// from a write fails the pipeline unless [sluice.Retry] writes the chunk
-// again (give each Out an ID, so that what was stored the first time is
-// stored once) or [sluice.SkipErrors] or [sluice.DeadLetter] settles
-// every message of the chunk.
+// messages of in with [Sink.Write] as they arrive: each write takes every
+// message waiting in the stage's input, up to [DefaultGather] (see
+// [sluice.Gather]; give Publish another to change it). Once a message is
+// stored, the stage acknowledges its From receipt. opts are the stage's
+// options: a write that fails fails the pipeline unless [sluice.Retry]
+// writes again the messages not stored (give each Out an ID, so that one
+// stored but unanswered is stored once) or [sluice.SkipErrors] or
+// [sluice.DeadLetter] settles each of them.
 func Publish(p *sluice.Pipeline, name string, in sluice.Stream[Out], sink *Sink, opts ...sluice.StageOption) {
 	if sink == nil {
 		panic(fmt.Sprintf("natsx: Publish %q: nil Sink", name))
 	}
-	sluice.ForEachChunk(p, name, in, sink.cfg.workers, sink.Write, opts...)
+	sluice.ForEachChunk(p, name, in, sink.cfg.workers, sink.Write, gathered(opts)...)
 }
 
 // PublishBatches is [Publish] for a stream of batches (from
-// [sluice.Batch], say): each batch is one [Sink.Write], and a batch's
-// receipts are acknowledged once it is stored. An error option applies
-// to a batch as a whole.
+// [sluice.Batch], say): each write takes the batches waiting, up to
+// [DefaultGather] messages (a larger batch goes alone), and a batch's
+// receipts are acknowledged once all of it is stored. An error option
+// applies to a batch as a whole.
 func PublishBatches(p *sluice.Pipeline, name string, in sluice.Stream[[]Out], sink *Sink, opts ...sluice.StageOption) {
 	if sink == nil {
 		panic(fmt.Sprintf("natsx: PublishBatches %q: nil Sink", name))
 	}
-	sluice.ForEach(p, name, in, sink.cfg.workers, sink.Write, opts...)
+	sluice.ForEachChunk(p, name, in, sink.cfg.workers, sink.writeBatches, gathered(opts)...)
+}
+
+// gathered puts the default Gather before opts, which may override it.
+func gathered(opts []sluice.StageOption) []sluice.StageOption {
+	return append([]sluice.StageOption{sluice.Gather(DefaultGather)}, opts...)
 }
 
 // Write publishes batch and returns once the server has stored every
-// message of it, or with an error naming one message not stored. It
-// settles nothing: [Publish] and [PublishBatches] acknowledge the From
-// receipts once it returns nil. It sends every message without waiting
-// (PublishAsync), then waits for the server's acknowledgements, up to
-// [AckTimeout]. When every message not stored was rejected by the server
-// (a 400 answer: its subject belongs to another stream than [ToStream]'s,
-// it is larger than the stream allows, …) or refused by the client
-// (larger than the server's max payload), the error is marked
-// [sluice.Permanent]: writing the batch again cannot help, so a
-// [sluice.Retry] gives up at once and the stage's policy settles it. The
-// messages stored are stored whatever the error. Write is safe for
-// concurrent use.
+// message of it. It settles nothing: [Publish] and [PublishBatches]
+// acknowledge the From receipts of what it stored. It sends every message
+// without waiting (PublishAsync), then waits for the server's
+// acknowledgements, up to [AckTimeout]. A message the server rejected (a
+// 400 answer: its subject belongs to another stream than [ToStream]'s, it
+// is larger than the stream allows, …) or the client refused (larger
+// than the server's max payload) has an error marked [sluice.Permanent]:
+// writing it again cannot help, so a [sluice.Retry] gives up on it at
+// once and the stage's policy settles it. When no message was stored, the
+// error names how many failed and why (marked Permanent when every one
+// was rejected); when some were, it is a [sluice.ItemErrors] with the
+// error of each message not stored, so that a [Publish] stage retries and
+// settles only those. Write is safe for concurrent use.
 func (s *Sink) Write(ctx context.Context, batch []Out) error {
 	if len(batch) == 0 {
 		return nil
 	}
-	left, rejected, err, rejErr := s.send(ctx, s.messages(batch))
-	s.published.Add(int64(len(batch) - len(left) - len(rejected)))
-	s.failed.Add(int64(len(left) + len(rejected)))
-	s.rejected.Add(int64(len(rejected)))
+	fs, err := s.send(ctx, s.messages(batch))
+	if len(fs) == 0 {
+		return nil
+	}
+	if err != nil || len(fs) == len(batch) {
+		return s.whole(batch, fs, err)
+	}
+	errs := make(sluice.ItemErrors, len(batch))
+	for _, f := range fs {
+		errs[f.i] = f.err
+	}
+	return errs
+}
+
+// writeBatches writes batches as one Write would their messages; a batch
+// fails when any of its messages was not stored.
+func (s *Sink) writeBatches(ctx context.Context, batches [][]Out) error {
+	all := slices.Concat(batches...)
+	err := s.Write(ctx, all)
+	var ie sluice.ItemErrors
+	if !errors.As(err, &ie) {
+		return err
+	}
+	errs := make(sluice.ItemErrors, len(batches))
+	failed, at := 0, 0
+	for b, batch := range batches {
+		for _, e := range ie[at : at+len(batch)] {
+			if e != nil {
+				errs[b] = e
+				failed++
+				break
+			}
+		}
+		at += len(batch)
+	}
+	if failed == len(batches) {
+		return errors.Join(ie.Unwrap()...)
+	}
+	return errs
+}
+
+// whole is the error of a write none of whose messages was stored, or
+// whose context ended (err).
+func (s *Sink) whole(batch []Out, fs []failure, err error) error {
+	var rejected, left []failure
+	for _, f := range fs {
+		if f.rejected {
+			rejected = append(rejected, f)
+		} else {
+			left = append(left, f)
+		}
+	}
 	var errs []error
 	if len(rejected) > 0 {
 		errs = append(errs, fmt.Errorf("natsx: the server rejected %d of %d messages, e.g. one to %q: %w",
-			len(rejected), len(batch), batch[rejected[0]].Subject, rejErr))
+			len(rejected), len(batch), batch[rejected[0].i].Subject, rejected[0].cause))
+	}
+	if err != nil {
+		return errors.Join(append([]error{err}, errs...)...)
 	}
 	if len(left) > 0 {
-		if ctx.Err() != nil {
-			return errors.Join(append([]error{ctx.Err()}, errs...)...)
-		}
 		return errors.Join(append(errs, fmt.Errorf("natsx: %d of %d messages not stored, e.g. one to %q: %w",
-			len(left), len(batch), batch[left[0]].Subject, err))...)
+			len(left), len(batch), batch[left[0].i].Subject, left[0].cause))...)
 	}
-	if len(errs) > 0 {
-		return sluice.Permanent(errs[0])
-	}
-	return nil
+	return sluice.Permanent(errs[0])
 }
 
 // messages returns the messages to send for batch.
@@ -198,25 +251,38 @@ func (s *Sink) messages(batch []Out) []nats.Msg {
 	return msgs
 }
 
+// failure is a message a write did not store: its index, why (cause),
+// and the error that says so for it alone.
+type failure struct {
+	i        int
+	rejected bool // by the server or the client: no use sending it again
+	cause    error
+	err      error
+}
+
 // send publishes msgs and waits for the server's answers, up to the ack
-// timeout. It returns the indexes of those not stored with the first
-// error seen (nil when none is left), and of those rejected — no use
-// sending them again — with the first rejection.
-func (s *Sink) send(ctx context.Context, msgs []nats.Msg) (left, rejected []int, err, rejErr error) {
-	var firstErr error
+// timeout. It returns the messages not stored, counted in the sink's
+// stats, and ctx's error if it ended first (the messages not answered by
+// then are among the failures).
+func (s *Sink) send(ctx context.Context, msgs []nats.Msg) (fs []failure, _ error) {
 	fail := func(i int, err error) {
-		if permanent(err) {
-			rejected = append(rejected, i)
-			if rejErr == nil {
-				rejErr = err
-			}
-			return
+		f := failure{i: i, cause: err, rejected: permanent(err)}
+		if f.rejected {
+			f.err = sluice.Permanent(fmt.Errorf("natsx: the server rejected the message to %q: %w", msgs[i].Subject, err))
+		} else {
+			f.err = fmt.Errorf("natsx: message to %q not stored: %w", msgs[i].Subject, err)
 		}
-		left = append(left, i)
-		if firstErr == nil {
-			firstErr = err
-		}
+		fs = append(fs, f)
 	}
+	defer func() {
+		s.published.Add(int64(len(msgs) - len(fs)))
+		s.failed.Add(int64(len(fs)))
+		for _, f := range fs {
+			if f.rejected {
+				s.rejected.Add(1)
+			}
+		}
+	}()
 	futs := make([]jetstream.PubAckFuture, len(msgs))
 	for i := range msgs {
 		// nats.go keeps the message until its acknowledgement arrives or
@@ -254,17 +320,14 @@ func (s *Sink) send(ctx context.Context, msgs []nats.Msg) (left, rejected []int,
 			case <-ctx.Done():
 				for k := i; k < len(futs); k++ {
 					if futs[k] != nil {
-						left = append(left, k)
+						fail(k, ctx.Err())
 					}
 				}
-				return left, rejected, ctx.Err(), rejErr
+				return fs, ctx.Err()
 			}
 		}
 	}
-	if len(left) == 0 {
-		return nil, rejected, nil, rejErr
-	}
-	return left, rejected, firstErr, rejErr
+	return fs, nil
 }
 
 // permanent reports whether err, from publishing one message, rejects the

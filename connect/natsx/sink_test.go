@@ -34,6 +34,33 @@ func TestSinkDoesNotRetryAMessageTheServerRejects(t *testing.T) {
 	}
 }
 
+// A write that stores some messages and not others names only the
+// others, each with its own error.
+func TestAWriteThatStoresSomeMessagesNamesOnlyTheOthers(t *testing.T) {
+	js := serverWith(t, "OUT", "OTHER")
+	sink := newSink(t, ctxT(t, time.Minute), js, natsx.ToStream("OUT"))
+	err := sink.Write(ctxT(t, 20*time.Second), []natsx.Out{
+		{Subject: "out.a", Data: []byte("a")},
+		{Subject: "other.x", Data: []byte("x")},
+		{Subject: "out.b", Data: []byte("b")},
+		{Subject: "other.y", Data: []byte("y")},
+	})
+	var ie sluice.ItemErrors
+	if !errors.As(err, &ie) || len(ie) != 4 || ie[0] != nil || ie[2] != nil {
+		t.Fatalf("got %v; want ItemErrors for messages 1 and 3 only", err)
+	}
+	for _, i := range []int{1, 3} {
+		var ae *jetstream.APIError
+		if !errors.As(ie[i], &ae) || !sluice.IsPermanent(ie[i]) {
+			t.Errorf("message %d: %v; want the server's rejection, marked permanent", i, ie[i])
+		}
+	}
+	wantErr(t, ie[3], nil, "rejected", `"other.y"`)
+	if ss := sink.Stats(); ss.Published != 2 || ss.Rejected != 2 || ss.Failed != 2 {
+		t.Fatalf("sink %+v; want 2 published, 2 rejected", ss)
+	}
+}
+
 // With SkipErrors, a chunk with a message the server rejects is settled
 // by the stage's policy: its messages are acknowledged (the rejected one
 // dropped, its neighbours stored) and the run goes on.
