@@ -69,7 +69,18 @@ type edge[T any] struct {
 	from *stage
 	to   atomic.Pointer[stage]
 
-	ch     chan *chunk[T]
+	// ch is made when the consumer attaches (consume), so that its
+	// capacity can follow what the consumer needs (see Gather); until
+	// then senders wait on attached, closed once ch is set. mu orders an
+	// early close (a producer done before its consumer is built) with the
+	// attach.
+	ch       chan *chunk[T]
+	slots    int  // chunks ch holds, unless the consumer needs more
+	sized    bool // slots was set by Buffer: the consumer keeps it
+	attached chan struct{}
+	mu       sync.Mutex
+	closed   bool // the producers are done; ch is closed once it exists
+
 	size   int  // most items per chunk
 	fixed  bool // size was set by the Chunk option: no adaptive sizing
 	policy Overflow
@@ -188,7 +199,8 @@ func newEdge[T any](p *Pipeline, from *stage, producers int, cfg stageConfig) *e
 			from.name, cfg.buffer, size, chunks, maxChunkSlots))
 	}
 	e := &edge[T]{
-		p: p, from: from, ch: make(chan *chunk[T], chunks), size: size,
+		p: p, from: from, slots: chunks, sized: cfg.buffer > 0 || cfg.slots > 0,
+		attached: make(chan struct{}), size: size,
 		policy: cfg.overflow, scrub: gctype.HasPointers[T](),
 		fixed: cfg.chunk != 0, ceil: size,
 	}
@@ -208,6 +220,14 @@ func newEdge[T any](p *Pipeline, from *stage, producers int, cfg stageConfig) *e
 // consume marks the stream as consumed by stage s, with consumers
 // goroutines. It panics on programmer error.
 func consume[T any](p *Pipeline, s *stage, in Stream[T], consumers int) *edge[T] {
+	return consumeHolding(p, s, in, consumers, 0)
+}
+
+// consumeHolding is consume for a stage that wants hold items to be able
+// to wait in the stream while its goroutines are busy (Gather): unless the
+// producer's Buffer says otherwise, the edge then holds at least that
+// many in full chunks.
+func consumeHolding[T any](p *Pipeline, s *stage, in Stream[T], consumers, hold int) *edge[T] {
 	e := in.e
 	if e == nil {
 		panic(fmt.Sprintf("sluice: stage %q: input is a zero Stream", s.name))
@@ -221,10 +241,21 @@ func consume[T any](p *Pipeline, s *stage, in Stream[T], consumers int) *edge[T]
 			s.name, e.from.name, e.to.Load().name))
 	}
 	recvd := newCounters(consumers)
+	slots := e.slots
+	if !e.sized && hold > 0 {
+		slots = min(max(slots, (hold+e.size-1)/e.size), maxChunkSlots)
+	}
 	p.mu.Lock() // Stats may be reading the graph
 	e.recvd = recvd
 	s.ins = append(s.ins, e)
+	e.mu.Lock()
+	e.ch = make(chan *chunk[T], slots)
+	if e.closed {
+		close(e.ch)
+	}
+	e.mu.Unlock()
 	p.mu.Unlock()
+	close(e.attached)
 	return e
 }
 
@@ -248,5 +279,13 @@ func (e *edge[T]) put(c *chunk[T]) {
 }
 
 // close is called once, when every goroutine of the producing stage has
-// exited, whatever the reason.
-func (e *edge[T]) close() { close(e.ch) }
+// exited, whatever the reason; if the consumer is not built yet, its
+// channel is made closed.
+func (e *edge[T]) close() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.closed = true
+	if e.ch != nil {
+		close(e.ch)
+	}
+}

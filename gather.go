@@ -16,10 +16,12 @@ import (
 // more than n items, so Gather also caps a call of a stage fed larger
 // chunks: a chunk of more than n items is handed over n at a time. An
 // item that is itself a batch (a slice, as [Batch] makes) counts as its
-// length, and a batch longer than n goes alone. Items of several chunks
-// are copied into one slice per worker (a copy per item, none when a call
-// takes a single chunk). Panics if n < 1; a stage other than ForEachChunk
-// panics when given it.
+// length, and a batch longer than n goes alone. So that n items can wait
+// while a call runs, the stage's input holds at least n in full chunks
+// (more than [DefaultBuffer] for a large n), unless the stage that feeds
+// it sets [Buffer]. Items of several chunks are copied into one slice per
+// worker (a copy per item, none when a call takes a single chunk). Panics
+// if n < 1; a stage other than ForEachChunk panics when given it.
 func Gather(n int) StageOption {
 	if n < 1 {
 		panic(fmt.Sprintf("sluice: Gather must be ≥ 1, got %d", n))

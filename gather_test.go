@@ -58,6 +58,51 @@ func TestGatherJoinsTheChunksWaitingBehindABusyCall(t *testing.T) {
 	})
 }
 
+func TestGatherLetsNItemsWaitWhileACallRuns(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		opts      []sluice.StageOption
+		wantSlots int
+	}{
+		{"default buffer", nil, 30},                                // 300 items in chunks of 10
+		{"Buffer(50)", []sluice.StageOption{sluice.Buffer(50)}, 5}, // the user's bound is kept
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				p := sluice.New(t.Context())
+				release := make(chan struct{})
+				var got calls[int]
+				src := sluice.FromSlice(p, "src", ints(1000), append([]sluice.StageOption{sluice.Chunk(10)}, c.opts...)...)
+				sluice.ForEachChunk(p, "sink", src, 1, func(_ context.Context, items []int) error {
+					if len(got.of) == 0 {
+						<-release
+					}
+					got.add(items)
+					return nil
+				}, sluice.Gather(300))
+				synctest.Wait()
+				var slots int
+				for _, e := range p.Stats().Edges {
+					if e.From == "src" {
+						slots = e.ChunkCap
+					}
+				}
+				close(release)
+				if err := p.Wait(); err != nil {
+					t.Fatal(err)
+				}
+				if slots != c.wantSlots {
+					t.Fatalf("the input holds %d chunks; want %d", slots, c.wantSlots)
+				}
+				// The 300 items that waited go in one call.
+				if most := slices.Max(sizes(got.of)); c.opts == nil && most != 300 {
+					t.Fatalf("call sizes %v; want one of the 300 items that waited", sizes(got.of))
+				}
+			})
+		})
+	}
+}
+
 func TestGatherHandsOverALargerChunkNItemsAtATime(t *testing.T) {
 	p := sluice.New(t.Context())
 	var got calls[int]

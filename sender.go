@@ -25,8 +25,9 @@ type sender[T any] struct {
 	hops uint64 // chunks handed off, for sampling
 	// held is when the current chunk began holding items, as far as
 	// flushHeld knows (0: not yet seen holding any).
-	held int64
-	_    [40]byte // to 128 bytes
+	held     int64
+	attached bool     // the edge's consumer is built: its channel exists
+	_        [39]byte // to 128 bytes
 }
 
 // newSender returns producer i's end of edge e, with a chunk to fill.
@@ -143,7 +144,7 @@ func (s *sender[T]) flush() bool {
 // false, when the pipeline has stopped.
 func (s *sender[T]) handoff(c *chunk[T]) bool {
 	n := len(c.items)
-	if s.e.p.stopping() {
+	if s.e.p.stopping() || (!s.attached && !s.awaitConsumer()) {
 		return false
 	}
 	c.born = 0
@@ -169,6 +170,25 @@ func (s *sender[T]) handoff(c *chunk[T]) bool {
 		}
 	}
 	s.sent.add(n)
+	return true
+}
+
+// awaitConsumer waits until the edge's consumer is built (and with it the
+// edge's channel); false if the pipeline stopped first. A producer that
+// starts before its consumer exists waits here once.
+func (s *sender[T]) awaitConsumer() bool {
+	select {
+	case <-s.e.attached:
+	default:
+		s.w.waitRoom()
+		defer s.w.resume()
+		select {
+		case <-s.e.attached:
+		case <-s.e.p.ctx.Done():
+			return false
+		}
+	}
+	s.attached = true
 	return true
 }
 

@@ -55,7 +55,7 @@ func openPool[T any](p *Pipeline, label, kind, name string, in Stream[T], n int,
 		check(label, name, cfg)
 	}
 	s := newPool(p, kind, name, n, cfg)
-	return s, cfg, consume(p, s, in, s.slots())
+	return s, cfg, consumeHolding(p, s, in, s.slots(), cfg.gather)
 }
 
 // newPool registers a stage with a pool of workers: n of them, or with
