@@ -195,47 +195,6 @@ func (w *Writer[T]) insert(ctx context.Context, parts [][]T) (part, row int, err
 	return -1, -1, nil
 }
 
-func (w *Writer[T]) write(ctx context.Context, parts [][]T, n int) (part, row int, _ error) {
-	fail := func(step string, err error) error {
-		return fmt.Errorf("clickhousex: inserting %d rows into %s: %s: %w", n, w.table, step, err)
-	}
-	tx, err := w.db.BeginTx(ctx, nil)
-	if err != nil {
-		return -1, -1, fail("begin", err)
-	}
-	// After Commit, Rollback does nothing; before, it releases the
-	// connection. The prepared statement closes with the transaction.
-	defer tx.Rollback()
-	stmt, err := tx.PrepareContext(ctx, w.query)
-	if err != nil {
-		return -1, -1, fail("prepare", err)
-	}
-	i := 0
-	for p, rows := range parts {
-		for r, v := range rows {
-			i++
-			args := w.row(v)
-			if len(args) != w.columns {
-				return p, r, sluice.Permanent(fail("row", fmt.Errorf("%d values for %d columns", len(args), w.columns)))
-			}
-			// The driver appends the row to the batch's block in memory, and
-			// sends the block only when it holds driverBlockRows rows: an
-			// error from any other row is about its values, and will recur.
-			if _, err := stmt.ExecContext(ctx, args...); err != nil {
-				err = fail("row", err)
-				if i%driverBlockRows == 0 || ctx.Err() != nil {
-					return -1, -1, err
-				}
-				return p, r, sluice.Permanent(err)
-			}
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return -1, -1, fail("commit", err)
-	}
-	return -1, -1, nil
-}
-
 // Insert starts a sink stage of [SinkWorkers] goroutines that insert the
 // items of in with w: each insert takes every item waiting in the stage's
 // input, up to [DefaultGather] rows (natural batching, see
