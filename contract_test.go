@@ -88,35 +88,12 @@ var stageRows = []stageRow{
 	{name: "ForEachChunk", multi: true, errs: true, build: func(p *sluice.Pipeline, xs []int, n int, h hook, opts ...sluice.StageOption) func() []int {
 		// ForEachChunk settles whole chunks: policy_test.go tests its error
 		// options on its own; the harness passes it only Auto.
-		// A call's first item always reaches the hook, so a call made after
-		// the stop is counted; within a call, the function itself stops at
-		// a done context, as a well-written one does.
-		sluice.ForEachChunk(p, "stage", sluice.FromSlice(p, "src", xs), n, func(ctx context.Context, items []int) error {
-			for i, v := range items {
-				if i > 0 && ctx.Err() != nil {
-					return ctx.Err()
-				}
-				if err := h(ctx, v); err != nil {
-					return err
-				}
-			}
-			return nil
-		}, opts...)
+		sluice.ForEachChunk(p, "stage", sluice.FromSlice(p, "src", xs), n, chunkHook(h), opts...)
 		return nil
 	}},
 	{name: "ForEachChunk Gather", multi: true, errs: true, build: func(p *sluice.Pipeline, xs []int, n int, h hook, opts ...sluice.StageOption) func() []int {
 		// The same sink, its calls gathering the chunks that wait.
-		sluice.ForEachChunk(p, "stage", sluice.FromSlice(p, "src", xs, sluice.Chunk(7)), n, func(ctx context.Context, items []int) error {
-			for i, v := range items {
-				if i > 0 && ctx.Err() != nil {
-					return ctx.Err()
-				}
-				if err := h(ctx, v); err != nil {
-					return err
-				}
-			}
-			return nil
-		}, append(opts, sluice.Gather(30))...)
+		sluice.ForEachChunk(p, "stage", sluice.FromSlice(p, "src", xs, sluice.Chunk(7)), n, chunkHook(h), append(opts, sluice.Gather(30))...)
 		return nil
 	}},
 	{name: "Reduce", build: func(p *sluice.Pipeline, xs []int, _ int, h hook, opts ...sluice.StageOption) func() []int {
@@ -466,4 +443,22 @@ func TestContractNoCallAfterTheCancelIsNoticed(t *testing.T) {
 			out()
 		}
 	})
+}
+
+// chunkHook calls h for each item of a ForEachChunk call. A call's first
+// item always reaches the hook, so a call made after the stop is counted;
+// within a call, the function itself stops at a done context, as a
+// well-written one does.
+func chunkHook(h hook) func(ctx context.Context, items []int) error {
+	return func(ctx context.Context, items []int) error {
+		for i, v := range items {
+			if i > 0 && ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if err := h(ctx, v); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 }
