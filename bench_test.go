@@ -244,3 +244,43 @@ func BenchmarkErrorPolicyOverhead(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkGather feeds 1M ints to a one-goroutine ForEachChunk sink whose
+// call costs a fixed wait (a bulk write's round trip) or nothing, with
+// and without Gather: each call of a gathering sink takes every chunk
+// waiting, so a slow sink makes fewer calls; a fast one pays the copy of
+// the items it gathers. Each run checks the sum of what the sink saw.
+func BenchmarkGather(b *testing.B) {
+	const n = 1 << 20
+	xs := ints(n)
+	for _, wait := range []time.Duration{0, 100 * time.Microsecond} {
+		for _, gather := range []int{0, 1 << 16} {
+			b.Run(fmt.Sprintf("call=%v/gather=%d", wait, gather), func(b *testing.B) {
+				var opts []sluice.StageOption
+				if gather > 0 {
+					opts = append(opts, sluice.Gather(gather))
+				}
+				calls := 0
+				for b.Loop() {
+					p := sluice.New(context.Background())
+					sum := 0
+					sluice.ForEachChunk(p, "sink", sluice.FromSlice(p, "src", xs), 1, func(_ context.Context, items []int) error {
+						calls++
+						for _, v := range items {
+							sum += v
+						}
+						if wait > 0 {
+							time.Sleep(wait)
+						}
+						return nil
+					}, opts...)
+					if err := p.Wait(); err != nil || sum != sumTo(n) {
+						b.Fatalf("got sum %d, err %v; want %d", sum, err, sumTo(n))
+					}
+				}
+				perItem(b, n)
+				b.ReportMetric(float64(calls)/float64(b.N), "calls/run")
+			})
+		}
+	}
+}
