@@ -18,7 +18,10 @@ import (
 // A Stream is a handle; copying it copies the handle. Each stream must be
 // consumed by exactly one stage or sink of the same pipeline: a second
 // consumer panics at construction, and [Pipeline.Wait] panics if a stream is
-// never consumed. The zero Stream is not usable.
+// never consumed. Its producer hands nothing on before the consumer is
+// built (the consumer sizes the queue: see [Gather]), so build a stream's
+// consumer before waiting for anything downstream of its producer. The
+// zero Stream is not usable.
 type Stream[T any] struct{ e *edge[T] }
 
 // Name returns the name of the stage that produces the stream.
