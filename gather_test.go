@@ -198,3 +198,23 @@ func sizes[T any](xs [][]T) []int {
 	}
 	return s
 }
+
+// A producer that is done before its stream's consumer is built — here
+// with nothing to send — leaves a closed stream the consumer then drains;
+// one with items waits for the consumer and hands them on.
+func TestAStreamConsumedAfterItsProducerIsDoneOrWaiting(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := sluice.New(t.Context())
+		empty := sluice.FromSlice(p, "empty", []int{})
+		full := sluice.FromSlice(p, "full", ints(5000))
+		synctest.Wait() // "empty" has exited; "full" waits for its consumer
+		a := sluice.Collect(p, "a", empty)
+		b := sluice.Collect(p, "b", full)
+		if err := p.Wait(); err != nil {
+			t.Fatal(err)
+		}
+		if len(a.Value()) != 0 || !slices.Equal(b.Value(), ints(5000)) {
+			t.Fatalf("got %d and %d items; want 0 and 0..4999", len(a.Value()), len(b.Value()))
+		}
+	})
+}
