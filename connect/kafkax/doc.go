@@ -79,14 +79,17 @@
 // only the commit of its partition waits for it. [NewSource] and
 // [NewSink] check that a broker answers and that the topics exist, within
 // a bounded time. The producer retries for up to [DeliveryTimeout] before
-// [Sink.Write] returns an error.
+// [Sink.Write] returns an error; a write that stored some of its records
+// names the others ([sluice.ItemErrors]), and a [Produce] stage retries and
+// settles only those.
 //
 // # Costs
 //
 // Per record: one receipt (an allocation) and a few uncontended mutex
 // operations (tracked when fetched, settled by its receipt), besides what
 // franz-go does. Per batch: a poll on the source; on the sink, one
-// produce round trip per [Sink.Write] and one promise for all its records.
+// produce round trip per [Sink.Write], which takes every record waiting
+// (up to [DefaultGather]), and one promise for all its records.
 // Per [CommitEvery] interval: one commit round trip for all partitions.
 // BenchmarkCopyVsHandLoop compares a copy pipeline with a hand-written
 // franz-go loop.
