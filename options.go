@@ -75,7 +75,8 @@ func (f stageOptionFunc) applyStage(c *stageConfig) { f(c) }
 
 // DefaultBuffer is the number of items an edge of small elements holds
 // unless [Buffer] says otherwise: 8 chunks of [DefaultChunk]. An edge of
-// larger elements holds 8 of its smaller chunks, about 128 KiB.
+// larger elements holds 8 of its smaller chunks, about 128 KiB. An edge
+// into a [ForEachChunk] with [Gather](n) holds at least n items.
 const DefaultBuffer = 8 * DefaultChunk
 
 // DefaultChunk is the largest number of items moved between goroutines in
