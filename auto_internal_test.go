@@ -556,45 +556,62 @@ func TestAutoChurnLosesNothing(t *testing.T) {
 			return func() []int { return got }
 		},
 	}
-	for name, b := range stages {
-		t.Run(name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				var inflight, peak atomic.Int64
-				f := func(_ context.Context, v int) (int, error) {
-					n := inflight.Add(1)
-					for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+	// Small chunks give many boundaries to shed workers at; a trickle of
+	// one item at a time keeps workers waiting for input, to be kicked out
+	// of the wait while chunks arrive.
+	inputs := map[string]func(p *Pipeline, xs []int) Stream[int]{
+		"chunks": func(p *Pipeline, xs []int) Stream[int] { return FromSlice(p, "src", xs, Chunk(32)) },
+		"trickle": func(p *Pipeline, xs []int) Stream[int] {
+			return From(p, "src", func(ctx context.Context, out *Emitter[int]) error {
+				for _, x := range xs {
+					if !out.Send(x) {
+						return nil
 					}
-					time.Sleep(250 * time.Microsecond) // time passes, ticks come
-					inflight.Add(-1)
-					return v, nil
+					out.Flush()
+					time.Sleep(20 * time.Microsecond)
 				}
-				p := New(t.Context())
-				xs := make([]int, items)
-				for i := range xs {
-					xs[i] = i
-				}
-				out := b(p, FromSlice(p, "src", xs, Chunk(32)), f) // small chunks: many boundaries to shed workers at
-				if err := p.Wait(); err != nil {
-					t.Fatalf("Wait: %v", err)
-				}
-				got := out()
-				if name == "OrderedMap" {
-					if !slices.Equal(got, xs) {
-						t.Fatalf("OrderedMap under churn: got %d items, not in input order", len(got))
-					}
-				}
-				slices.Sort(got)
-				if !slices.Equal(got, xs) {
-					t.Fatalf("got %d items, want each of %d exactly once", len(got), items)
-				}
-				if got := peak.Load(); got > hi {
-					t.Fatalf("%d calls at once, more than the max %d", got, hi)
-				}
-				if st := stageStats(p, "s"); st.Auto.Changes < 5 {
-					t.Fatalf("%d changes of the count, want churn", st.Auto.Changes)
-				}
+				return nil
 			})
-		})
+		},
+	}
+	for name, b := range stages {
+		for input, in := range inputs {
+			t.Run(name+"/"+input, func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					var inflight, peak atomic.Int64
+					f := func(_ context.Context, v int) (int, error) {
+						n := inflight.Add(1)
+						for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+						}
+						time.Sleep(250 * time.Microsecond) // time passes, ticks come
+						inflight.Add(-1)
+						return v, nil
+					}
+					p := New(t.Context())
+					xs := ints(items)
+					out := b(p, in(p, xs), f)
+					if err := p.Wait(); err != nil {
+						t.Fatalf("Wait: %v", err)
+					}
+					got := out()
+					if name == "OrderedMap" {
+						if !slices.Equal(got, xs) {
+							t.Fatalf("OrderedMap under churn: got %d items, not in input order", len(got))
+						}
+					}
+					slices.Sort(got)
+					if !slices.Equal(got, xs) {
+						t.Fatalf("got %d items, want each of %d exactly once", len(got), items)
+					}
+					if got := peak.Load(); got > hi {
+						t.Fatalf("%d calls at once, more than the max %d", got, hi)
+					}
+					if st := stageStats(p, "s"); st.Auto.Changes < 5 {
+						t.Fatalf("%d changes of the count, want churn", st.Auto.Changes)
+					}
+				})
+			})
+		}
 	}
 }
 
@@ -700,4 +717,98 @@ func scoreCounts(f curve, counts []int, from, to, hi int) score {
 	sc.latMean /= calls
 	sc.latOver /= calls
 	return sc
+}
+
+// chooseBy replaces the controller with one that asks for whatever count
+// holds at each tick, until the test ends.
+func chooseBy(t *testing.T, count *atomic.Int32) {
+	old := autoChooser
+	t.Cleanup(func() { autoChooser = old })
+	autoChooser = func(lo, hi, n int) func(sample) (int, string, string) {
+		return func(sample) (int, string, string) { return int(count.Load()), AutoGrow, "chosen by the test" }
+	}
+}
+
+// A worker shed while it waits for input exits at once, without waiting
+// for the next chunk; the items that come later are each handled once, by
+// the workers left. OrderedMap's workers wait for their turn to take
+// input, the others on the edge itself.
+func TestAutoShedsAWorkerWaitingForInputAtOnce(t *testing.T) {
+	var count atomic.Int32
+	chooseBy(t, &count)
+	type build func(p *Pipeline, in Stream[int]) func() []int
+	stages := map[string]build{
+		"Map": func(p *Pipeline, in Stream[int]) func() []int {
+			return Collect(p, "out", Map(p, "s", in, 1, func(_ context.Context, v int) (int, error) { return v, nil }, Auto(1, 8))).Value
+		},
+		"OrderedMap": func(p *Pipeline, in Stream[int]) func() []int {
+			return Collect(p, "out", OrderedMap(p, "s", in, 1, func(_ context.Context, v int) (int, error) { return v, nil }, Auto(1, 8))).Value
+		},
+		"ForEach": func(p *Pipeline, in Stream[int]) func() []int {
+			var mu sync.Mutex
+			var got []int
+			ForEach(p, "s", in, 1, func(_ context.Context, v int) error {
+				mu.Lock()
+				got = append(got, v)
+				mu.Unlock()
+				return nil
+			}, Auto(1, 8))
+			return func() []int { return got }
+		},
+	}
+	for name, b := range stages {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				count.Store(8)
+				gate := make(chan struct{})
+				p := New(t.Context())
+				src := From(p, "src", func(ctx context.Context, out *Emitter[int]) error {
+					for i := range 100 {
+						out.Send(i)
+						out.Flush()
+					}
+					select { // then no input until the test says
+					case <-gate:
+					case <-ctx.Done():
+						return ctx.Err()
+					}
+					for i := 100; i < 200; i++ {
+						if !out.Send(i) {
+							return nil
+						}
+					}
+					return nil
+				})
+				got := b(p, src)
+				time.Sleep(5 * autoTick)
+				synctest.Wait()
+				if st := stageStats(p, "s"); st.Workers != 8 || st.Running != 8 {
+					t.Fatalf("%d workers wanted, %d running, want 8 and 8 waiting for input", st.Workers, st.Running)
+				}
+				count.Store(1)
+				time.Sleep(2 * autoTick)
+				synctest.Wait()
+				if st := stageStats(p, "s"); st.Workers != 1 || st.Running != 1 {
+					t.Fatalf("%d workers wanted, %d running, want 1 and 1: the 7 shed must exit without waiting for input", st.Workers, st.Running)
+				}
+				close(gate)
+				if err := p.Wait(); err != nil {
+					t.Fatalf("Wait: %v", err)
+				}
+				xs := got()
+				slices.Sort(xs)
+				if want := ints(200); !slices.Equal(xs, want) {
+					t.Fatalf("got %d items, want each of 0–199 once: %v", len(xs), xs)
+				}
+			})
+		})
+	}
+}
+
+func ints(n int) []int {
+	xs := make([]int, n)
+	for i := range xs {
+		xs[i] = i
+	}
+	return xs
 }
