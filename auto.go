@@ -26,7 +26,10 @@ import (
 //     fair share of the workers added, then goes back to what the
 //     throughput reached needs when one does not (CPU-bound work past the
 //     free cores, a dependency that serves no more at once), and checks
-//     with a shrink whether the last doublings' workers are needed;
+//     with shrinks whether the last doublings' workers are needed,
+//     halving the distance between the two counts after each shrink that
+//     cost throughput; a shrink that the noise leaves unclear is kept
+//     unless the workers removed paid more than a little;
 //   - keeps growing, however slowly throughput rises, while it rises
 //     clearly (calls that wait on a dependency but cost the machine CPU);
 //     when the noise leaves a doubling unclear, it keeps the workers;
