@@ -90,6 +90,8 @@ func autoExperiment() *Experiment {
 			{Key: "p99_ms", Header: "p99 ms", Format: "%.2f"},
 			{Key: "p99_vs_best", Header: "p99 × best", Format: "%.2f"},
 			{Key: "p99_vs_best_max", Header: "max", Format: "%.2f"},
+			{Key: "best_workers", Header: "best fixed", Format: "%.0f"},
+			{Key: "best_p99_workers", Header: "p99 of", Format: "%.0f"},
 			{Key: "workers", Header: "workers", Format: "%.0f"},
 			{Key: "workers_max", Header: "most workers", Format: "%.0f"},
 			{Key: "reach_s", Header: "90% at s", Format: "%.2f"},
@@ -329,14 +331,17 @@ func medianInt(xs []int) int {
 }
 
 // autoFinish compares each row with the best fixed count of its case,
-// round by round, and keeps the median over rounds with its range. A
-// round's best is the fixed count with the highest steady throughput,
-// and its p99 the lowest p99 among the fixed counts within 5 % of that
-// throughput (the strictest fair comparison). "90 % at" is the time from
-// which the row's throughput, over 500 ms, stays at 90 % of the best —
-// where the dependency changes midway, of the best fixed count of each
-// half (no count holds the whole run's best after a drop); a row that
-// never holds it gets -1.
+// round by round, and keeps the median over rounds with its range. The
+// best fixed count is the one with the highest median steady throughput
+// over the rounds (the highest of one round would favour whichever count
+// the machine's noise lifted most), and the p99 compared with is that of
+// the fixed count with the lowest median p99 among those within 5 % of
+// the best's throughput (the strictest fair comparison); each round
+// compares with those counts' figures of the same round. "90 % at" is
+// the time from which the row's throughput, over 500 ms, stays at 90 % of
+// the best's — where the dependency changes midway, of the best fixed
+// count of each half (no count holds the whole run's best after a drop);
+// a row that never holds it gets -1.
 func autoFinish(rows []Row) {
 	groups := map[string][]int{}
 	for i, r := range rows {
@@ -345,53 +350,61 @@ func autoFinish(rows []Row) {
 		}
 	}
 	for _, idx := range groups {
+		// The best fixed rows, by their medians over the rounds.
+		best, bestP99 := -1, -1
+		phase := [2]int{-1, -1}
+		top := func(i, j int, k string) bool { return j < 0 || rows[i].Metrics[k] > rows[j].Metrics[k] }
+		for _, i := range idx {
+			if rows[i].Variant == autoVariant {
+				continue
+			}
+			if top(i, best, "steady_per_s") {
+				best = i
+			}
+			for h, k := range []string{"phase0_per_s", "phase1_per_s"} {
+				if _, ok := rows[i].Metrics[k]; ok && top(i, phase[h], k) {
+					phase[h] = i
+				}
+			}
+		}
+		if best < 0 {
+			continue
+		}
+		for _, i := range idx {
+			m := rows[i].Metrics
+			if rows[i].Variant != autoVariant && m["steady_per_s"] >= 0.95*rows[best].Metrics["steady_per_s"] &&
+				(bestP99 < 0 || m["p99_ms"] < rows[bestP99].Metrics["p99_ms"]) {
+				bestP99 = i
+			}
+		}
 		type per struct{ vs, p99, reach []float64 }
 		got := make([]per, len(rows))
 		for round := 0; ; round++ {
 			key := func(k string) string { return fmt.Sprintf("r%d/%s", round, k) }
-			var in []int // the rows that ran this round
-			for _, i := range idx {
-				if _, ok := rows[i].Metrics[key("steady_per_s")]; ok {
-					in = append(in, i)
-				}
-			}
-			if len(in) == 0 {
+			at := func(i int, k string) float64 { return rows[i].Metrics[key(k)] }
+			if _, ok := rows[best].Metrics[key("steady_per_s")]; !ok {
 				break
 			}
-			best, bestP99, bestN := 0.0, math.Inf(1), 0.0
-			var phase [2]float64 // the best of each half, where the dependency changes midway
-			for _, i := range in {
-				if m := rows[i].Metrics; rows[i].Variant != autoVariant {
-					if m[key("steady_per_s")] > best {
-						best, bestN = m[key("steady_per_s")], m["workers"]
-					}
-					phase[0], phase[1] = max(phase[0], m[key("phase0_per_s")]), max(phase[1], m[key("phase1_per_s")])
-				}
-			}
-			for _, i := range in {
-				if m := rows[i].Metrics; rows[i].Variant != autoVariant && m[key("steady_per_s")] >= 0.95*best {
-					bestP99 = min(bestP99, m[key("p99_ms")])
-				}
-			}
-			for _, i := range in {
+			bx, bp := at(best, "steady_per_s"), at(bestP99, "p99_ms")
+			for _, i := range idx {
 				m := rows[i].Metrics
-				if best > 0 {
-					got[i].vs = append(got[i].vs, m[key("steady_per_s")]/best)
+				if _, ok := m[key("steady_per_s")]; !ok {
+					continue
 				}
-				if bestP99 > 0 && !math.IsInf(bestP99, 1) {
-					got[i].p99 = append(got[i].p99, m[key("p99_ms")]/bestP99)
+				if bx > 0 {
+					got[i].vs = append(got[i].vs, m[key("steady_per_s")]/bx)
 				}
-				if rows[i].Variant == autoVariant {
-					m[key("best_workers")] = bestN
+				if bp > 0 {
+					got[i].p99 = append(got[i].p99, m[key("p99_ms")]/bp)
 				}
 				bestAt := func(j int) float64 { // the best fixed count's throughput in window j
-					if mid, ok := m[key("midway_s")]; ok && phase[1] > 0 {
+					if mid, ok := m[key("midway_s")]; ok && phase[1] >= 0 {
 						if float64(j)*0.25 >= mid {
-							return phase[1]
+							return at(phase[1], "phase1_per_s")
 						}
-						return phase[0]
+						return at(phase[0], "phase0_per_s")
 					}
-					return best
+					return bx
 				}
 				var wins []float64
 				for j := 0; ; j++ {
@@ -414,6 +427,9 @@ func autoFinish(rows []Row) {
 		}
 		for _, i := range idx {
 			m, g := rows[i].Metrics, got[i]
+			if rows[i].Variant == autoVariant {
+				m["best_workers"], m["best_p99_workers"] = rows[best].Metrics["workers"], rows[bestP99].Metrics["workers"]
+			}
 			if len(g.vs) > 0 {
 				m["vs_best"], m["vs_best_min"], m["vs_best_max"] = median(g.vs), slices.Min(g.vs), slices.Max(g.vs)
 			}
