@@ -26,7 +26,10 @@ import (
 //     fair share of the workers added, then goes back to what the
 //     throughput reached needs when one does not (CPU-bound work past the
 //     free cores, a dependency that serves no more at once), and checks
-//     with a shrink whether the last doublings' workers are needed;
+//     with shrinks whether the last doublings' workers are needed,
+//     halving the distance between the two counts after each shrink that
+//     cost throughput; a shrink that the noise leaves unclear is kept
+//     unless the workers removed paid more than a little;
 //   - keeps growing, however slowly throughput rises, while it rises
 //     clearly (calls that wait on a dependency but cost the machine CPU);
 //     when the noise leaves a doubling unclear, it keeps the workers;
@@ -42,7 +45,8 @@ import (
 // A stage never runs more than hi goroutines, nor fewer than lo while its
 // input lasts. A worker added at run time is owned by the pipeline like
 // every other; a worker removed finishes its chunk, hands on what it
-// holds and exits, so no item is lost or repeated. With hi > 1 output
+// holds and exits, so no item is lost or repeated; a worker removed while
+// it waits for input exits at once. With hi > 1 output
 // order is not input order, except for OrderedMap, whose default [Window]
 // is then four full chunks per worker of hi. [StageStats] show the count,
 // its bounds and why it last changed ([AutoStats]).
@@ -145,7 +149,7 @@ func (a *autoPool) slot(i int) *worker {
 	if w := a.s.workers[i]; w != nil {
 		return w
 	}
-	w := &worker{slot: i}
+	w := &worker{slot: i, kick: make(chan struct{}, 1)}
 	a.p.mu.Lock()
 	a.s.workers[i] = w
 	a.p.mu.Unlock()
@@ -160,6 +164,10 @@ func (a *autoPool) add(i int) {
 	w := a.slot(i)
 	if w.live.Load() {
 		return // exiting: started again at a later tick
+	}
+	select {
+	case <-w.kick: // left by a goroutine that was shed at a chunk's end
+	default:
 	}
 	for {
 		r := a.s.running.Load()
@@ -208,8 +216,9 @@ func (a *autoPool) control() {
 		n, reason, detail := step(acc)
 		n = min(max(n, a.stats.Min), a.stats.Max)
 		acc = sample{}
-		if n != int(a.target.Load()) {
+		if old := int(a.target.Load()); n != old {
 			a.target.Store(int32(n))
+			a.kick(n, old)
 			a.mu.Lock()
 			a.stats.Reason, a.stats.Detail, a.stats.Changed = reason, detail, time.Now()
 			a.stats.Changes++
@@ -219,6 +228,21 @@ func (a *autoPool) control() {
 		}
 		for i := range n {
 			a.add(i) // a slot below the target whose worker is not running
+		}
+	}
+}
+
+// kick wakes the workers of slots [from, to) that wait for input, once
+// the target has fallen to from: each then sees that it was shed and
+// exits without waiting for a chunk. A worker that is working finds its
+// kick when it next waits, after the shed check at its chunk's end.
+func (a *autoPool) kick(from, to int) {
+	for i := from; i < to; i++ {
+		if w := a.s.workers[i]; w != nil {
+			select {
+			case w.kick <- struct{}{}:
+			default: // kicked already
+			}
 		}
 	}
 }

@@ -90,7 +90,11 @@ func (s sample) enough() bool {
 //     needs by Little's law (the old count times the throughput ratio);
 //     then, for each kept doubling that gained only part of what it
 //     could, last first, a shrink checks whether the count its throughput
-//     needed (with a margin) does as well.
+//     needed does as well; left unclear, a check keeps the smaller count
+//     unless the point estimate says the workers paid more than a little.
+//     A check taken back is followed by one halfway (on a log scale)
+//     between the two counts, a bisection of the doubling that crossed
+//     the knee.
 //   - At a steady count it probes a small step up, kept only if it
 //     clearly pays within maxJudgeStep ticks (slow start resumes if it
 //     pays much); a step taken back makes the next wait twice as long.
@@ -107,7 +111,8 @@ type controller struct {
 	slow   bool // slow start: double while each doubling pays
 	// checks are the counts that shrink probes check once slow start
 	// ends, last first: for each kept doubling that gained only part of
-	// what it could, the count its throughput needed (with a margin).
+	// what it could, the count its throughput needed; after a check taken
+	// back, the count halfway.
 	// checkDue says it is time for the next.
 	checks   []int
 	checkDue bool
@@ -158,8 +163,10 @@ const (
 	minNoise      = 0.01 * 0.01 // the least noise a judgement assumes (variance of ln throughput per tick)
 	stepRatio     = 1.0625      // a step probe's ratio (one worker at least)
 	maxJudgeStep  = 5           // ticks a step probe is judged over at most
-	checkMargin   = 1.1         // a check probes the count a doubling's throughput needed, plus this share
+	checkMargin   = 1.0         // a check probes the count a doubling's throughput needed, times this
 	partialGain   = 0.9         // a doubling with an elasticity below this gained part of what it could
+	checkKeep     = 0.15        // a check left unclear keeps the workers it removed only if the point estimate of the elasticity is above this
+	bisectRatio   = 1.25        // a check taken back is followed by one halfway, while the counts are this far apart
 	resumeSlow    = 0.5         // a step up with an elasticity clearly above this resumes slow start
 )
 
@@ -305,6 +312,11 @@ func (c *controller) judge(tk tick) (int, string, string) {
 	}
 	if !more && !fewer && queued {
 		fewer = e < minElasticity
+		if pr.kind == probeCheck {
+			// Within the noise, the smaller count: the workers a check
+			// removed cost time per call at a dependency that queues.
+			fewer = e < checkKeep
+		}
 	}
 	from, kind, before, after := pr.from, pr.kind, pr.before, pr.after
 	c.pr = probe{}
@@ -363,7 +375,14 @@ func (c *controller) judge(tk tick) (int, string, string) {
 			c.checkDue = true // the next one down
 			return c.n, "", ""
 		}
+		// The knee lies between the two counts: check halfway (on a log
+		// scale) next, while they are far enough apart to matter. Each
+		// check taken back halves the distance, so the count ends near
+		// the knee instead of at the top of the doubling that crossed it.
 		c.checks = c.checks[:0]
+		if mid := int(math.Sqrt(float64(c.n)*float64(from)) + 0.5); float64(from) >= bisectRatio*float64(c.n) && mid > c.n && mid < from {
+			c.checks, c.checkDue = append(c.checks, mid), true
+		}
 		c.back(from, from, before, tb)
 		return c.set(from, AutoGrow, figures)
 	default: // probeLatency, probeHalve

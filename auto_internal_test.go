@@ -124,7 +124,8 @@ func TestControllerKeepsGrowingWhileThroughputRisesSlowly(t *testing.T) {
 func TestControllerUnderNoise(t *testing.T) {
 	type want struct {
 		at90    float64 // share of ticks after from at 90 % of the best throughput…
-		latMean float64 // …and the calls' mean latency against the best count's at most
+		latMean float64 // …and the calls' mean latency against the best count's at most…
+		latNear float64 // …and against the lowest latency within 5 % of the best throughput (0: not judged)
 		seeds   int     // in at least this many seeds of 20
 	}
 	cases := []struct {
@@ -134,12 +135,15 @@ func TestControllerUnderNoise(t *testing.T) {
 		from  int
 		want  want
 	}{
-		{"saturating", queueing(2*time.Millisecond, 16), 0.03, 20, want{1, 1.25, 17}},
-		{"cpu-client", cpuClient(2*time.Millisecond, 12, 0.22, 256), 0.05, 20, want{0.9, 2, 19}},
-		{"cpu-client", cpuClient(2*time.Millisecond, 12, 0.22, 256), 0.1, 20, want{0.8, 2, 12}}, // the hardest: gains of 7 % a doubling in 10 % noise
-		{"cpu-bound", queueing(10*time.Microsecond, 2), 0.05, 20, want{1, 100, 20}},
-		{"drop", dropping(queueing(2*time.Millisecond, 32), queueing(2*time.Millisecond, 8), 30), 0.03, 45, want{0.95, 1.3, 18}},
-		{"flat", queueing(2*time.Millisecond, 1<<20), 0.1, 20, want{0.9, 2, 19}},
+		{"saturating", queueing(2*time.Millisecond, 16), 0.03, 20, want{1, 1.25, 1.25, 19}},
+		// The lab's HTTP dependency: a client's calls leave gaps between
+		// one call and the next, so 32 workers do some 7 % more than 16.
+		{"saturating with gaps", cpuClient(2*time.Millisecond, 16, 0.1, 32), 0.05, 20, want{0.95, 2, 1.25, 12}},
+		{"cpu-client", cpuClient(2*time.Millisecond, 12, 0.22, 256), 0.05, 20, want{0.9, 2, 0, 19}},
+		{"cpu-client", cpuClient(2*time.Millisecond, 12, 0.22, 256), 0.1, 20, want{0.8, 2, 0, 12}}, // the hardest: gains of 7 % a doubling in 10 % noise
+		{"cpu-bound", queueing(10*time.Microsecond, 2), 0.05, 20, want{1, 100, 0, 20}},
+		{"drop", dropping(queueing(2*time.Millisecond, 32), queueing(2*time.Millisecond, 8), 30), 0.03, 45, want{0.95, 1.3, 1.3, 18}},
+		{"flat", queueing(2*time.Millisecond, 1<<20), 0.1, 20, want{0.9, 2, 0, 19}},
 	}
 	for _, tc := range cases {
 		ok := 0
@@ -152,15 +156,15 @@ func TestControllerUnderNoise(t *testing.T) {
 				t.Fatalf("%s: count %d past the max", tc.name, slices.Max(counts))
 			}
 			sc := scoreCounts(tc.f, counts, tc.from, 100, 256)
-			if sc.at90 >= tc.want.at90 && sc.latMean <= tc.want.latMean {
+			if sc.at90 >= tc.want.at90 && sc.latMean <= tc.want.latMean && (tc.want.latNear == 0 || sc.latNear <= tc.want.latNear) {
 				ok++
 			} else {
 				worst = sc
 			}
 		}
 		if ok < tc.want.seeds {
-			t.Errorf("%s, σ %.2f: %d seeds of 20 kept %.0f%% of ticks at 90%% of the best throughput and a mean latency ≤ %.2f× the best count's, want %d; one that did not: %+v",
-				tc.name, tc.sigma, ok, 100*tc.want.at90, tc.want.latMean, tc.want.seeds, worst)
+			t.Errorf("%s, σ %.2f: %d seeds of 20 kept %.0f%% of ticks at 90%% of the best throughput and a mean latency ≤ %.2f× the best count's (≤ %.2f× the lowest within 5 %% of it), want %d; one that did not: %+v",
+				tc.name, tc.sigma, ok, 100*tc.want.at90, tc.want.latMean, tc.want.latNear, tc.want.seeds, worst)
 		}
 	}
 }
@@ -556,45 +560,62 @@ func TestAutoChurnLosesNothing(t *testing.T) {
 			return func() []int { return got }
 		},
 	}
-	for name, b := range stages {
-		t.Run(name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				var inflight, peak atomic.Int64
-				f := func(_ context.Context, v int) (int, error) {
-					n := inflight.Add(1)
-					for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+	// Small chunks give many boundaries to shed workers at; a trickle of
+	// one item at a time keeps workers waiting for input, to be kicked out
+	// of the wait while chunks arrive.
+	inputs := map[string]func(p *Pipeline, xs []int) Stream[int]{
+		"chunks": func(p *Pipeline, xs []int) Stream[int] { return FromSlice(p, "src", xs, Chunk(32)) },
+		"trickle": func(p *Pipeline, xs []int) Stream[int] {
+			return From(p, "src", func(ctx context.Context, out *Emitter[int]) error {
+				for _, x := range xs {
+					if !out.Send(x) {
+						return nil
 					}
-					time.Sleep(250 * time.Microsecond) // time passes, ticks come
-					inflight.Add(-1)
-					return v, nil
+					out.Flush()
+					time.Sleep(20 * time.Microsecond)
 				}
-				p := New(t.Context())
-				xs := make([]int, items)
-				for i := range xs {
-					xs[i] = i
-				}
-				out := b(p, FromSlice(p, "src", xs, Chunk(32)), f) // small chunks: many boundaries to shed workers at
-				if err := p.Wait(); err != nil {
-					t.Fatalf("Wait: %v", err)
-				}
-				got := out()
-				if name == "OrderedMap" {
-					if !slices.Equal(got, xs) {
-						t.Fatalf("OrderedMap under churn: got %d items, not in input order", len(got))
-					}
-				}
-				slices.Sort(got)
-				if !slices.Equal(got, xs) {
-					t.Fatalf("got %d items, want each of %d exactly once", len(got), items)
-				}
-				if got := peak.Load(); got > hi {
-					t.Fatalf("%d calls at once, more than the max %d", got, hi)
-				}
-				if st := stageStats(p, "s"); st.Auto.Changes < 5 {
-					t.Fatalf("%d changes of the count, want churn", st.Auto.Changes)
-				}
+				return nil
 			})
-		})
+		},
+	}
+	for name, b := range stages {
+		for input, in := range inputs {
+			t.Run(name+"/"+input, func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					var inflight, peak atomic.Int64
+					f := func(_ context.Context, v int) (int, error) {
+						n := inflight.Add(1)
+						for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+						}
+						time.Sleep(250 * time.Microsecond) // time passes, ticks come
+						inflight.Add(-1)
+						return v, nil
+					}
+					p := New(t.Context())
+					xs := ints(items)
+					out := b(p, in(p, xs), f)
+					if err := p.Wait(); err != nil {
+						t.Fatalf("Wait: %v", err)
+					}
+					got := out()
+					if name == "OrderedMap" {
+						if !slices.Equal(got, xs) {
+							t.Fatalf("OrderedMap under churn: got %d items, not in input order", len(got))
+						}
+					}
+					slices.Sort(got)
+					if !slices.Equal(got, xs) {
+						t.Fatalf("got %d items, want each of %d exactly once", len(got), items)
+					}
+					if got := peak.Load(); got > hi {
+						t.Fatalf("%d calls at once, more than the max %d", got, hi)
+					}
+					if st := stageStats(p, "s"); st.Auto.Changes < 5 {
+						t.Fatalf("%d changes of the count, want churn", st.Auto.Changes)
+					}
+				})
+			})
+		}
 	}
 }
 
@@ -671,6 +692,10 @@ func simulate(c *controller, f curve, z *noisy, from, ticks int) []int {
 // would), and the share of calls more than 1.2 times slower.
 type score struct {
 	at90, worst, latMean, latOver float64
+	// latNear is the mean latency against the lowest latency among the
+	// counts within 5 % of the best throughput: what the lab compares a
+	// p99 with.
+	latNear float64
 }
 
 func scoreCounts(f curve, counts []int, from, to, hi int) score {
@@ -683,11 +708,18 @@ func scoreCounts(f curve, counts []int, from, to, hi int) score {
 				best, bestN = x, n
 			}
 		}
+		near := math.Inf(1)
+		for n := 1; n <= hi; n++ {
+			if x := f(n, i); x >= 0.95*best {
+				near = min(near, float64(n)/x)
+			}
+		}
 		n := counts[i]
 		x := f(n, i)
 		if x >= 0.9*best {
 			sc.at90++
 		}
+		sc.latNear += x * (float64(n) / x) / near
 		sc.worst = min(sc.worst, x/best)
 		lat := (float64(n) / x) / (float64(bestN) / best)
 		sc.latMean += x * lat
@@ -699,5 +731,163 @@ func scoreCounts(f curve, counts []int, from, to, hi int) score {
 	sc.at90 /= float64(to - from)
 	sc.latMean /= calls
 	sc.latOver /= calls
+	sc.latNear /= calls
 	return sc
+}
+
+// chooseBy replaces the controller with one that asks for whatever count
+// holds at each tick, until the test ends.
+func chooseBy(t *testing.T, count *atomic.Int32) {
+	old := autoChooser
+	t.Cleanup(func() { autoChooser = old })
+	autoChooser = func(lo, hi, n int) func(sample) (int, string, string) {
+		return func(sample) (int, string, string) { return int(count.Load()), AutoGrow, "chosen by the test" }
+	}
+}
+
+// A worker shed while it waits for input exits at once, without waiting
+// for the next chunk; the items that come later are each handled once, by
+// the workers left. OrderedMap's workers wait for their turn to take
+// input, the others on the edge itself.
+func TestAutoShedsAWorkerWaitingForInputAtOnce(t *testing.T) {
+	var count atomic.Int32
+	chooseBy(t, &count)
+	type build func(p *Pipeline, in Stream[int]) func() []int
+	stages := map[string]build{
+		"Map": func(p *Pipeline, in Stream[int]) func() []int {
+			return Collect(p, "out", Map(p, "s", in, 1, func(_ context.Context, v int) (int, error) { return v, nil }, Auto(1, 8))).Value
+		},
+		"OrderedMap": func(p *Pipeline, in Stream[int]) func() []int {
+			return Collect(p, "out", OrderedMap(p, "s", in, 1, func(_ context.Context, v int) (int, error) { return v, nil }, Auto(1, 8))).Value
+		},
+		"ForEach": func(p *Pipeline, in Stream[int]) func() []int {
+			var mu sync.Mutex
+			var got []int
+			ForEach(p, "s", in, 1, func(_ context.Context, v int) error {
+				mu.Lock()
+				got = append(got, v)
+				mu.Unlock()
+				return nil
+			}, Auto(1, 8))
+			return func() []int { return got }
+		},
+	}
+	for name, b := range stages {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				count.Store(8)
+				gate := make(chan struct{})
+				p := New(t.Context())
+				src := From(p, "src", func(ctx context.Context, out *Emitter[int]) error {
+					for i := range 100 {
+						out.Send(i)
+						out.Flush()
+					}
+					select { // then no input until the test says
+					case <-gate:
+					case <-ctx.Done():
+						return ctx.Err()
+					}
+					for i := 100; i < 200; i++ {
+						if !out.Send(i) {
+							return nil
+						}
+					}
+					return nil
+				})
+				got := b(p, src)
+				time.Sleep(5 * autoTick)
+				synctest.Wait()
+				if st := stageStats(p, "s"); st.Workers != 8 || st.Running != 8 {
+					t.Fatalf("%d workers wanted, %d running, want 8 and 8 waiting for input", st.Workers, st.Running)
+				}
+				count.Store(1)
+				time.Sleep(2 * autoTick)
+				synctest.Wait()
+				if st := stageStats(p, "s"); st.Workers != 1 || st.Running != 1 {
+					t.Fatalf("%d workers wanted, %d running, want 1 and 1: the 7 shed must exit without waiting for input", st.Workers, st.Running)
+				}
+				close(gate)
+				if err := p.Wait(); err != nil {
+					t.Fatalf("Wait: %v", err)
+				}
+				xs := got()
+				slices.Sort(xs)
+				if want := ints(200); !slices.Equal(xs, want) {
+					t.Fatalf("got %d items, want each of 0–199 once: %v", len(xs), xs)
+				}
+			})
+		})
+	}
+}
+
+func ints(n int) []int {
+	xs := make([]int, n)
+	for i := range xs {
+		xs[i] = i
+	}
+	return xs
+}
+
+// checkFrom32 sets c up as if a check from 32 workers to n had just
+// started, with ticks of x items/ns at 32 before it.
+func checkFrom32(c *controller, n int, x float64) {
+	c.slow = false
+	c.n = n
+	before := make([]tick, 5)
+	for i := range before {
+		before[i] = tick{x: x, t: 32 / x}
+	}
+	c.pr = probe{from: 32, kind: probeCheck, before: before}
+}
+
+// busyTick is a sample of n workers, all busy, doing x items/ns.
+func busyTick(n int, x float64) sample {
+	dt := int64(autoTick)
+	return sample{dt: dt, n: n, busy: int64(n) * dt, items: int64(x * float64(dt))}
+}
+
+// A check left unclear by the noise keeps the smaller count unless the
+// workers it removed paid more than a little.
+func TestControllerKeepsTheSmallerCountWhenACheckIsUnclear(t *testing.T) {
+	for _, tc := range []struct {
+		e    float64 // the elasticity the check measures
+		want int
+	}{{0.12, 18}, {0.3, 32}} {
+		c := newController(1, 256, 32)
+		c.noise, c.varied = 0.3*0.3, 100 // so noisy that nothing is clear
+		checkFrom32(c, 18, 0.01)
+		x := 0.01 * math.Pow(18.0/32, tc.e)
+		for range maxJudge {
+			c.step(busyTick(18, x))
+		}
+		if c.pr.from != 0 || c.n != tc.want {
+			t.Errorf("elasticity %.2f: count %d (probe pending from %d), want %d after %d unclear ticks", tc.e, c.n, c.pr.from, tc.want, maxJudge)
+		}
+	}
+}
+
+// A check that clearly cost throughput is taken back, and the next one
+// checks halfway between the two counts: a bisection of the doubling that
+// crossed the knee.
+func TestControllerBisectsAfterACheckTakenBack(t *testing.T) {
+	c := newController(1, 256, 32)
+	c.noise, c.varied = 0.01*0.01, 100
+	checkFrom32(c, 16, 0.01)
+	var reason string
+	for i := 0; i < maxJudge && c.n == 16; i++ {
+		_, reason, _ = c.step(busyTick(16, 0.005))
+	}
+	if c.n != 32 || reason != AutoGrow {
+		t.Fatalf("count %d (%q) after a check that halved throughput, want 32 back (%q)", c.n, reason, AutoGrow)
+	}
+	for range 3 {
+		if n, reason, _ := c.step(busyTick(32, 0.01)); n != 32 {
+			if n != 23 || reason != AutoProbe {
+				t.Fatalf("next check to %d (%q), want 23, halfway between 16 and 32 on a log scale (%q)", n, reason, AutoProbe)
+			}
+			return
+		}
+	}
+	t.Fatalf("no check after three steady ticks, count %d", c.n)
 }

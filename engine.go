@@ -74,13 +74,17 @@ func loop[T any](p *Pipeline, s *stage, w *worker, r *receiver[T], b body[T]) {
 			if s.auto != nil && s.auto.shed(w) {
 				// The engine took this worker away: it hands on what it
 				// holds and exits between two chunks, so no item is lost
-				// or repeated.
+				// or repeated (a worker waiting for input is kicked out
+				// of its wait to get here).
 				if b.end != nil && !b.end() {
 					return errStopped
 				}
 				return nil
 			}
-			c, rang := r.next(b.idle, b.alarm)
+			c, rang, kicked := r.next(b.idle, b.alarm)
+			if kicked {
+				continue // shed, or kicked before the engine changed its mind
+			}
 			if rang {
 				if !b.ring() {
 					return errStopped

@@ -99,14 +99,15 @@ func (r *receiver[T]) tune(n int) {
 }
 
 // next returns the next chunk, or nil when the edge is closed and drained,
-// the pipeline is stopping, or an alarm fired while it waited (rang).
+// the pipeline is stopping, an alarm fired while it waited (rang), or the
+// worker was kicked while it waited (kicked: [Auto] may have shed it).
 // Before it waits, it calls idle (if not nil): stages pass a function that
 // flushes their partial output, which is what keeps latency low when input
 // trickles (an ordered stage's worker also calls it before it waits for
 // its turn); idle returns false when the pipeline stopped. Then it asks
 // alarm (if not nil) for a channel that ends the wait early. The caller
 // gives the chunk back with release.
-func (r *receiver[T]) next(idle func() bool, alarm func() <-chan time.Time) (c *chunk[T], rang bool) {
+func (r *receiver[T]) next(idle func() bool, alarm func() <-chan time.Time) (c *chunk[T], rang, kicked bool) {
 	p := r.e.p
 	if r.order != nil {
 		select {
@@ -116,27 +117,30 @@ func (r *receiver[T]) next(idle func() bool, alarm func() <-chan time.Time) (c *
 			// this worker holds first, or it would wait behind a worker
 			// that waits for input.
 			if idle != nil && !idle() {
-				return nil, false
+				return nil, false, false
 			}
 			r.w.waitInput()
 			select {
 			case <-r.order.turn:
 			case <-p.ctx.Done():
 				r.w.resume()
-				return nil, false
+				return nil, false, false
+			case <-r.w.kick:
+				r.w.resume()
+				return nil, false, true
 			}
 			r.w.resume()
 		}
 		defer func() { r.order.turn <- struct{}{} }()
 	}
 	if p.stopping() {
-		return nil, false
+		return nil, false, false
 	}
 	select {
 	case c = <-r.e.ch:
 	default:
 		if idle != nil && !idle() {
-			return nil, false
+			return nil, false, false
 		}
 		if r.e.spinning.CompareAndSwap(false, true) {
 			for range spinRounds {
@@ -157,18 +161,20 @@ func (r *receiver[T]) next(idle func() bool, alarm func() <-chan time.Time) (c *
 		case <-p.ctx.Done():
 		case <-wake:
 			rang = true
+		case <-r.w.kick:
+			kicked = true
 		}
 		// The wait ends before the chunk's measurement starts: tune
 		// subtracts only the waits within the chunk.
 		r.w.resume()
 	}
 	if c == nil {
-		return nil, rang
+		return nil, rang, kicked
 	}
 	if r.order != nil {
 		c.seq = r.order.next
 		r.order.next++
 	}
 	r.took(c)
-	return c, false
+	return c, false, false
 }

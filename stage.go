@@ -133,6 +133,9 @@ type worker struct {
 	slot      int          // its index in the stage's workers
 	past      atomic.Int64 // lifetime of the slot's earlier goroutines (Auto starts a slot again)
 	live      atomic.Bool  // a goroutine runs in the slot (set before it starts, cleared after it exited)
+	// kick wakes the goroutine from a wait for input when the engine
+	// sheds its slot ([Auto]; nil for a fixed count: never ready).
+	kick chan struct{}
 	// throttling says the current wait is in a [Throttle]'s Wait, whose
 	// time goes to throttled instead of blocked.
 	throttling atomic.Bool

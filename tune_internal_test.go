@@ -134,7 +134,7 @@ func TestWaitingForAChunkIsNotPartOfItsWork(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 		e.ch <- &chunk[int]{items: []int{1}}
 	}()
-	c, _ := r.next(nil, nil)
+	c, _, _ := r.next(nil, nil)
 	if c == nil {
 		t.Fatal("got no chunk")
 	}

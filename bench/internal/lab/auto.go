@@ -9,9 +9,9 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"os"
 	"runtime"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,8 +22,11 @@ import (
 
 // Seed 003's lesson at run time: how many workers a stage needs depends on
 // the work. Each case runs a Map stage with every fixed count and with
-// sluice.Auto(1, 256), one after the other in the same run, for a fixed
-// time against the same work:
+// sluice.Auto(1, 256) for a fixed time against the same work, in rounds:
+// each round runs the fixed counts in order with Auto in their middle, so
+// that Auto is compared with counts measured around the same time, and
+// every comparison is made within a round (Auto against that round's best
+// fixed count), the rows giving the median over rounds and its range:
 //
 //   - cpu: hashing 4 KiB (SHA-256) per item;
 //   - io: a call to a local HTTP server (127.0.0.1) that answers after 2 ms;
@@ -33,8 +36,9 @@ import (
 //
 // An item is a call (or a hash). Every figure is measured from the calls'
 // own completion times and durations: the steady throughput and p99 from
-// autoSettle on, and for Auto the time from which its throughput stays at
-// 90 % of the best fixed count's.
+// autoSettle on, and the time from which a row's throughput stays at 90 %
+// of the round's best fixed count's (for the best fixed count itself too:
+// where it does not hold, the machine did not).
 
 const autoBase = 2 * time.Millisecond
 
@@ -78,14 +82,20 @@ func autoExperiment() *Experiment {
 	return &Experiment{
 		Name: "auto", Seed: "003", Unit: "call",
 		Title: "workers chosen by the engine (sluice.Auto) against every fixed count",
-		Runs:  1,
+		Runs:  autoRounds,
 		Columns: []Column{
 			{Key: "steady_per_s", Header: "steady calls/s", Format: "%.0f"},
 			{Key: "vs_best", Header: "× best fixed", Format: "%.2f"},
+			{Key: "vs_best_min", Header: "min", Format: "%.2f"},
 			{Key: "p99_ms", Header: "p99 ms", Format: "%.2f"},
 			{Key: "p99_vs_best", Header: "p99 × best", Format: "%.2f"},
+			{Key: "p99_vs_best_max", Header: "max", Format: "%.2f"},
+			{Key: "best_workers", Header: "best fixed", Format: "%.0f"},
+			{Key: "best_p99_workers", Header: "p99 of", Format: "%.0f"},
 			{Key: "workers", Header: "workers", Format: "%.0f"},
+			{Key: "workers_max", Header: "most workers", Format: "%.0f"},
 			{Key: "reach_s", Header: "90% at s", Format: "%.2f"},
+			{Key: "reach_s_max", Header: "latest", Format: "%.2f"},
 			{Key: "max_running", Header: "max goroutines", Format: "%.0f"},
 		},
 		Cases:  autoExperimentCases,
@@ -93,6 +103,10 @@ func autoExperiment() *Experiment {
 		Draw:   autoDraw,
 	}
 }
+
+// autoRounds is how many rounds each case runs, unless --count says
+// otherwise: the rows give the median of the rounds' figures.
+const autoRounds = 3
 
 func autoCounts(m Mode) []int {
 	return pick(m, []int{1, 2, 4, 8, 16, 32, 64, 128, 256}, []int{1, 16, 256}, []int{1, 256})
@@ -119,16 +133,12 @@ func autoExperimentCases(c *Config) []Case {
 	run, settle := autoRun(c.Mode)
 	var cases []Case
 	for _, ac := range autoCases() {
-		variants := []int{}
-		for _, n := range autoCounts(c.Mode) {
-			variants = append(variants, n)
-		}
-		variants = append(variants, 0) // Auto
-		for _, n := range variants {
+		for _, n := range autoOrder(autoCounts(c.Mode)) {
 			name := fmt.Sprintf("fixed %d", n)
 			if n == 0 {
 				name = autoVariant
 			}
+			round := 0 // the runner runs a group's cases in turn, round by round
 			cases = append(cases, Case{
 				Group: ac.name, Variant: name, Baseline: n == 1, Note: ac.title,
 				Process: func() (Sample, error) {
@@ -137,12 +147,39 @@ func autoExperimentCases(c *Config) []Case {
 						return Sample{}, err
 					}
 					call, midway := ac.work(s)
-					return autoOnce(n, call, midway, run, settle)
+					smp, err := autoOnce(n, call, midway, run, settle)
+					if err == nil {
+						smp.Metrics = perRound(smp.Metrics, round)
+					}
+					round++
+					return smp, err
 				},
 			})
 		}
 	}
 	return cases
+}
+
+// autoOrder is the order a round runs the counts in: the fixed counts in
+// increasing order with Auto (0) in their middle, so that the counts Auto
+// is compared with ran, on average, around the same time as Auto.
+func autoOrder(counts []int) []int {
+	h := (len(counts) + 1) / 2
+	return slices.Concat(counts[:h], []int{0}, counts[h:])
+}
+
+// perRound adds to a run's metrics each again under the name of its round
+// ("r1/steady_per_s"): the runner keeps the median of each name over the
+// runs, and autoFinish compares the rows round by round.
+func perRound(m Metrics, round int) Metrics {
+	out := Metrics{}
+	for k, v := range m {
+		if !strings.HasPrefix(k, "win") { // a window's figure means something within its round only
+			out[k] = v
+		}
+		out[fmt.Sprintf("r%d/%s", round, k)] = v
+	}
+	return out
 }
 
 // autoOnce runs one pipeline for run: a source of ints, a Map of n
@@ -179,9 +216,12 @@ func autoOnce(n int, call func(context.Context, int) error, midway func(), run, 
 	var got atomic.Int64
 	sluice.ForEach(p, "count", m, 1, func(context.Context, int) error { got.Add(1); return nil })
 
-	// A sampler reads the stage's workers every 50 ms.
+	// A sampler reads the stage's workers every 50 ms (and, with
+	// LAB_AUTO_TRACE set, prints each change of Auto's count to stderr).
 	var counts []int
 	maxRunning := 0
+	trace := n == 0 && os.Getenv("LAB_AUTO_TRACE") != ""
+	var changes int64
 	stop := make(chan struct{})
 	sampled := make(chan struct{})
 	go func() {
@@ -200,6 +240,11 @@ func autoOnce(n int, call func(context.Context, int) error, midway func(), run, 
 						counts = append(counts, st.Workers)
 					}
 					maxRunning = max(maxRunning, st.Running)
+					if trace && st.Auto != nil && st.Auto.Changes != changes {
+						changes = st.Auto.Changes
+						fmt.Fprintf(os.Stderr, "auto %6.2fs %3d workers: %s: %s\n",
+							st.Auto.Changed.Sub(start).Seconds(), st.Workers, st.Auto.Reason, st.Auto.Detail)
+					}
 				}
 			}
 		}
@@ -255,8 +300,11 @@ func autoOnce(n int, call func(context.Context, int) error, midway func(), run, 
 	}
 	if n == 0 {
 		met["workers"] = float64(medianInt(counts))
+		if len(counts) > 0 {
+			met["workers_max"] = float64(slices.Max(counts))
+		}
 	} else {
-		met["workers"] = float64(n)
+		met["workers"], met["workers_max"] = float64(n), float64(n)
 	}
 	for i, w := range wins[:min(len(wins), int(run/win))] {
 		met[fmt.Sprintf("win%03d", i)] = w / win.Seconds()
@@ -282,13 +330,18 @@ func medianInt(xs []int) int {
 	return s[len(s)/2]
 }
 
-// autoFinish compares each row with the best fixed count of its case:
-// the highest steady throughput, and for p99 the lowest p99 among the
-// fixed counts within 5 % of that throughput (the strictest fair
-// comparison); for Auto, the time from which its throughput, over 500 ms,
-// stays at 90 % of the best — where the dependency changes midway, of
-// the best fixed count of each half (no count holds the whole run's best
-// after a drop).
+// autoFinish compares each row with the best fixed count of its case,
+// round by round, and keeps the median over rounds with its range. The
+// best fixed count is the one with the highest median steady throughput
+// over the rounds (the highest of one round would favour whichever count
+// the machine's noise lifted most), and the p99 compared with is that of
+// the fixed count with the lowest median p99 among those within 5 % of
+// the best's throughput (the strictest fair comparison); each round
+// compares with those counts' figures of the same round. "90 % at" is
+// the time from which the row's throughput, over 500 ms, stays at 90 % of
+// the best's — where the dependency changes midway, of the best fixed
+// count of each half (no count holds the whole run's best after a drop);
+// a row that never holds it gets -1.
 func autoFinish(rows []Row) {
 	groups := map[string][]int{}
 	for i, r := range rows {
@@ -297,56 +350,105 @@ func autoFinish(rows []Row) {
 		}
 	}
 	for _, idx := range groups {
-		best, bestP99 := 0.0, math.Inf(1)
-		var phase [2]float64 // best of each half, where the dependency changes midway
+		// The best fixed rows, by their medians over the rounds.
+		best, bestP99 := -1, -1
+		phase := [2]int{-1, -1}
+		top := func(i, j int, k string) bool { return j < 0 || rows[i].Metrics[k] > rows[j].Metrics[k] }
 		for _, i := range idx {
-			if m := rows[i].Metrics; rows[i].Variant != autoVariant {
-				best = max(best, m["steady_per_s"])
-				phase[0], phase[1] = max(phase[0], m["phase0_per_s"]), max(phase[1], m["phase1_per_s"])
+			if rows[i].Variant == autoVariant {
+				continue
+			}
+			if top(i, best, "steady_per_s") {
+				best = i
+			}
+			for h, k := range []string{"phase0_per_s", "phase1_per_s"} {
+				if _, ok := rows[i].Metrics[k]; ok && top(i, phase[h], k) {
+					phase[h] = i
+				}
 			}
 		}
-		for _, i := range idx {
-			if r := rows[i]; r.Variant != autoVariant && r.Metrics["steady_per_s"] >= 0.95*best {
-				bestP99 = min(bestP99, r.Metrics["p99_ms"])
-			}
+		if best < 0 {
+			continue
 		}
 		for _, i := range idx {
 			m := rows[i].Metrics
-			if best > 0 {
-				m["vs_best"] = m["steady_per_s"] / best
+			if rows[i].Variant != autoVariant && m["steady_per_s"] >= 0.95*rows[best].Metrics["steady_per_s"] &&
+				(bestP99 < 0 || m["p99_ms"] < rows[bestP99].Metrics["p99_ms"]) {
+				bestP99 = i
 			}
-			if bestP99 > 0 && !math.IsInf(bestP99, 1) {
-				m["p99_vs_best"] = m["p99_ms"] / bestP99
+		}
+		type per struct{ vs, p99, reach []float64 }
+		got := make([]per, len(rows))
+		for round := 0; ; round++ {
+			key := func(k string) string { return fmt.Sprintf("r%d/%s", round, k) }
+			at := func(i int, k string) float64 { return rows[i].Metrics[key(k)] }
+			if _, ok := rows[best].Metrics[key("steady_per_s")]; !ok {
+				break
 			}
-			if rows[i].Variant != autoVariant {
-				continue
-			}
-			var keys []string
-			for k := range m {
-				if strings.HasPrefix(k, "win") {
-					keys = append(keys, k)
+			bx, bp := at(best, "steady_per_s"), at(bestP99, "p99_ms")
+			for _, i := range idx {
+				m := rows[i].Metrics
+				if _, ok := m[key("steady_per_s")]; !ok {
+					continue
 				}
-			}
-			sort.Strings(keys)
-			bestAt := func(j int) float64 { // the best fixed count's throughput in window j
-				if mid, ok := m["midway_s"]; ok && phase[1] > 0 {
-					if float64(j)*0.25 >= mid {
-						return phase[1]
+				if bx > 0 {
+					got[i].vs = append(got[i].vs, m[key("steady_per_s")]/bx)
+				}
+				if bp > 0 {
+					got[i].p99 = append(got[i].p99, m[key("p99_ms")]/bp)
+				}
+				bestAt := func(j int) float64 { // the best fixed count's throughput in window j
+					if mid, ok := m[key("midway_s")]; ok && phase[1] >= 0 {
+						if float64(j)*0.25 >= mid {
+							return at(phase[1], "phase1_per_s")
+						}
+						return at(phase[0], "phase0_per_s")
 					}
-					return phase[0]
+					return bx
 				}
-				return best
-			}
-			reach := -1.0
-			for j := len(keys) - 2; j >= 0; j-- {
-				if (m[keys[j]]+m[keys[j+1]])/2 < 0.9*(bestAt(j)+bestAt(j+1))/2 {
-					break
+				var wins []float64
+				for j := 0; ; j++ {
+					w, ok := m[key(fmt.Sprintf("win%03d", j))]
+					if !ok {
+						break
+					}
+					wins = append(wins, w)
 				}
-				reach = float64(j) * 0.25
+				reach := math.Inf(1) // never
+				for j := len(wins) - 2; j >= 0; j-- {
+					if (wins[j]+wins[j+1])/2 < 0.9*(bestAt(j)+bestAt(j+1))/2 {
+						break
+					}
+					reach = float64(j) * 0.25
+				}
+				m[key("reach_s")] = never(reach)
+				got[i].reach = append(got[i].reach, reach)
 			}
-			m["reach_s"] = reach
+		}
+		for _, i := range idx {
+			m, g := rows[i].Metrics, got[i]
+			if rows[i].Variant == autoVariant {
+				m["best_workers"], m["best_p99_workers"] = rows[best].Metrics["workers"], rows[bestP99].Metrics["workers"]
+			}
+			if len(g.vs) > 0 {
+				m["vs_best"], m["vs_best_min"], m["vs_best_max"] = median(g.vs), slices.Min(g.vs), slices.Max(g.vs)
+			}
+			if len(g.p99) > 0 {
+				m["p99_vs_best"], m["p99_vs_best_min"], m["p99_vs_best_max"] = median(g.p99), slices.Min(g.p99), slices.Max(g.p99)
+			}
+			if len(g.reach) > 0 {
+				m["reach_s"], m["reach_s_max"] = never(median(g.reach)), never(slices.Max(g.reach))
+			}
 		}
 	}
+}
+
+// never writes a time to 90 % that never came (+Inf) as -1.
+func never(s float64) float64 {
+	if math.IsInf(s, 1) {
+		return -1
+	}
+	return s
 }
 
 // autoDraw draws, per case, the steady throughput and p99 against the
