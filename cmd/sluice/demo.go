@@ -25,6 +25,7 @@ type demoFlags struct {
 	nats      string
 	events    int
 	duration  time.Duration
+	warmup    time.Duration // sustained mode: produced at the rate before each window, not counted
 	rate      int
 	malformed float64
 	decoders  int
@@ -73,6 +74,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.nats, "nats", "", "NATS server `URL` (default: start an embedded server with its store in a temporary directory)")
 	fs.IntVar(&f.events, "events", 200_000, "market events to generate (ignored with --duration; with --kafka the backlog generated before the pipeline starts)")
 	fs.DurationVar(&f.duration, "duration", 0, "generate events for this long instead of --events (with --kafka: the sustained window, with --rate)")
+	fs.DurationVar(&f.warmup, "warmup", 5*time.Second, "with --kafka and --rate or --sweep: produce at the rate for this long before each measured window; the warm-up is shown (lines marked warmup) but counts in no figure and no verdict (0: none, at most 10m)")
 	fs.IntVar(&f.rate, "rate", 0, "events per second the generator aims at (0: as fast as the broker takes them; with --kafka: the sustained rate, with --duration)")
 	fs.Float64Var(&f.malformed, "malformed", 0.01, "fraction of generated events that are malformed")
 	fs.IntVar(&f.decoders, "decoders", 4, "decode+validate workers")
@@ -93,7 +95,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, `usage: sluice demo [flags]
 
-Seed 004's market-event pipeline on NATS JetStream: a generator publishes
+The market-event pipeline on NATS JetStream: a generator publishes
 market events (some malformed) to the stream `+demoIn+`; the pipeline reads
 them through a durable consumer, decodes and validates them in a worker pool
 (malformed events go to `+demoDeadSubj+`), normalises, batches (500 events or
@@ -118,15 +120,18 @@ generator ends, the window is judged HELD or NOT HELD, and the rest drains
 (reported apart: a drain is not a sustained figure). Held means the
 generator reached 95 % of R, the lag at the window's end is at most
 R × 1 s, and it grew by at most R × 0.5 s over the window's last half.
+Before the window the generator produces at R for --warmup (default 5s),
+so that connections, caches and the servers' first inserts are not
+measured: those lines are marked warmup and count in no figure or verdict.
 --rate and --duration go together: R in [1, 10M], D from 2s to 24h.
 scripts/services start runs a broker and a server and prints their
 addresses.
 
 With --kafka, --sweep FROM:TO:STEP looks for the highest sustainable rate:
-one sustained window (--duration, default 30s; topics and table reset) at
-FROM events/s, then FROM+STEP, … up to TO. A step passes when it HELD and
-its p99 consume → ClickHouse is at most 120 ms; the sweep stops at the first
-step that does not pass, prints a table (rate, in/s, stored/s, p50, p90,
+one sustained window (--duration, default 30s, after its own warm-up;
+topics and table reset) at FROM events/s, then FROM+STEP, … up to TO. A
+step passes when it HELD and its p99 consume → ClickHouse is at most
+120 ms; the sweep stops at the first step that does not pass, prints a table (rate, in/s, stored/s, p50, p90,
 p99, lag, held, pass) and the highest rate that passed. --report FILE
 writes a self-contained HTML page: stored events/s against p50 and p99,
 with the write-up's 180k events/s, 40 ms and 120 ms as reference lines.
@@ -187,6 +192,10 @@ flags:`)
 	if f.sweep != "" && !set["duration"] {
 		f.duration = 30 * time.Second
 	}
+	if msg := checkWarmup(f, set); msg != "" {
+		fmt.Fprintln(stderr, "sluice demo:", msg)
+		return 2
+	}
 	if msg := checkSweep(f, set); msg != "" {
 		fmt.Fprintln(stderr, "sluice demo:", msg)
 		return 2
@@ -204,7 +213,8 @@ flags:`)
 	if f.kafka == "" {
 		var kafkaOnly []string
 		fs.Visit(func(fl *flag.Flag) {
-			if fl.Name == "resume" || fl.Name == "name" || fl.Name == "partitions" || fl.Name == "serve" {
+			switch fl.Name {
+			case "resume", "name", "partitions", "serve", "warmup":
 				kafkaOnly = append(kafkaOnly, "--"+fl.Name)
 			}
 		})

@@ -140,8 +140,8 @@ func sweepKafka(ctx context.Context, in *interrupts, f demoFlags, stdout, stderr
 	}
 	drain := in.Draining()
 	rates := r.rates()
-	fmt.Fprintf(stdout, "sweep: %d steps, %d to %d events/s by %d, a %s window each; a step passes when it HELD and p99 consume → ClickHouse ≤ %s; the sweep stops at the first step that does not pass\n",
-		len(rates), r.from, r.to, r.step, f.duration, ms(sweepP99))
+	fmt.Fprintf(stdout, "sweep: %d steps, %d to %d events/s by %d, a %s window each after a %s warm-up at its rate (counted in no figure); a step passes when it HELD and p99 consume → ClickHouse ≤ %s; the sweep stops at the first step that does not pass\n",
+		len(rates), r.from, r.to, r.step, f.duration, f.warmup, ms(sweepP99))
 	var bare *bareRunner
 	if f.compare {
 		if bare, err = openBare(ctx, f); err != nil {
