@@ -472,7 +472,7 @@ func checkSustained(f demoFlags) string {
 	case f.rate == 0 && f.duration == 0:
 		return ""
 	case f.rate < 0 || f.rate > maxRate:
-		return fmt.Sprintf("--rate must be in [1, %d] events/s, got %d", maxRate, f.rate)
+		return checkRate(f.rate)
 	case f.rate == 0:
 		return "--duration needs --rate: the sustained mode produces at --rate for --duration"
 	case f.duration == 0:
