@@ -386,20 +386,12 @@ func demo(ctx context.Context, in *interrupts, f demoFlags, stdout, stderr io.Wr
 
 	var ceiling float64
 	if f.compare {
-		cctx, stop := context.WithCancel(ctx)
-		defer context.AfterFunc(drain, stop)()
-		res, err := runCeiling(cctx, url, f)
-		stop()
-		if drain.Err() != nil {
-			fmt.Fprintf(stdout, "interrupted (%v) during the broker's ceiling: the demo did not run\n", context.Cause(drain))
-			return nil
+		var ran bool
+		ceiling, ran, err = runCeilingFirst(ctx, drain, stdout, "broker ceiling (bare nats.go loop: publish, fetch, publish, ack)",
+			func(ctx context.Context) (ceilResult, error) { return runCeiling(ctx, url, f) })
+		if !ran {
+			return err
 		}
-		if err != nil {
-			return fmt.Errorf("ceiling: %w", err)
-		}
-		ceiling = res.perSec()
-		fmt.Fprintf(stdout, "broker ceiling (bare nats.go loop: publish, fetch, publish, ack): %d events in %.2fs = %s events/s\n",
-			res.events, res.wall.Seconds(), si(ceiling))
 	}
 
 	if err := resetStreams(ctx, js, storageOf(f), demoIn, demoOut, demoDead); err != nil {
@@ -458,4 +450,23 @@ func storageOf(f demoFlags) jetstream.StorageType {
 		return jetstream.MemoryStorage
 	}
 	return jetstream.FileStorage
+}
+
+// runCeilingFirst runs a ceiling (named what) before the demo, and
+// returns its events/s. ran is false when the demo must not run: err, or
+// nil after drain (a signal) stopped the ceiling.
+func runCeilingFirst(ctx, drain context.Context, stdout io.Writer, what string, run func(context.Context) (ceilResult, error)) (perSec float64, ran bool, err error) {
+	cctx, stop := context.WithCancel(ctx)
+	defer stop()
+	defer context.AfterFunc(drain, stop)()
+	res, err := run(cctx)
+	if drain.Err() != nil {
+		fmt.Fprintf(stdout, "interrupted (%v) while measuring the ceiling: the demo did not run\n", context.Cause(drain))
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("ceiling: %w", err)
+	}
+	fmt.Fprintf(stdout, "%s: %d events in %.2fs = %s events/s\n", what, res.events, res.wall.Seconds(), si(res.perSec()))
+	return res.perSec(), true, nil
 }

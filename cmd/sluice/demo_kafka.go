@@ -152,39 +152,17 @@ func demoKafka(ctx context.Context, in *interrupts, f demoFlags, stdout, stderr 
 
 	var ceiling float64
 	if f.compare {
-		cctx, stop := context.WithCancel(ctx)
-		defer context.AfterFunc(drain, stop)()
-		res, err := runKafkaCeiling(cctx, adm, db, f)
-		stop()
-		if drain.Err() != nil {
-			fmt.Fprintf(stdout, "interrupted (%v) during the brokers' ceiling: the demo did not run\n", context.Cause(drain))
-			return nil
+		var ran bool
+		ceiling, ran, err = runCeilingFirst(ctx, drain, stdout, "ceiling (bare loop: poll 500 records or 50 ms → insert into ClickHouse → produce, acks from all replicas → commit offsets)",
+			func(ctx context.Context) (ceilResult, error) { return runKafkaCeiling(ctx, adm, db, f) })
+		if !ran {
+			return err
 		}
-		if err != nil {
-			return fmt.Errorf("ceiling: %w", err)
-		}
-		ceiling = res.perSec()
-		fmt.Fprintf(stdout, "ceiling (bare loop: poll 500 records or 50 ms → insert into ClickHouse → produce, acks from all replicas → commit offsets): %d events in %.2fs = %s events/s\n",
-			res.events, res.wall.Seconds(), si(ceiling))
 	}
 
 	var res kafkaResult
-	if f.resume || f.serve {
-		if f.serve {
-			if err := ensureTopics(ctx, adm, f.partitions, names.in, names.out, names.dead); err != nil {
-				return err
-			}
-		}
-		if err := createTable(ctx, db, names.table, false); err != nil {
-			return err
-		}
-	} else {
-		if err := resetKafka(ctx, adm, f.partitions, names.group, names.in, names.out, names.dead); err != nil {
-			return err
-		}
-		if err := createTable(ctx, db, names.table, true); err != nil {
-			return err
-		}
+	if err := prepareKafka(ctx, adm, db, names, f); err != nil {
+		return err
 	}
 	var sustained *sustainedRun
 	if f.rate > 0 {
@@ -192,21 +170,9 @@ func demoKafka(ctx context.Context, in *interrupts, f demoFlags, stdout, stderr 
 		fmt.Fprintf(stdout, "sustained: the pipeline starts, then `sluice gen` (a process of its own) produces %d events/s for %s to %s\n",
 			f.rate, f.duration, names.in)
 	} else if !f.resume && !f.serve {
-		gctx, stop := context.WithCancel(ctx)
-		defer context.AfterFunc(drain, stop)()
-		start, m := time.Now(), startMeasure()
-		n, err := generateKafka(gctx, f.kafka, names.in, f)
-		stop()
-		res.generated, res.genWall, res.genCPU = n, time.Since(start), m.stop().CPU()
-		if drain.Err() != nil {
-			fmt.Fprintf(stdout, "interrupted (%v) while generating: %d events in %s; the pipeline did not run\n", context.Cause(drain), n, names.in)
-			return nil
+		if ran, err := generateBacklog(ctx, drain, names, f, stdout, &res); !ran {
+			return err
 		}
-		if err != nil {
-			return fmt.Errorf("generator: %w", err)
-		}
-		fmt.Fprintf(stdout, "generator: %d events produced to %s in %.2fs = %s events/s (before the pipeline starts)\n",
-			n, names.in, res.genWall.Seconds(), si(float64(n)/res.genWall.Seconds()))
 	}
 	stopProfile, err := profile(f)
 	if err != nil {
@@ -241,6 +207,46 @@ func demoKafka(ctx context.Context, in *interrupts, f demoFlags, stdout, stderr 
 		return fmt.Errorf("ClickHouse holds %d rows in %s, but the pipeline stored %d", res.rows, names.table, res.stored)
 	}
 	return nil
+}
+
+// prepareKafka readies the topics and the table: a service (--serve)
+// creates those missing, --resume keeps them as they are, and any other
+// run deletes and re-creates them empty.
+func prepareKafka(ctx context.Context, adm *kadm.Client, db *sql.DB, names kafkaNames, f demoFlags) error {
+	if f.resume || f.serve {
+		if f.serve {
+			if err := ensureTopics(ctx, adm, f.partitions, names.in, names.out, names.dead); err != nil {
+				return err
+			}
+		}
+		return createTable(ctx, db, names.table, false)
+	}
+	if err := resetKafka(ctx, adm, f.partitions, names.group, names.in, names.out, names.dead); err != nil {
+		return err
+	}
+	return createTable(ctx, db, names.table, true)
+}
+
+// generateBacklog fills the input topic before the pipeline starts (the
+// backlog mode). ran is false when the pipeline must not run: err, or nil
+// after drain (a signal) stopped the generator.
+func generateBacklog(ctx, drain context.Context, names kafkaNames, f demoFlags, stdout io.Writer, res *kafkaResult) (ran bool, err error) {
+	gctx, stop := context.WithCancel(ctx)
+	defer stop()
+	defer context.AfterFunc(drain, stop)()
+	start, m := time.Now(), startMeasure()
+	n, err := generateKafka(gctx, f.kafka, names.in, f)
+	res.generated, res.genWall, res.genCPU = n, time.Since(start), m.stop().CPU()
+	if drain.Err() != nil {
+		fmt.Fprintf(stdout, "interrupted (%v) while generating: %d events in %s; the pipeline did not run\n", context.Cause(drain), n, names.in)
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("generator: %w", err)
+	}
+	fmt.Fprintf(stdout, "generator: %d events produced to %s in %.2fs = %s events/s (before the pipeline starts)\n",
+		n, names.in, res.genWall.Seconds(), si(float64(n)/res.genWall.Seconds()))
+	return true, nil
 }
 
 // resetKafka deletes the group and the topics, and creates the topics

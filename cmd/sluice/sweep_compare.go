@@ -215,6 +215,12 @@ func openBare(ctx context.Context, f demoFlags) (*bareRunner, error) {
 	return &bareRunner{db: db, admCl: admCl, adm: kadm.NewClient(admCl)}, nil
 }
 
+// step runs one sustained window of the bare loop at rate.
+func (b *bareRunner) step(ctx context.Context, in *interrupts, f demoFlags, rate int, stdout, stderr io.Writer) sweepStep {
+	st, err := bareStep(ctx, in, b.adm, b.db, f, rate, stdout, stderr)
+	return failedStep(st, err)
+}
+
 func (b *bareRunner) close() {
 	b.admCl.Close()
 	b.db.Close()
