@@ -10,7 +10,6 @@ import (
 	"maps"
 	"math"
 	"math/rand/v2"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -54,16 +53,6 @@ const kafkaTableDDL = `(id UInt64, symbol String, price4 Int64, size Int64, ts I
 // demoEpoch is what the rows' receive times count from (monotonic).
 var demoEpoch = time.Now()
 
-// decodedK is an event the decode stage read from a record.
-type decodedK struct {
-	msg kafkax.Msg
-	at  time.Duration // since demoEpoch, when the decode stage received it from the source
-	ev  event
-}
-
-// Origin returns the receipt of the record it came from.
-func (d *decodedK) Origin() sluice.Receipt { return d.msg.Receipt }
-
 // krow is an event on its way from the enrich stage to ClickHouse and the
 // downstream topic; it carries the receipt of its record. It is kept small
 // (its reference data behind a pointer): the stages from Batch to the
@@ -106,8 +95,7 @@ func enrichRefs(refs *refService, b []krow) {
 func (r *krow) Origin() sluice.Receipt { return r.msg.Receipt }
 
 func (r krow) values() []any {
-	id, _ := strconv.ParseUint(r.tick.id, 10, 64)
-	return []any{id, r.ref.symbol, r.tick.price4, r.tick.size, r.tick.ts, r.tick.notional,
+	return []any{r.tick.id, r.ref.symbol, r.tick.price4, r.tick.size, r.tick.ts, r.tick.notional,
 		r.ref.name, r.ref.sector, r.ref.currency, (r.tick.size + r.ref.lot - 1) / r.ref.lot}
 }
 
@@ -643,7 +631,7 @@ func watchKafka(src *kafkax.Source, tally *ktally, f demoFlags, stdout io.Writer
 
 // kafkaPipeline builds the market-event pipeline on Kafka and ClickHouse:
 //
-//	consume → decode+validate (n workers) → normalise (1) → collect (500, 50 ms)
+//	consume → decode+validate+normalise (n workers) → collect (500, 50 ms)
 //	        → enrich (2 workers, one reference lookup per batch) → check (unknown symbols to the dead letters)
 //	        → fan-out, two copies of each row:
 //	             store (32 workers, 2 inserts at once: the chunks of up to 500 that wait
@@ -659,14 +647,14 @@ func kafkaPipeline(ctx context.Context, src *kafkax.Source, sink *kafkax.Sink, s
 	p := sluice.New(ctx, sluice.Named("market"))
 	msgs := kafkax.Read(p, "consume", src)
 	var bad sluice.Stream[sluice.Failed[kafkax.Msg]]
-	dec := sluice.Map(p, "decode", msgs, decoders, func(_ context.Context, m kafkax.Msg) (decodedK, error) {
+	norm := sluice.Map(p, "decode", msgs, decoders, func(_ context.Context, m kafkax.Msg) (krow, error) {
 		at := time.Since(demoEpoch)
 		ev, err := decode(m.Value())
-		return decodedK{msg: m, at: at, ev: ev}, err
+		if err != nil {
+			return krow{}, err
+		}
+		return krow{msg: m, at: at, tick: normalise(ev)}, nil
 	}, sluice.DeadLetter(&bad))
-	norm := sluice.Map(p, "normalise", dec, 1, func(_ context.Context, d decodedK) (krow, error) {
-		return krow{msg: d.msg, at: d.at, tick: normalise(d.ev)}, nil
-	})
 	batches := sluice.Batch(p, "collect", norm, 500, 50*time.Millisecond)
 	enriched := sluice.Map(p, "enrich", batches, 2, func(_ context.Context, b []krow) ([]krow, error) {
 		enrichRefs(refs, b)
@@ -692,7 +680,7 @@ func kafkaPipeline(ctx context.Context, src *kafkax.Source, sink *kafkax.Sink, s
 		start := len(slab)
 		slab = encodeEnriched(slab, r.tick, r.ref.refData)
 		v := slab[start:len(slab):len(slab)]
-		k := len(r.tick.id) + 1
+		k := bytes.IndexByte(v, ',') + 1 // after the id
 		key := v[k : k+len(r.tick.symbol) : k+len(r.tick.symbol)]
 		return kafkax.Out{Topic: names.out, Key: key, Value: v, From: r.msg.Receipt}, nil
 	}, sluice.Chunk(500))
