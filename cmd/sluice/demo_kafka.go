@@ -62,7 +62,6 @@ type krow struct {
 	at   time.Duration // since demoEpoch, when the decode stage received it from the source
 	tick tick
 	ref  *krowRef // nil: its symbol has no reference data (dead-lettered)
-	vals *[10]any // its row's values, carved from a slab per batch (see values)
 }
 
 // krowRef is a symbol's reference data as the enrich stage found it for
@@ -87,23 +86,17 @@ func enrichRefs(refs *refService, b []krow) {
 		found = append(found, krowRef{refData: d, symbol: s, name: d.name, sector: d.sector, currency: d.currency})
 		bySym[s] = &found[len(found)-1]
 	}
-	vals := make([][10]any, len(b))
 	for i := range b {
 		b[i].ref = bySym[b[i].tick.symbol] // nil when unknown
-		b[i].vals = &vals[i]
 	}
 }
 
 // Origin returns the receipt of the record it came from.
 func (r *krow) Origin() sluice.Receipt { return r.msg.Receipt }
 
-// values returns the row's values for its ClickHouse insert, in the
-// array r.vals points to rather than a slice of their own: the enrich
-// stage allocates the arrays of a whole batch at once.
 func (r krow) values() []any {
-	*r.vals = [10]any{r.tick.id, r.ref.symbol, r.tick.price4, r.tick.size, r.tick.ts, r.tick.notional,
+	return []any{r.tick.id, r.ref.symbol, r.tick.price4, r.tick.size, r.tick.ts, r.tick.notional,
 		r.ref.name, r.ref.sector, r.ref.currency, (r.tick.size + r.ref.lot - 1) / r.ref.lot}
-	return r.vals[:]
 }
 
 var errUnknownSymbol = errors.New("unknown symbol")
