@@ -409,7 +409,7 @@ func (r kafkaResult) print(w io.Writer, f demoFlags) {
 			r.drained, r.src.Received, r.src.Acked, r.src.InFlight)
 	}
 	if f.rate > 0 {
-		fmt.Fprint(w, "whole run, window and drain (not a sustained figure; see the sustained window below): ")
+		fmt.Fprint(w, "whole run, warm-up, window and drain (not a sustained figure; see the sustained window below): ")
 	}
 	fmt.Fprintf(w, "demo: %d events in %.2fs = %s events/s; %d stored in ClickHouse and produced to %s, %d dead-lettered to %s %v\n",
 		r.consumed, r.wall.Seconds(), si(r.perSec()), r.stored, names.out, r.dead, names.dead, r.reasons)
