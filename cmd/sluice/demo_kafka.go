@@ -483,6 +483,14 @@ func (t *ktally) measured(w *clickhousex.Writer[krow], stored *atomic.Int64) fun
 	}
 }
 
+// results returns the latencies of the whole run and a copy of the dead
+// letters by reason.
+func (t *ktally) results() (latencies, map[string]int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.lat, maps.Clone(t.reasons)
+}
+
 func (t *ktally) reason(r string) {
 	t.mu.Lock()
 	t.reasons[r]++
@@ -569,16 +577,20 @@ func runKafkaMarket(ctx, drain context.Context, db *sql.DB, names kafkaNames, f 
 	res.snap = p.Stats()
 	res.consumed = res.src.Acked
 	res.stored, res.dead = stored.Load(), dead.Load()
-	tally.mu.Lock()
-	res.lat, res.reasons = tally.lat, maps.Clone(tally.reasons)
-	tally.mu.Unlock()
-	qctx, qcancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer qcancel()
-	if res.rows, err = clickhousex.Count(qctx, db, names.table); err != nil {
+	res.lat, res.reasons = tally.results()
+	return queryBack(db, names.table, res)
+}
+
+// queryBack counts the rows of table and their distinct ids into res.
+func queryBack(db *sql.DB, table string, res *kafkaResult) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var err error
+	if res.rows, err = clickhousex.Count(ctx, db, table); err != nil {
 		return err
 	}
-	if err := db.QueryRowContext(qctx, "SELECT uniqExact(id) FROM "+names.table).Scan(&res.ids); err != nil {
-		return fmt.Errorf("counting the distinct ids of %s: %w", names.table, err)
+	if err := db.QueryRowContext(ctx, "SELECT uniqExact(id) FROM "+table).Scan(&res.ids); err != nil {
+		return fmt.Errorf("counting the distinct ids of %s: %w", table, err)
 	}
 	return nil
 }
