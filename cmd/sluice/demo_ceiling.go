@@ -77,53 +77,54 @@ func runCeiling(ctx context.Context, url string, f demoFlags) (ceilResult, error
 	var done int64
 	batch := make([]jetstream.Msg, 0, 500)
 	for !genDone.Load() || done < generated.Load() {
-		b, err := cons.Fetch(500, jetstream.FetchMaxWait(time.Second))
-		if err != nil {
-			stop()
-			<-genErr
-			return res, err
-		}
-		batch = batch[:0]
-		for m := range b.Messages() {
-			id := m.Headers().Get(jetstream.MsgIDHeader)
-			if _, err := js.PublishMsgAsync(&nats.Msg{Subject: ceilOutSubj, Data: m.Data(),
-				Header: nats.Header{jetstream.MsgIDHeader: []string{id}}}); err != nil {
-				stop()
-				<-genErr
-				return res, err
-			}
-			batch = append(batch, m)
-		}
-		if err := b.Error(); err != nil {
-			stop()
-			<-genErr
-			return res, err
-		}
-		select {
-		case <-js.PublishAsyncComplete():
-		case <-time.After(30 * time.Second):
-			stop()
-			<-genErr
-			return res, errors.New("no acknowledgement for 30s")
-		}
-		if failed.Load() > 0 {
-			stop()
-			<-genErr
-			return res, fmt.Errorf("%d publishes failed", failed.Load())
-		}
-		for _, m := range batch {
-			if err := m.Ack(); err != nil {
-				stop()
-				<-genErr
-				return res, err
-			}
+		if batch, err = ceilingBatch(js, cons, &failed, batch[:0]); err != nil {
+			break
 		}
 		done += int64(len(batch))
 	}
-	res.wall = time.Since(start)
-	res.events = done
-	if err := <-genErr; err != nil {
-		return res, fmt.Errorf("generator: %w", err)
+	res.wall, res.events = time.Since(start), done
+	stop() // the generator, if the loop failed
+	gerr := <-genErr
+	switch {
+	case err != nil:
+		return res, err
+	case gerr != nil:
+		return res, fmt.Errorf("generator: %w", gerr)
 	}
 	return res, nil
+}
+
+// ceilingBatch fetches up to 500 messages into batch, publishes one
+// message per input with its ID, waits for the server's acks, then
+// acknowledges the inputs.
+func ceilingBatch(js jetstream.JetStream, cons jetstream.Consumer, failed *atomic.Int64, batch []jetstream.Msg) ([]jetstream.Msg, error) {
+	b, err := cons.Fetch(500, jetstream.FetchMaxWait(time.Second))
+	if err != nil {
+		return batch, err
+	}
+	for m := range b.Messages() {
+		id := m.Headers().Get(jetstream.MsgIDHeader)
+		if _, err := js.PublishMsgAsync(&nats.Msg{Subject: ceilOutSubj, Data: m.Data(),
+			Header: nats.Header{jetstream.MsgIDHeader: []string{id}}}); err != nil {
+			return batch, err
+		}
+		batch = append(batch, m)
+	}
+	if err := b.Error(); err != nil {
+		return batch, err
+	}
+	select {
+	case <-js.PublishAsyncComplete():
+	case <-time.After(30 * time.Second):
+		return batch, errors.New("no acknowledgement for 30s")
+	}
+	if failed.Load() > 0 {
+		return batch, fmt.Errorf("%d publishes failed", failed.Load())
+	}
+	for _, m := range batch {
+		if err := m.Ack(); err != nil {
+			return batch, err
+		}
+	}
+	return batch, nil
 }

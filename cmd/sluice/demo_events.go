@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"strconv"
 	"sync"
@@ -23,9 +24,9 @@ import (
 
 // event is a decoded, validated market event.
 type event struct {
-	id     string
+	id     uint64
 	symbol string
-	price  float64
+	price4 int64 // price × 10⁴, rounded half up
 	size   int64
 	ts     int64 // unix nanoseconds
 }
@@ -33,7 +34,7 @@ type event struct {
 // tick is an event after normalisation: upper-case symbol, price in
 // ten-thousandths, notional value.
 type tick struct {
-	id       string
+	id       uint64
 	symbol   string
 	price4   int64 // price × 10⁴
 	size     int64
@@ -164,13 +165,16 @@ func lower(s string) string {
 
 var (
 	errFields = errors.New("not 5 fields")
+	errID     = errors.New("bad id")
 	errSymbol = errors.New("bad symbol")
 	errPrice  = errors.New("bad price")
 	errSize   = errors.New("bad size")
 	errTime   = errors.New("bad timestamp")
 )
 
-// decode parses and validates one event line.
+// decode parses and validates one event line. It allocates nothing for a
+// well-formed event of a known symbol: the numbers are read from the
+// bytes, the symbol is interned.
 func decode(line []byte) (event, error) {
 	var f [5][]byte
 	n := 0
@@ -189,6 +193,10 @@ func decode(line []byte) (event, error) {
 	if len(f[0]) == 0 {
 		return event{}, errFields
 	}
+	id, ok := parseDigits(f[0])
+	if !ok {
+		return event{}, errID
+	}
 	if len(f[1]) == 0 || len(f[1]) > 8 {
 		return event{}, errSymbol
 	}
@@ -197,26 +205,67 @@ func decode(line []byte) (event, error) {
 			return event{}, errSymbol
 		}
 	}
-	price, err := strconv.ParseFloat(string(f[2]), 64)
-	if err != nil || !(price > 0 && price < 1e7) {
+	price4, ok := parsePrice4(f[2])
+	if !ok || price4 <= 0 || price4 >= 1e11 { // (0, 10⁷)
 		return event{}, errPrice
 	}
-	size, err := strconv.ParseInt(string(f[3]), 10, 64)
-	if err != nil || size <= 0 {
+	size, ok := parseDigits(f[3])
+	if !ok || size == 0 || size > math.MaxInt64 {
 		return event{}, errSize
 	}
-	ts, err := strconv.ParseInt(string(f[4]), 10, 64)
-	if err != nil || ts <= 0 {
+	ts, ok := parseDigits(f[4])
+	if !ok || ts == 0 || ts > math.MaxInt64 {
 		return event{}, errTime
 	}
 	sym, ok := symbolNames[string(f[1])] // no allocation for a known symbol
 	if !ok {
 		sym = string(f[1])
 	}
-	return event{id: string(f[0]), symbol: sym, price: price, size: size, ts: ts}, nil
+	return event{id: id, symbol: sym, price4: price4, size: int64(size), ts: int64(ts)}, nil
 }
 
-// normalise upper-cases the symbol and fixes the price to ten-thousandths.
+// parseDigits reads a decimal number of 1 to 19 digits, nothing else.
+func parseDigits(b []byte) (uint64, bool) {
+	if len(b) == 0 || len(b) > 19 {
+		return 0, false
+	}
+	var v uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + uint64(c-'0')
+	}
+	return v, true
+}
+
+// parsePrice4 reads a price in ten-thousandths, rounded half up. The
+// generator's form — 1 to 7 digits, then a point and up to 4 more — is
+// read from the bytes; any other form strconv.ParseFloat accepts (an
+// exponent, more decimals, a sign) goes through it.
+func parsePrice4(b []byte) (int64, bool) {
+	whole, frac, dot := bytes.Cut(b, []byte{'.'})
+	if len(whole) > 0 && len(whole) <= 7 && len(frac) <= 4 && (dot || len(frac) == 0) {
+		w, ok := parseDigits(whole)
+		f, okf := uint64(0), true
+		if len(frac) > 0 {
+			f, okf = parseDigits(frac)
+		}
+		if ok && okf {
+			for range 4 - len(frac) {
+				f *= 10
+			}
+			return int64(w*1e4 + f), true
+		}
+	}
+	p, err := strconv.ParseFloat(string(b), 64)
+	if err != nil || !(p > -1e12 && p < 1e12) { // NaN too
+		return 0, false
+	}
+	return int64(math.Floor(p*1e4 + 0.5)), true
+}
+
+// normalise upper-cases the symbol.
 func normalise(e event) tick {
 	sym := e.symbol
 	for i := 0; i < len(sym); i++ {
@@ -229,8 +278,7 @@ func normalise(e event) tick {
 			break
 		}
 	}
-	p4 := int64(e.price*1e4 + 0.5)
-	return tick{id: e.id, symbol: sym, price4: p4, size: e.size, ts: e.ts, notional: p4 * e.size}
+	return tick{id: e.id, symbol: sym, price4: e.price4, size: e.size, ts: e.ts, notional: e.price4 * e.size}
 }
 
 func upper(s string) string {
@@ -247,7 +295,7 @@ func upper(s string) string {
 //
 //	id,symbol,price4,size,ts,notional,name,sector,currency,lots
 func encodeEnriched(buf []byte, t tick, r refData) []byte {
-	buf = append(buf, t.id...)
+	buf = strconv.AppendUint(buf, t.id, 10)
 	buf = append(buf, ',')
 	buf = append(buf, t.symbol...)
 	buf = append(buf, ',')

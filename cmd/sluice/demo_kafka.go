@@ -10,7 +10,6 @@ import (
 	"maps"
 	"math"
 	"math/rand/v2"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -54,16 +53,6 @@ const kafkaTableDDL = `(id UInt64, symbol String, price4 Int64, size Int64, ts I
 // demoEpoch is what the rows' receive times count from (monotonic).
 var demoEpoch = time.Now()
 
-// decodedK is an event the decode stage read from a record.
-type decodedK struct {
-	msg kafkax.Msg
-	at  time.Duration // since demoEpoch, when the decode stage received it from the source
-	ev  event
-}
-
-// Origin returns the receipt of the record it came from.
-func (d *decodedK) Origin() sluice.Receipt { return d.msg.Receipt }
-
 // krow is an event on its way from the enrich stage to ClickHouse and the
 // downstream topic; it carries the receipt of its record. It is kept small
 // (its reference data behind a pointer): the stages from Batch to the
@@ -106,8 +95,7 @@ func enrichRefs(refs *refService, b []krow) {
 func (r *krow) Origin() sluice.Receipt { return r.msg.Receipt }
 
 func (r krow) values() []any {
-	id, _ := strconv.ParseUint(r.tick.id, 10, 64)
-	return []any{id, r.ref.symbol, r.tick.price4, r.tick.size, r.tick.ts, r.tick.notional,
+	return []any{r.tick.id, r.ref.symbol, r.tick.price4, r.tick.size, r.tick.ts, r.tick.notional,
 		r.ref.name, r.ref.sector, r.ref.currency, (r.tick.size + r.ref.lot - 1) / r.ref.lot}
 }
 
@@ -151,39 +139,17 @@ func demoKafka(ctx context.Context, in *interrupts, f demoFlags, stdout, stderr 
 
 	var ceiling float64
 	if f.compare {
-		cctx, stop := context.WithCancel(ctx)
-		defer context.AfterFunc(drain, stop)()
-		res, err := runKafkaCeiling(cctx, adm, db, f)
-		stop()
-		if drain.Err() != nil {
-			fmt.Fprintf(stdout, "interrupted (%v) during the brokers' ceiling: the demo did not run\n", context.Cause(drain))
-			return nil
+		var ran bool
+		ceiling, ran, err = runCeilingFirst(ctx, drain, stdout, "ceiling (bare loop: poll 500 records or 50 ms → insert into ClickHouse → produce, acks from all replicas → commit offsets)",
+			func(ctx context.Context) (ceilResult, error) { return runKafkaCeiling(ctx, adm, db, f) })
+		if !ran {
+			return err
 		}
-		if err != nil {
-			return fmt.Errorf("ceiling: %w", err)
-		}
-		ceiling = res.perSec()
-		fmt.Fprintf(stdout, "ceiling (bare loop: poll 500 records or 50 ms → insert into ClickHouse → produce, acks from all replicas → commit offsets): %d events in %.2fs = %s events/s\n",
-			res.events, res.wall.Seconds(), si(ceiling))
 	}
 
 	var res kafkaResult
-	if f.resume || f.serve {
-		if f.serve {
-			if err := ensureTopics(ctx, adm, f.partitions, names.in, names.out, names.dead); err != nil {
-				return err
-			}
-		}
-		if err := createTable(ctx, db, names.table, false); err != nil {
-			return err
-		}
-	} else {
-		if err := resetKafka(ctx, adm, f.partitions, names.group, names.in, names.out, names.dead); err != nil {
-			return err
-		}
-		if err := createTable(ctx, db, names.table, true); err != nil {
-			return err
-		}
+	if err := prepareKafka(ctx, adm, db, names, f); err != nil {
+		return err
 	}
 	var sustained *sustainedRun
 	if f.rate > 0 {
@@ -191,21 +157,9 @@ func demoKafka(ctx context.Context, in *interrupts, f demoFlags, stdout, stderr 
 		fmt.Fprintf(stdout, "sustained: the pipeline starts, then `sluice gen` (a process of its own) produces %d events/s for %s to %s\n",
 			f.rate, f.duration, names.in)
 	} else if !f.resume && !f.serve {
-		gctx, stop := context.WithCancel(ctx)
-		defer context.AfterFunc(drain, stop)()
-		start, m := time.Now(), startMeasure()
-		n, err := generateKafka(gctx, f.kafka, names.in, f)
-		stop()
-		res.generated, res.genWall, res.genCPU = n, time.Since(start), m.stop().CPU()
-		if drain.Err() != nil {
-			fmt.Fprintf(stdout, "interrupted (%v) while generating: %d events in %s; the pipeline did not run\n", context.Cause(drain), n, names.in)
-			return nil
+		if ran, err := generateBacklog(ctx, drain, names, f, stdout, &res); !ran {
+			return err
 		}
-		if err != nil {
-			return fmt.Errorf("generator: %w", err)
-		}
-		fmt.Fprintf(stdout, "generator: %d events produced to %s in %.2fs = %s events/s (before the pipeline starts)\n",
-			n, names.in, res.genWall.Seconds(), si(float64(n)/res.genWall.Seconds()))
 	}
 	stopProfile, err := profile(f)
 	if err != nil {
@@ -240,6 +194,46 @@ func demoKafka(ctx context.Context, in *interrupts, f demoFlags, stdout, stderr 
 		return fmt.Errorf("ClickHouse holds %d rows in %s, but the pipeline stored %d", res.rows, names.table, res.stored)
 	}
 	return nil
+}
+
+// prepareKafka readies the topics and the table: a service (--serve)
+// creates those missing, --resume keeps them as they are, and any other
+// run deletes and re-creates them empty.
+func prepareKafka(ctx context.Context, adm *kadm.Client, db *sql.DB, names kafkaNames, f demoFlags) error {
+	if f.resume || f.serve {
+		if f.serve {
+			if err := ensureTopics(ctx, adm, f.partitions, names.in, names.out, names.dead); err != nil {
+				return err
+			}
+		}
+		return createTable(ctx, db, names.table, false)
+	}
+	if err := resetKafka(ctx, adm, f.partitions, names.group, names.in, names.out, names.dead); err != nil {
+		return err
+	}
+	return createTable(ctx, db, names.table, true)
+}
+
+// generateBacklog fills the input topic before the pipeline starts (the
+// backlog mode). ran is false when the pipeline must not run: err, or nil
+// after drain (a signal) stopped the generator.
+func generateBacklog(ctx, drain context.Context, names kafkaNames, f demoFlags, stdout io.Writer, res *kafkaResult) (ran bool, err error) {
+	gctx, stop := context.WithCancel(ctx)
+	defer stop()
+	defer context.AfterFunc(drain, stop)()
+	start, m := time.Now(), startMeasure()
+	n, err := generateKafka(gctx, f.kafka, names.in, f)
+	res.generated, res.genWall, res.genCPU = n, time.Since(start), m.stop().CPU()
+	if drain.Err() != nil {
+		fmt.Fprintf(stdout, "interrupted (%v) while generating: %d events in %s; the pipeline did not run\n", context.Cause(drain), n, names.in)
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("generator: %w", err)
+	}
+	fmt.Fprintf(stdout, "generator: %d events produced to %s in %.2fs = %s events/s (before the pipeline starts)\n",
+		n, names.in, res.genWall.Seconds(), si(float64(n)/res.genWall.Seconds()))
+	return true, nil
 }
 
 // resetKafka deletes the group and the topics, and creates the topics
@@ -414,7 +408,7 @@ func (r kafkaResult) print(w io.Writer, f demoFlags) {
 			r.drained, r.src.Received, r.src.Acked, r.src.InFlight)
 	}
 	if f.rate > 0 {
-		fmt.Fprint(w, "whole run, window and drain (not a sustained figure; see the sustained window below): ")
+		fmt.Fprint(w, "whole run, warm-up, window and drain (not a sustained figure; see the sustained window below): ")
 	}
 	fmt.Fprintf(w, "demo: %d events in %.2fs = %s events/s; %d stored in ClickHouse and produced to %s, %d dead-lettered to %s %v\n",
 		r.consumed, r.wall.Seconds(), si(r.perSec()), r.stored, names.out, r.dead, names.dead, r.reasons)
@@ -486,6 +480,14 @@ func (t *ktally) measured(w *clickhousex.Writer[krow], stored *atomic.Int64) fun
 		stored.Add(int64(len(rows)))
 		return nil
 	}
+}
+
+// results returns the latencies of the whole run and a copy of the dead
+// letters by reason.
+func (t *ktally) results() (latencies, map[string]int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.lat, maps.Clone(t.reasons)
 }
 
 func (t *ktally) reason(r string) {
@@ -574,16 +576,20 @@ func runKafkaMarket(ctx, drain context.Context, db *sql.DB, names kafkaNames, f 
 	res.snap = p.Stats()
 	res.consumed = res.src.Acked
 	res.stored, res.dead = stored.Load(), dead.Load()
-	tally.mu.Lock()
-	res.lat, res.reasons = tally.lat, maps.Clone(tally.reasons)
-	tally.mu.Unlock()
-	qctx, qcancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer qcancel()
-	if res.rows, err = clickhousex.Count(qctx, db, names.table); err != nil {
+	res.lat, res.reasons = tally.results()
+	return queryBack(db, names.table, res)
+}
+
+// queryBack counts the rows of table and their distinct ids into res.
+func queryBack(db *sql.DB, table string, res *kafkaResult) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var err error
+	if res.rows, err = clickhousex.Count(ctx, db, table); err != nil {
 		return err
 	}
-	if err := db.QueryRowContext(qctx, "SELECT uniqExact(id) FROM "+names.table).Scan(&res.ids); err != nil {
-		return fmt.Errorf("counting the distinct ids of %s: %w", names.table, err)
+	if err := db.QueryRowContext(ctx, "SELECT uniqExact(id) FROM "+table).Scan(&res.ids); err != nil {
+		return fmt.Errorf("counting the distinct ids of %s: %w", table, err)
 	}
 	return nil
 }
@@ -636,7 +642,7 @@ func watchKafka(src *kafkax.Source, tally *ktally, f demoFlags, stdout io.Writer
 
 // kafkaPipeline builds the market-event pipeline on Kafka and ClickHouse:
 //
-//	consume → decode+validate (n workers) → normalise (1) → collect (500, 50 ms)
+//	consume → decode+validate+normalise (n workers) → collect (500, 50 ms)
 //	        → enrich (2 workers, one reference lookup per batch) → check (unknown symbols to the dead letters)
 //	        → fan-out, two copies of each row:
 //	             store (2 inserts at once, each of every row waiting, up to 16384)
@@ -651,14 +657,14 @@ func kafkaPipeline(ctx context.Context, src *kafkax.Source, sink *kafkax.Sink, s
 	p := sluice.New(ctx, sluice.Named("market"))
 	msgs := kafkax.Read(p, "consume", src)
 	var bad sluice.Stream[sluice.Failed[kafkax.Msg]]
-	dec := sluice.Map(p, "decode", msgs, decoders, func(_ context.Context, m kafkax.Msg) (decodedK, error) {
+	norm := sluice.Map(p, "decode", msgs, decoders, func(_ context.Context, m kafkax.Msg) (krow, error) {
 		at := time.Since(demoEpoch)
 		ev, err := decode(m.Value())
-		return decodedK{msg: m, at: at, ev: ev}, err
+		if err != nil {
+			return krow{}, err
+		}
+		return krow{msg: m, at: at, tick: normalise(ev)}, nil
 	}, sluice.DeadLetter(&bad))
-	norm := sluice.Map(p, "normalise", dec, 1, func(_ context.Context, d decodedK) (krow, error) {
-		return krow{msg: d.msg, at: d.at, tick: normalise(d.ev)}, nil
-	})
 	batches := sluice.Batch(p, "collect", norm, 500, 50*time.Millisecond)
 	enriched := sluice.Map(p, "enrich", batches, 2, func(_ context.Context, b []krow) ([]krow, error) {
 		enrichRefs(refs, b)
@@ -685,7 +691,7 @@ func kafkaPipeline(ctx context.Context, src *kafkax.Source, sink *kafkax.Sink, s
 		start := len(slab)
 		slab = encodeEnriched(slab, r.tick, r.ref.refData)
 		v := slab[start:len(slab):len(slab)]
-		k := len(r.tick.id) + 1
+		k := bytes.IndexByte(v, ',') + 1 // after the id
 		key := v[k : k+len(r.tick.symbol) : k+len(r.tick.symbol)]
 		return kafkax.Out{Topic: names.out, Key: key, Value: v, From: r.msg.Receipt}, nil
 	}, sluice.Chunk(500))

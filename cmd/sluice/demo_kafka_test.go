@@ -112,7 +112,7 @@ func expected(t *testing.T, brokers, topic string) (good map[string]bool, dead m
 			dead[fmt.Sprintf("%d/%d", r.Partition, r.Offset)] = true
 			continue
 		}
-		good[ev.id] = true
+		good[strconv.FormatUint(ev.id, 10)] = true
 	}
 	return good, dead
 }

@@ -93,7 +93,6 @@ func runMarket(ctx context.Context, drain context.Context, url string, f demoFla
 	if err != nil {
 		return res, err
 	}
-
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	src, err := natsx.NewSource(ctx, js, demoIn, demoDurable,
@@ -101,126 +100,136 @@ func runMarket(ctx context.Context, drain context.Context, url string, f demoFla
 	if err != nil {
 		return res, err
 	}
-	var (
-		committed  atomic.Int64
-		stored     atomic.Int64
-		dead       atomic.Int64
-		generated  atomic.Int64
-		genDone    atomic.Bool
-		doneAt     atomic.Int64 // when every generated event was stored, in Unix ns
-		tally      = newTally()
-		checkDone  = func() {}
-		sampleTick atomic.Uint64
-	)
-	onStored := func(b []outMsg) {
-		now := time.Now()
-		var nDead int64
-		tally.mu.Lock()
-		for i := range b {
-			o := &b[i]
-			tally.fetched(now.Sub(o.in.Received()))
-			if sampleTick.Add(1)&7 == 0 {
-				if md, err := o.in.Metadata(); err == nil {
-					tally.e2e.add(now.Sub(md.Timestamp))
-				}
-			}
-			if o.Subject == demoDeadSubj {
-				nDead++
-				tally.reasons[o.Header.Get(demoReason)]++
-			}
-		}
-		tally.mu.Unlock()
-		dead.Add(nDead)
-		stored.Add(int64(len(b)) - nDead)
-		committed.Add(int64(len(b)))
-		checkDone()
-	}
-	// Once every generated event is stored, the pipeline drains: its
-	// source takes nothing more, and it ends as it does at a signal.
-	complete, finish := context.WithCancel(ctx)
-	defer finish()
-	checkDone = func() {
-		if genDone.Load() && committed.Load() >= generated.Load() {
-			doneAt.CompareAndSwap(0, time.Now().UnixNano())
-			finish()
-		}
-	}
 	sink, err := natsx.NewSink(ctx, js)
 	if err != nil {
 		return res, err
 	}
 	defer sink.Close()
+	// Once every generated event is stored, the pipeline drains: its
+	// source takes nothing more, and it ends as it does at a signal.
+	complete, finish := context.WithCancel(ctx)
+	defer finish()
+	c := &marketCounts{tally: newTally(), finish: finish}
 	refs := newRefService(f.lookup)
-
-	p := marketPipeline(ctx, src, storedBy(sink, onStored), refs, f.decoders)
+	p := marketPipeline(ctx, src, storedBy(sink, c.onStored), refs, f.decoders)
 	p.DrainOn(drain)
 	p.DrainOn(complete)
 	if d != nil {
 		d.show(p)
 	}
-
 	stopProfile, err := profile(f)
 	if err != nil {
 		return res, err
 	}
 	defer stopProfile()
+	res, err = c.run(ctx, drain, p, src, genConn, f, stdout)
+	cancel(nil)
+	if err != nil {
+		return res, err
+	}
+	res.src, res.sink = src.Stats(), sink.Stats()
+	res.lookups = refs.lookups.Load()
+	res.client = connStats(nc)
+	return res, nil
+}
+
+// marketCounts is what a NATS demo run counts as the sink stores.
+type marketCounts struct {
+	committed, stored, dead, generated atomic.Int64
+	genDone                            atomic.Bool
+	doneAt                             atomic.Int64 // when every generated event was stored, in Unix ns
+	sampleTick                         atomic.Uint64
+	tally                              *tally
+	finish                             func() // ends the run: every generated event is stored
+}
+
+// onStored counts a stored batch: latencies (input stored → output
+// stored for one in eight), dead letters by reason, and the run's end.
+func (c *marketCounts) onStored(b []outMsg) {
+	now := time.Now()
+	var nDead int64
+	c.tally.mu.Lock()
+	for i := range b {
+		o := &b[i]
+		c.tally.fetched(now.Sub(o.in.Received()))
+		if c.sampleTick.Add(1)&7 == 0 {
+			if md, err := o.in.Metadata(); err == nil {
+				c.tally.e2e.add(now.Sub(md.Timestamp))
+			}
+		}
+		if o.Subject == demoDeadSubj {
+			nDead++
+			c.tally.reasons[o.Header.Get(demoReason)]++
+		}
+	}
+	c.tally.mu.Unlock()
+	c.dead.Add(nDead)
+	c.stored.Add(int64(len(b)) - nDead)
+	c.committed.Add(int64(len(b)))
+	c.checkDone()
+}
+
+// checkDone ends the run once the generator is done and every event it
+// generated is stored.
+func (c *marketCounts) checkDone() {
+	if c.genDone.Load() && c.committed.Load() >= c.generated.Load() {
+		c.doneAt.CompareAndSwap(0, time.Now().UnixNano())
+		c.finish()
+	}
+}
+
+// run starts the generator and the progress lines, waits for the pipeline
+// p, and returns what the run measured.
+func (c *marketCounts) run(ctx, drain context.Context, p *sluice.Pipeline, src *natsx.Source, genConn *nats.Conn, f demoFlags, stdout io.Writer) (res marketResult, err error) {
 	m := startMeasure()
 	start := time.Now()
 	genErr := make(chan error, 1)
-	var genWall time.Duration
 	genCtx, stopGen := context.WithCancel(ctx)
+	defer stopGen()
 	defer context.AfterFunc(drain, stopGen)()
 	go func() {
 		defer stopGen()
-		err := generateTo(genCtx, genConn, demoInSubj, f, &generated)
-		genWall = time.Since(start)
-		genDone.Store(true)
-		checkDone()
+		err := generateTo(genCtx, genConn, demoInSubj, f, &c.generated)
+		res.genWall = time.Since(start) // read after genErr
+		c.genDone.Store(true)
+		c.checkDone()
 		genErr <- err
 	}()
-	progressDone := make(chan struct{})
-	progressExited := make(chan struct{})
-	if !f.quiet {
-		go func() {
-			defer close(progressExited)
-			progress(stdout, start, progressDone, &committed, &dead, tally, src)
-		}()
-	} else {
-		close(progressExited)
-	}
-
+	progressDone, progressExited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(progressExited)
+		if !f.quiet {
+			progress(stdout, start, progressDone, &c.committed, &c.dead, c.tally, src)
+		}
+	}()
 	werr := p.Wait()
 	res.wall = time.Since(start)
-	if at := doneAt.Load(); at > 0 {
+	if at := c.doneAt.Load(); at > 0 {
 		res.wall = time.Unix(0, at).Sub(start) // not counting the drain's end
 	}
 	res.fig = m.stop()
 	close(progressDone)
 	<-progressExited
-	cancel(nil) // stops the generator if the pipeline failed
+	stopGen() // if the pipeline failed
 	gerr := <-genErr
-	if werr != nil {
+	switch {
+	case werr != nil:
 		return res, werr
+	case gerr != nil && !errors.Is(gerr, context.Canceled):
+		return res, fmt.Errorf("generator: %w", gerr)
 	}
 	if drain.Err() != nil { // a signal ended the run
 		res.drained = context.Cause(drain)
 	}
-	if gerr != nil && !errors.Is(gerr, context.Canceled) {
-		return res, fmt.Errorf("generator: %w", gerr)
-	}
-	res.generated = generated.Load()
-	res.genWall = genWall // written before genErr was sent
-	res.stored, res.dead = stored.Load(), dead.Load()
-	res.reasons, res.lat, res.e2e = tally.results()
-	res.src, res.sink = src.Stats(), sink.Stats()
+	res.generated = c.generated.Load()
+	res.stored, res.dead = c.stored.Load(), c.dead.Load()
+	res.reasons, res.lat, res.e2e = c.tally.results()
 	res.snap = p.Stats()
-	res.lookups = refs.lookups.Load()
 	for _, s := range res.snap.Stages {
 		if s.Name == "enrich" {
 			res.batches = s.In
 		}
 	}
-	res.client = connStats(nc)
 	return res, nil
 }
 

@@ -25,7 +25,7 @@ func TestDecodeAcceptsWellFormedEventsAndNormaliseFixesThem(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := normalise(ev)
-	want := tick{id: "42", symbol: "AAPL", price4: 1872300, size: 100, ts: 1700000000000000000, notional: 187230000}
+	want := tick{id: 42, symbol: "AAPL", price4: 1872300, size: 100, ts: 1700000000000000000, notional: 187230000}
 	if got != want {
 		t.Fatalf("got %+v, want %+v", got, want)
 	}
@@ -36,10 +36,51 @@ func TestDecodeRejectsEveryKindOfMalformedEvent(t *testing.T) {
 		"#corrupt#", "1,AAPL,1.5", "1,AAPL,1.5,10,5,extra", ",AAPL,1.5,10,5",
 		"1,,1.5,10,5", "1,TOOLONGSYM,1.5,10,5", "1,A$PL,1.5,10,5",
 		"1,AAPL,-1.5,10,5", "1,AAPL,x,10,5", "1,AAPL,1.5,0,5", "1,AAPL,1.5,10,-5",
+		"x1,AAPL,1.5,10,5", "1,AAPL,1.5.0,10,5", "1,AAPL,.,10,5", "1,AAPL,0.00001,10,5", "1,AAPL,1e9,10,5",
+		"1,AAPL,NaN,10,5", "1,AAPL,1.5,10,99999999999999999999", "1,AAPL,1.5,+10,5",
 	} {
 		if ev, err := decode([]byte(line)); err == nil {
 			t.Errorf("decode(%q) = %+v; want an error", line, ev)
 		}
+	}
+}
+
+// The price's fast path (up to 7 digits, a point, up to 4 decimals) and
+// the general one (strconv.ParseFloat) agree: ten-thousandths, rounded
+// half up.
+func TestDecodeReadsPricesInTenThousandths(t *testing.T) {
+	for _, c := range []struct {
+		price string
+		want  int64
+	}{
+		{"187.23", 1872300}, {"187.2300", 1872300}, {"10.5", 105000}, {"9", 90000}, {"9.", 90000},
+		{"0.0001", 1}, {"9999999.9999", 99999999999}, {"1.23456", 12346}, {"1.23454", 12345},
+		{"1e2", 1000000}, {".5", 5000}, {"+2.5", 25000},
+	} {
+		ev, err := decode([]byte("7,aapl," + c.price + ",3,1700000000000000000"))
+		if err != nil || ev.price4 != c.want || ev.id != 7 || ev.size != 3 || ev.ts != 1700000000000000000 {
+			t.Errorf("decode of price %q: %+v, %v; want price4 %d", c.price, ev, err, c.want)
+		}
+	}
+	rng := rand.New(rand.NewPCG(2, 2))
+	for i := range 10000 {
+		line := genEvent(nil, rng, i, 1, 0)
+		ev, err := decode(line)
+		if err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		p, _ := strconv.ParseFloat(strings.Split(string(line), ",")[2], 64)
+		if want := int64(p*1e4 + 0.5); ev.price4 != want {
+			t.Fatalf("%q: price4 %d, want %d (as float)", line, ev.price4, want)
+		}
+	}
+}
+
+// Decoding a well-formed event of a known symbol allocates nothing.
+func TestDecodeAllocatesNothing(t *testing.T) {
+	line := []byte("123456,aapl,187.2300,100,1700000000000000000")
+	if n := testing.AllocsPerRun(100, func() { _, _ = decode(line) }); n != 0 {
+		t.Errorf("decode: %.1f allocations per event, want 0", n)
 	}
 }
 

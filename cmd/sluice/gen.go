@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -42,21 +41,8 @@ type genFlags struct {
 	quiet        bool
 }
 
-func runGen(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("gen", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var f genFlags
-	fs.StringVar(&f.kafka, "kafka", "", "Kafka `BROKERS` (host:port,…) to produce to")
-	fs.StringVar(&f.topic, "topic", "", "`TOPIC` to produce market events to (keyed by symbol)")
-	fs.IntVar(&f.rate, "rate", 0, "events per second to produce (1 to 10M)")
-	fs.DurationVar(&f.duration, "duration", 0, "how long to produce (> 0, at most 24h)")
-	fs.Float64Var(&f.malformed, "malformed", 0.01, "fraction of events that are malformed")
-	fs.IntVar(&f.firstID, "first-id", 0, "id of the first event; the next ones count up")
-	fs.Uint64Var(&f.seed, "seed", 4, "seed of the event generator")
-	fs.BoolVar(&f.stdinEOF, "exit-on-stdin-eof", false, "stop producing once stdin reaches EOF (how `sluice demo` ends the generator it starts if it dies)")
-	fs.BoolVar(&f.quiet, "quiet", false, "no per-second lines")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, `usage: sluice gen --kafka BROKERS --topic TOPIC --rate R --duration D [flags]
+// genUsage heads `sluice gen -h`; the flags follow it.
+const genUsage = `usage: sluice gen --kafka BROKERS --topic TOPIC --rate R --duration D [flags]
 
 Produces market events (id,symbol,price,size,produce-time-ns; some
 malformed) to TOPIC at R events per second for D, in bursts every 5 ms,
@@ -67,16 +53,24 @@ and waits for the broker to acknowledge them. Prints a line a second
 
 SIGINT or SIGTERM stops producing early; what was handed over is flushed.
 
-flags:`)
-		fs.PrintDefaults()
+flags:`
+
+func runGen(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("gen", flag.ContinueOnError)
+	var f genFlags
+	fs.StringVar(&f.kafka, "kafka", "", "Kafka `BROKERS` (host:port,…) to produce to")
+	fs.StringVar(&f.topic, "topic", "", "`TOPIC` to produce market events to (keyed by symbol)")
+	fs.IntVar(&f.rate, "rate", 0, "events per second to produce (1 to 10M)")
+	fs.DurationVar(&f.duration, "duration", 0, "how long to produce (> 0, at most 24h)")
+	fs.Float64Var(&f.malformed, "malformed", 0.01, "fraction of events that are malformed")
+	fs.IntVar(&f.firstID, "first-id", 0, "id of the first event; the next ones count up")
+	fs.Uint64Var(&f.seed, "seed", 4, "seed of the event generator")
+	fs.BoolVar(&f.stdinEOF, "exit-on-stdin-eof", false, "stop producing once stdin reaches EOF (how `sluice demo` ends the generator it starts if it dies)")
+	fs.BoolVar(&f.quiet, "quiet", false, "no per-second lines")
+	if code, ok := parseFlags(fs, genUsage, args, stderr); !ok {
+		return code
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if msg := f.check(fs.NArg()); msg != "" {
+	if msg := f.check(); msg != "" {
 		fmt.Fprintln(stderr, "sluice gen:", msg)
 		return 2
 	}
@@ -101,18 +95,16 @@ flags:`)
 }
 
 // check returns what is wrong with the flags, or "".
-func (f genFlags) check(nargs int) string {
+func (f genFlags) check() string {
 	switch {
-	case nargs > 0:
-		return "unexpected arguments"
 	case f.kafka == "" || f.topic == "":
 		return "--kafka and --topic are required"
-	case f.rate < 1 || f.rate > maxRate:
-		return fmt.Sprintf("--rate must be in [1, %d] events/s, got %d", maxRate, f.rate)
+	case checkRate(f.rate) != "":
+		return checkRate(f.rate)
 	case f.duration <= 0 || f.duration > maxDuration:
 		return fmt.Sprintf("--duration must be > 0 and at most %s, got %s", maxDuration, f.duration)
-	case !(f.malformed >= 0 && f.malformed <= 1):
-		return fmt.Sprintf("--malformed must be in [0, 1], got %v", f.malformed)
+	case checkMalformed(f.malformed) != "":
+		return checkMalformed(f.malformed)
 	case f.firstID < 0:
 		return fmt.Sprintf("--first-id must be ≥ 0, got %d", f.firstID)
 	}

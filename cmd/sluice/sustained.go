@@ -27,9 +27,11 @@ import (
 // (acknowledged by the broker: the topic's end offsets) and stored, the
 // consumer lag (events in the topic not yet settled), and the latency
 // percentiles of the rows committed that second, consume → committed in
-// ClickHouse and produced → committed. Once the generator exits the window
-// is judged (see heldVerdict) and the pipeline drains what is left; the
-// drain is reported apart, never as a sustained figure.
+// ClickHouse and produced → committed. The generator first produces at R
+// for the warm-up (--warmup), whose lines are marked and whose events
+// count in no figure: the window opens when it ends. Once the generator
+// exits the window is judged (see heldVerdict) and the pipeline drains
+// what is left; the drain is reported apart, never as a sustained figure.
 
 // lagSample is the consumer lag at one moment of the window.
 type lagSample struct {
@@ -84,22 +86,24 @@ type sustainedRun struct {
 	stdout, stderr io.Writer
 
 	// set by the watching goroutine, read after stop
-	samples   []lagSample
-	window    time.Duration
-	produced  int64 // in the topic at the end of the window
-	storedWin int64 // rows committed during the window
-	cons      latencies
-	prod      latencies
-	genLine   string
-	drainWall time.Duration
-	drainEvts int64
-	err       error
+	wstart       time.Time // when the window opened (the warm-up ended); zero until then
+	in0, stored0 int64     // in the topic and stored when it opened
+	samples      []lagSample
+	window       time.Duration
+	produced     int64 // in the topic at the end of the window
+	storedWin    int64 // rows committed during the window
+	cons         latencies
+	prod         latencies
+	genLine      string
+	drainWall    time.Duration
+	drainEvts    int64
+	err          error
 }
 
 // genArgs are the arguments of the generator child.
 func (s *sustainedRun) genArgs() []string {
 	return []string{"gen", "--kafka", s.f.kafka, "--topic", s.names.in,
-		"--rate", strconv.Itoa(s.f.rate), "--duration", s.f.duration.String(),
+		"--rate", strconv.Itoa(s.f.rate), "--duration", (s.f.warmup + s.f.duration).String(),
 		"--malformed", strconv.FormatFloat(s.f.malformed, 'g', -1, 64), "--exit-on-stdin-eof", "--quiet"}
 }
 
@@ -109,15 +113,45 @@ func (s *sustainedRun) endOffsets() (int64, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	r, err := s.adm.ListEndOffsets(ctx, s.names.in)
-	if err != nil {
-		return 0, err
+	if err == nil {
+		err = r.Error()
 	}
-	if err := r.Error(); err != nil {
-		return 0, err
+	if err != nil {
+		return 0, fmt.Errorf("reading the end offsets of %s: %w", s.names.in, err)
 	}
 	var n int64
 	r.Each(func(o kadm.ListedOffset) { n += o.Offset })
 	return n, nil
+}
+
+// openWindow ends the warm-up: the window's figures count from now, from
+// the events in the topic and the rows stored (stored) at this moment.
+func (s *sustainedRun) openWindow(now time.Time, stored int64) error {
+	in, err := s.endOffsets()
+	if err != nil {
+		return err
+	}
+	s.wstart, s.in0, s.stored0 = now, in, stored
+	return nil
+}
+
+// closeWindow ends the window when the generator has exited: in events in
+// the topic, stored rows stored, settled records settled. A window that
+// never opened (the generator ended during the warm-up) stays empty.
+func (s *sustainedRun) closeWindow(now time.Time, in, stored, settled int64) {
+	if s.wstart.IsZero() {
+		return
+	}
+	s.window = now.Sub(s.wstart)
+	s.produced, s.storedWin = in-s.in0, stored-s.stored0
+	s.samples = append(s.samples, lagSample{s.window, in - settled})
+}
+
+// sample records the lag at now, once the window is open.
+func (s *sustainedRun) sample(now time.Time, lag int64) {
+	if !s.wstart.IsZero() {
+		s.samples = append(s.samples, lagSample{now.Sub(s.wstart), lag})
+	}
 }
 
 // awaitAssigned waits until the group is stable with every partition of
@@ -212,109 +246,166 @@ func (c *child) end() {
 // watch is runKafkaMarket's watcher for sustained mode: it starts the
 // generator, prints a line a second, judges the window when the generator
 // exits, and calls done once every event in the topic is settled.
-func (s *sustainedRun) watch(src *kafkax.Source, tally *ktally, stored, dead *atomic.Int64, start time.Time, done func(time.Time)) (stop func()) {
+func (s *sustainedRun) watch(src *kafkax.Source, tally *ktally, stored, dead *atomic.Int64, _ time.Time, done func(time.Time)) (stop func()) {
 	stopped, exited := make(chan struct{}), make(chan struct{})
-	var once sync.Once
+	w := &windowWatch{s: s, src: src, tally: tally, stored: stored, dead: dead, done: done}
 	go func() {
 		defer close(exited)
-		fail := func(err error) {
-			s.err = err
-			once.Do(func() { done(time.Now()) })
-		}
-		if err := s.awaitAssigned(stopped); err != nil {
-			if !errors.Is(err, errStopped) {
-				fail(err)
-			}
-			return
-		}
-		c, err := s.startGen()
-		if err != nil {
-			fail(err)
-			return
-		}
-		defer c.end()
-		s.in.OnExit(func() { c.cmd.Process.Kill() })
-		wstart := time.Now()
-		tally.setSteady(true)
-		tick := time.NewTicker(20 * time.Millisecond)
-		defer tick.Stop()
-		genDone := c.exited
-		var (
-			target             int64 = -1 // events to settle, once the window is over
-			lastIn, lastStored int64
-			lastAt, nextLine   = wstart, wstart.Add(time.Second)
-			drainStart         time.Time
-			drainSettled0      int64
-		)
-		line := func(now time.Time, in int64, phase string) {
-			settled := src.Stats().Acked
-			st := stored.Load()
-			cons, prod := tally.takeWindow()
-			dt := now.Sub(lastAt).Seconds()
-			if !s.f.quiet {
-				fmt.Fprintf(s.stdout, "%6.1fs %-6s in %7s/s  stored %7s/s  lag %7d  consume→CH p50 %-6s p90 %-6s p99 %-6s max %-6s  produced→CH p50 %-6s p90 %-6s p99 %-6s max %-6s  dead %d\n",
-					now.Sub(wstart).Seconds(), phase, si(float64(in-lastIn)/dt), si(float64(st-lastStored)/dt), in-settled,
-					ms(cons.q(0.5)), ms(cons.q(0.9)), ms(cons.q(0.99)), ms(cons.max),
-					ms(prod.q(0.5)), ms(prod.q(0.9)), ms(prod.q(0.99)), ms(prod.max), dead.Load())
-			}
-			lastIn, lastStored, lastAt = in, st, now
-		}
-		for {
-			select {
-			case <-stopped:
-				return
-			case <-genDone:
-				genDone = nil
-				now := time.Now()
-				in, err := s.endOffsets()
-				if err != nil {
-					fail(fmt.Errorf("reading the end offsets of %s: %w", s.names.in, err))
-					return
-				}
-				s.window, s.produced, target = now.Sub(wstart), in, in
-				s.samples = append(s.samples, lagSample{s.window, in - src.Stats().Acked})
-				s.storedWin = stored.Load()
-				tally.setSteady(false)
-				s.cons, s.prod = tally.steadyFigures()
-				if now.Sub(lastAt) >= 500*time.Millisecond { // else the next line covers it
-					line(now, in, "window")
-				}
-				s.genLine = c.last
-				if c.err != nil {
-					s.err = fmt.Errorf("generator: %w", c.err)
-				}
-				drainStart, drainSettled0 = now, src.Stats().Acked
-				nextLine = now.Add(time.Second)
-			case now := <-tick.C:
-				if target >= 0 {
-					if settled := src.Stats().Acked; settled >= target {
-						s.drainWall, s.drainEvts = now.Sub(drainStart), settled-drainSettled0
-						once.Do(func() { done(now) })
-						target = -2
-					}
-				}
-				if now.Before(nextLine) {
-					continue
-				}
-				nextLine = nextLine.Add(time.Second)
-				in, err := s.endOffsets()
-				if err != nil {
-					fail(fmt.Errorf("reading the end offsets of %s: %w", s.names.in, err))
-					return
-				}
-				phase := "drain"
-				if genDone != nil {
-					phase = ""
-					s.samples = append(s.samples, lagSample{now.Sub(wstart), in - src.Stats().Acked})
-				}
-				line(now, in, phase)
-			}
-		}
+		w.run(stopped)
 	}()
 	return func() {
 		close(stopped)
 		<-exited
 	}
+}
+
+// windowWatch is the state of the sustained mode's watching goroutine.
+type windowWatch struct {
+	s            *sustainedRun
+	src          *kafkax.Source
+	tally        *ktally
+	stored, dead *atomic.Int64
+	done         func(time.Time)
+	once         sync.Once
+
+	gstart             time.Time // when the generator started
+	lastIn, lastStored int64     // at the last line
+	lastAt, nextLine   time.Time
+	target             int64 // events to settle once the window is over; -1 before, -2 once done
+	drainStart         time.Time
+	drainSettled0      int64
+}
+
+func (w *windowWatch) fail(err error) {
+	w.s.err = err
+	w.once.Do(func() { w.done(time.Now()) })
+}
+
+func (w *windowWatch) run(stopped <-chan struct{}) {
+	s := w.s
+	if err := s.awaitAssigned(stopped); err != nil {
+		if !errors.Is(err, errStopped) {
+			w.fail(err)
+		}
+		return
+	}
+	c, err := s.startGen()
+	if err != nil {
+		w.fail(err)
+		return
+	}
+	defer c.end()
+	s.in.OnExit(func() { c.cmd.Process.Kill() })
+	w.gstart = time.Now()
+	w.lastAt, w.nextLine, w.target = w.gstart, w.gstart.Add(time.Second), -1
+	warm := time.After(s.f.warmup)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	genDone := c.exited
+	for {
+		select {
+		case <-stopped:
+			return
+		case now := <-warm:
+			warm = nil
+			err = w.open(now)
+		case <-genDone:
+			genDone, warm = nil, nil
+			err = w.close(c)
+		case now := <-tick.C:
+			err = w.tick(now, genDone == nil)
+		}
+		if err != nil {
+			w.fail(err)
+			return
+		}
+	}
+}
+
+// open ends the warm-up and opens the window.
+func (w *windowWatch) open(now time.Time) error {
+	s := w.s
+	if err := s.openWindow(now, w.stored.Load()); err != nil {
+		return err
+	}
+	w.tally.setSteady(true)
+	if s.f.warmup > 0 && !s.f.quiet {
+		fmt.Fprintf(s.stdout, "%6.1fs warm-up over (%s at the rate, counted in no figure): the %s window starts\n",
+			now.Sub(w.gstart).Seconds(), s.f.warmup, s.f.duration)
+	}
+	return nil
+}
+
+// close ends the window once the generator has exited, and starts the
+// drain.
+func (w *windowWatch) close(c *child) error {
+	s := w.s
+	now := time.Now()
+	in, err := s.endOffsets()
+	if err != nil {
+		return err
+	}
+	settled := w.src.Stats().Acked
+	s.closeWindow(now, in, w.stored.Load(), settled)
+	w.tally.setSteady(false)
+	s.cons, s.prod = w.tally.steadyFigures()
+	if now.Sub(w.lastAt) >= 500*time.Millisecond { // else the next line covers it
+		w.line(now, in, "window")
+	}
+	s.genLine = c.last
+	if c.err != nil {
+		s.err = fmt.Errorf("generator: %w", c.err)
+	}
+	w.target, w.drainStart, w.drainSettled0 = in, now, settled
+	w.nextLine = now.Add(time.Second)
+	return nil
+}
+
+// tick ends the run once the drain has settled every event, and prints
+// a line a second.
+func (w *windowWatch) tick(now time.Time, genOver bool) error {
+	s := w.s
+	if w.target >= 0 {
+		if settled := w.src.Stats().Acked; settled >= w.target {
+			s.drainWall, s.drainEvts = now.Sub(w.drainStart), settled-w.drainSettled0
+			w.once.Do(func() { w.done(now) })
+			w.target = -2
+		}
+	}
+	if now.Before(w.nextLine) {
+		return nil
+	}
+	w.nextLine = w.nextLine.Add(time.Second)
+	in, err := s.endOffsets()
+	if err != nil {
+		return err
+	}
+	phase := ""
+	switch {
+	case genOver:
+		phase = "drain"
+	case s.wstart.IsZero():
+		phase = "warmup"
+	default:
+		s.sample(now, in-w.src.Stats().Acked)
+	}
+	w.line(now, in, phase)
+	return nil
+}
+
+// line prints the figures since the last line.
+func (w *windowWatch) line(now time.Time, in int64, phase string) {
+	settled := w.src.Stats().Acked
+	st := w.stored.Load()
+	cons, prod := w.tally.takeWindow()
+	dt := now.Sub(w.lastAt).Seconds()
+	if !w.s.f.quiet {
+		fmt.Fprintf(w.s.stdout, "%6.1fs %-6s in %7s/s  stored %7s/s  lag %7d  consume→CH p50 %-6s p90 %-6s p99 %-6s max %-6s  produced→CH p50 %-6s p90 %-6s p99 %-6s max %-6s  dead %d\n",
+			now.Sub(w.gstart).Seconds(), phase, si(float64(in-w.lastIn)/dt), si(float64(st-w.lastStored)/dt), in-settled,
+			ms(cons.q(0.5)), ms(cons.q(0.9)), ms(cons.q(0.99)), ms(cons.max),
+			ms(prod.q(0.5)), ms(prod.q(0.9)), ms(prod.q(0.99)), ms(prod.max), w.dead.Load())
+	}
+	w.lastIn, w.lastStored, w.lastAt = in, st, now
 }
 
 // print writes the sustained window's summary.
@@ -326,6 +417,9 @@ func (s *sustainedRun) print(w io.Writer) {
 	}
 	held, why := heldVerdict(s.f.rate, s.window, s.produced, s.samples)
 	fmt.Fprintf(w, "%s\n", s.genLine)
+	if s.f.warmup > 0 {
+		fmt.Fprintf(w, "warm-up: the first %s at the rate, before the window, counted in no figure below\n", s.f.warmup)
+	}
 	fmt.Fprintf(w, "sustained window %.2fs at --rate %d: in %s events/s (produced and acknowledged by the broker), stored %s events/s\n",
 		s.window.Seconds(), s.f.rate, si(float64(s.produced)/s.window.Seconds()), si(float64(s.storedWin)/s.window.Seconds()))
 	fmt.Fprintf(w, "latency in the window, consume → row committed in ClickHouse: p50 %s  p90 %s  p99 %s  max %s\n",
@@ -378,15 +472,32 @@ func checkSustained(f demoFlags) string {
 	case f.rate == 0 && f.duration == 0:
 		return ""
 	case f.rate < 0 || f.rate > maxRate:
-		return fmt.Sprintf("--rate must be in [1, %d] events/s, got %d", maxRate, f.rate)
+		return checkRate(f.rate)
 	case f.rate == 0:
 		return "--duration needs --rate: the sustained mode produces at --rate for --duration"
 	case f.duration == 0:
 		return "--rate needs --duration: the sustained mode produces at --rate for --duration"
 	case f.duration < 2*time.Second || f.duration > maxDuration:
 		return fmt.Sprintf("--duration must be at least 2s (to judge whether the rate held) and at most %s, got %s", maxDuration, f.duration)
+	case f.duration+f.warmup > maxDuration:
+		return fmt.Sprintf("--warmup and --duration together must be at most %s, got %s", maxDuration, f.warmup+f.duration)
 	case f.resume:
 		return "--resume generates nothing: it does not go with --rate and --duration"
+	}
+	return ""
+}
+
+// maxWarmup is the longest --warmup accepted.
+const maxWarmup = 10 * time.Minute
+
+// checkWarmup returns what is wrong with --warmup, or "". set tells which
+// flags were given on the command line.
+func checkWarmup(f demoFlags, set map[string]bool) string {
+	switch {
+	case f.warmup < 0 || f.warmup > maxWarmup:
+		return fmt.Sprintf("--warmup must be from 0 to %s, got %s", maxWarmup, f.warmup)
+	case set["warmup"] && f.rate == 0 && f.sweep == "":
+		return "--warmup goes with the sustained mode (--rate and --duration) or --sweep"
 	}
 	return ""
 }

@@ -109,6 +109,11 @@ func TestSustainedBadFlagsExit2BeforeContactingAnything(t *testing.T) {
 		{[]string{"demo", "--rate", "1000", "--duration", "-3s"}, "--duration"},
 		{[]string{"demo", "--rate", "1000", "--duration", "5s", "--resume"}, "--resume"},
 		{[]string{"demo", "--serve", "--rate", "1000", "--duration", "5s"}, "--serve"},
+		{[]string{"demo", "--rate", "1000", "--duration", "5s", "--warmup", "-1s"}, "--warmup"},
+		{[]string{"demo", "--rate", "1000", "--duration", "5s", "--warmup", "11m"}, "--warmup"},
+		{[]string{"demo", "--rate", "1000", "--duration", "24h", "--warmup", "1m"}, "--warmup"},
+		{[]string{"demo", "--warmup", "5s"}, "--warmup"},
+		{[]string{"demo", "--serve", "--warmup", "5s"}, "--warmup"},
 		{[]string{"demo", "--serve", "--resume"}, "--serve"},
 		{[]string{"gen", "--rate", "1000", "--duration", "5s"}, "--topic"},
 		{[]string{"gen", "--topic", "t", "--duration", "5s"}, "--rate"},
@@ -138,6 +143,7 @@ func TestSustainedBadFlagsExit2BeforeContactingAnything(t *testing.T) {
 
 var (
 	sustainedLine = regexp.MustCompile(`^\s+\d+\.\ds\s+in\s+\S+/s\s+stored\s+\S+/s\s+lag\s+-?\d+\s+consume→CH p50 \S+\s+p90 \S+\s+p99 \S+\s+max \S+\s+produced→CH p50 \S+\s+p90 \S+\s+p99 \S+\s+max \S+\s+dead \d+$`)
+	warmupLine    = regexp.MustCompile(`^\s+\d+\.\ds warmup in\s+\S+/s\s+stored`)
 	genLine       = regexp.MustCompile(`^gen: produced (\d+) events in `)
 	windowLat     = regexp.MustCompile(`^latency in the window, (consume|produced) → row committed in ClickHouse: p50 \S+  p90 \S+  p99 \S+  max \S+$`)
 	verdictLine   = regexp.MustCompile(`^(HELD|NOT HELD): `)
@@ -150,13 +156,13 @@ func TestKafkaSustainedRunReportsEachSecondAndStoresEveryEvent(t *testing.T) {
 	s := needServices(t)
 	const rate, window = 2000, 4
 	d := startDemo(t, "--kafka", s.kafka, "--clickhouse", s.clickhouse, "--name", "sustained",
-		"--rate", strconv.Itoa(rate), "--duration", strconv.Itoa(window)+"s")
+		"--rate", strconv.Itoa(rate), "--duration", strconv.Itoa(window)+"s", "--warmup", "2s")
 	if code := d.wait(t, 90*time.Second); code != 0 {
 		t.Fatalf("exit %d:\n%s", code, d.out())
 	}
 	out := d.out()
 	t.Log(out)
-	var perSecond, lat, verdicts int
+	var perSecond, lat, verdicts, warm, warmOver int
 	var produced int64 = -1
 	for line := range strings.Lines(out) {
 		line = strings.TrimRight(line, "\n")
@@ -167,6 +173,10 @@ func TestKafkaSustainedRunReportsEachSecondAndStoresEveryEvent(t *testing.T) {
 			lat++
 		case verdictLine.MatchString(line):
 			verdicts++
+		case warmupLine.MatchString(line):
+			warm++
+		case strings.Contains(line, "warm-up over (2s at the rate, counted in no figure)"):
+			warmOver++
 		}
 		if m := genLine.FindStringSubmatch(line); m != nil {
 			produced, _ = strconv.ParseInt(m[1], 10, 64)
@@ -174,6 +184,9 @@ func TestKafkaSustainedRunReportsEachSecondAndStoresEveryEvent(t *testing.T) {
 	}
 	if perSecond < window-1 {
 		t.Errorf("%d per-second lines, want at least %d", perSecond, window-1)
+	}
+	if warm < 1 || warmOver != 1 || !strings.Contains(out, "warm-up: the first 2s at the rate") {
+		t.Errorf("%d warm-up lines, %d lines saying it is over; want at least 1 and 1, and the summary naming the warm-up", warm, warmOver)
 	}
 	if lat != 2 || verdicts != 1 {
 		t.Errorf("%d window latency lines and %d verdicts, want 2 and 1", lat, verdicts)
@@ -233,4 +246,33 @@ func genPID(t *testing.T, topic string) int {
 		}
 	}
 	return 0
+}
+
+// The window opens when the warm-up ends: what was produced and stored
+// before counts in no figure, and a window that never opened stays empty.
+func TestSustainedWindowCountsFromTheEndOfTheWarmUp(t *testing.T) {
+	t0 := time.Now()
+	s := &sustainedRun{f: demoFlags{rate: 1000, duration: 4 * time.Second, warmup: 2 * time.Second}}
+	s.sample(t0, 500) // still warming up: no sample
+	s.closeWindow(t0.Add(time.Second), 1000, 900, 900)
+	if s.window != 0 || len(s.samples) != 0 {
+		t.Fatalf("closed before it opened: window %s, %d samples; want none", s.window, len(s.samples))
+	}
+	if st := stepOf(s); st.pass || st.held {
+		t.Errorf("an unopened window passed: %+v", st)
+	}
+	s.wstart, s.in0, s.stored0 = t0, 2000, 1900 // as openWindow sets them
+	for i := 1; i <= 4; i++ {
+		s.sample(t0.Add(time.Duration(i)*time.Second), 50)
+	}
+	s.closeWindow(t0.Add(4*time.Second), 6000, 5880, 5950)
+	if s.window != 4*time.Second || s.produced != 4000 || s.storedWin != 3980 {
+		t.Errorf("window %s, produced %d, stored %d; want 4s, 4000 (6000 − 2000 at the opening), 3980", s.window, s.produced, s.storedWin)
+	}
+	if n := len(s.samples); n != 5 || s.samples[n-1].lag != 50 || s.samples[0].at != time.Second {
+		t.Errorf("samples %v; want 5, from 1s after the opening, the last with lag 50", s.samples)
+	}
+	if held, why := heldVerdict(s.f.rate, s.window, s.produced, s.samples); !held {
+		t.Errorf("not held: %s", why)
+	}
 }

@@ -140,8 +140,8 @@ func sweepKafka(ctx context.Context, in *interrupts, f demoFlags, stdout, stderr
 	}
 	drain := in.Draining()
 	rates := r.rates()
-	fmt.Fprintf(stdout, "sweep: %d steps, %d to %d events/s by %d, a %s window each; a step passes when it HELD and p99 consume → ClickHouse ≤ %s; the sweep stops at the first step that does not pass\n",
-		len(rates), r.from, r.to, r.step, f.duration, ms(sweepP99))
+	fmt.Fprintf(stdout, "sweep: %d steps, %d to %d events/s by %d, a %s window each after a %s warm-up at its rate (counted in no figure); a step passes when it HELD and p99 consume → ClickHouse ≤ %s; the sweep stops at the first step that does not pass\n",
+		len(rates), r.from, r.to, r.step, f.duration, f.warmup, ms(sweepP99))
 	var bare *bareRunner
 	if f.compare {
 		if bare, err = openBare(ctx, f); err != nil {
@@ -155,10 +155,7 @@ func sweepKafka(ctx context.Context, in *interrupts, f demoFlags, stdout, stderr
 	for i, rate := range rates {
 		if !pipeOn {
 			fmt.Fprintf(stdout, "\n=== sweep step %d/%d: %d events/s for %s, the bare loop alone ===\n", i+1, len(rates), rate, f.duration)
-			st, err := bareStep(ctx, in, bare.adm, bare.db, f, rate, stdout, stderr)
-			if err != nil {
-				st.err, st.pass, st.why = err, false, err.Error()
-			}
+			st := bare.step(ctx, in, f, rate, stdout, stderr)
 			bareSteps = append(bareSteps, st)
 			if drain.Err() != nil || !st.pass {
 				break
@@ -166,22 +163,7 @@ func sweepKafka(ctx context.Context, in *interrupts, f demoFlags, stdout, stderr
 			continue
 		}
 		fmt.Fprintf(stdout, "\n=== sweep step %d/%d: %d events/s for %s ===\n", i+1, len(rates), rate, f.duration)
-		sf := f
-		sf.rate = rate
-		sf.compare = false // the bare loop runs at the rate, below, not on a backlog
-		var got *sustainedRun
-		sf.onSustained = func(s *sustainedRun) { got = s }
-		err := demoKafka(ctx, in, sf, stdout, stderr)
-		var st sweepStep
-		switch {
-		case got != nil:
-			st = stepOf(got)
-		default:
-			st = sweepStep{rate: rate, why: "no sustained window"}
-		}
-		if err != nil {
-			st.err, st.pass, st.why = err, false, err.Error()
-		}
+		st := pipelineStep(ctx, in, f, rate, stdout, stderr)
 		steps = append(steps, st)
 		if drain.Err() != nil {
 			fmt.Fprintf(stdout, "interrupted (%v): the sweep stops\n", context.Cause(drain))
@@ -189,10 +171,7 @@ func sweepKafka(ctx context.Context, in *interrupts, f demoFlags, stdout, stderr
 		}
 		pipeOn = st.pass
 		if bareOn {
-			bst, err := bareStep(ctx, in, bare.adm, bare.db, f, rate, stdout, stderr)
-			if err != nil {
-				bst.err, bst.pass, bst.why = err, false, err.Error()
-			}
+			bst := bare.step(ctx, in, f, rate, stdout, stderr)
 			bareSteps = append(bareSteps, bst)
 			bareOn = bst.pass
 			if drain.Err() != nil {
@@ -226,6 +205,28 @@ func sweepKafka(ctx context.Context, in *interrupts, f demoFlags, stdout, stderr
 		}
 	}
 	return nil
+}
+
+// pipelineStep runs one sustained window of the pipeline at rate.
+func pipelineStep(ctx context.Context, in *interrupts, f demoFlags, rate int, stdout, stderr io.Writer) sweepStep {
+	f.rate = rate
+	f.compare = false // the bare loop runs at the rate, in a step of its own, not on a backlog
+	var got *sustainedRun
+	f.onSustained = func(s *sustainedRun) { got = s }
+	err := demoKafka(ctx, in, f, stdout, stderr)
+	st := sweepStep{rate: rate, why: "no sustained window"}
+	if got != nil {
+		st = stepOf(got)
+	}
+	return failedStep(st, err)
+}
+
+// failedStep marks st failed by err, if err is not nil.
+func failedStep(st sweepStep, err error) sweepStep {
+	if err != nil {
+		st.err, st.pass, st.why = err, false, err.Error()
+	}
+	return st
 }
 
 // highest returns the highest passing rate, or 0.

@@ -30,190 +30,169 @@ import (
 func bareStep(ctx context.Context, in *interrupts, adm *kadm.Client, db *sql.DB, f demoFlags, rate int, stdout, stderr io.Writer) (sweepStep, error) {
 	f.rate = rate
 	names := namesFor(f.name + "-bare")
-	if err := resetKafka(ctx, adm, f.partitions, names.group, names.in, names.out); err != nil {
-		return sweepStep{rate: rate}, err
-	}
-	if err := createTable(ctx, db, names.table, true); err != nil {
-		return sweepStep{rate: rate}, err
-	}
-	defer func() { // free the space
-		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_, _ = db.ExecContext(cctx, "DROP TABLE IF EXISTS "+names.table)
-		_, _ = adm.DeleteTopics(cctx, names.in, names.out)
-	}()
-	seeds := strings.Split(f.kafka, ",")
-	cons, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.ConsumerGroup(names.group),
-		kgo.ConsumeTopics(names.in), kgo.DisableAutoCommit())
+	drop, err := freshBare(ctx, adm, db, f.partitions, names)
 	if err != nil {
 		return sweepStep{rate: rate}, err
 	}
-	defer cons.Close()
-	prod, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.DefaultProduceTopic(names.out),
-		kgo.RequiredAcks(kgo.AllISRAcks()), kgo.ProducerLinger(0))
+	defer drop()
+	l, err := openBareLoop(f.kafka, names, db)
 	if err != nil {
 		return sweepStep{rate: rate}, err
 	}
-	defer prod.Close()
-	w := clickhousex.NewWriter(db, names.table, kafkaColumns, func(r *kgo.Record) []any {
-		return []any{uint64(r.Partition)<<40 | uint64(r.Offset), string(r.Key), int64(0), int64(0), r.Timestamp.UnixNano(),
-			int64(0), "", "", "", int64(0)}
-	})
-
-	lctx, stopLoop := context.WithCancel(ctx)
-	defer stopLoop()
-	var (
-		mu       sync.Mutex
-		lat      latencies
-		steady   bool
-		consumed atomic.Int64
-		loopErr  error
-		loopDone = make(chan struct{})
-	)
-	go func() {
-		defer close(loopDone)
-		batch := make([]*kgo.Record, 0, 500)
-		polled := make([]time.Time, 0, 500)
-		outs := make([]*kgo.Record, 0, 500)
-		for lctx.Err() == nil {
-			batch, polled = batch[:0], polled[:0]
-			deadline := time.Now().Add(50 * time.Millisecond)
-			for len(batch) < 500 {
-				wait := time.Until(deadline)
-				if len(batch) == 0 {
-					wait = 100 * time.Millisecond
-				}
-				if wait <= 0 {
-					break
-				}
-				pctx, cancel := context.WithTimeout(lctx, wait)
-				fs := cons.PollRecords(pctx, 500-len(batch))
-				cancel()
-				if lctx.Err() != nil {
-					return
-				}
-				if err := fatalFetchErr(fs); err != nil {
-					loopErr = err
-					return
-				}
-				now := time.Now()
-				if len(batch) == 0 {
-					if fs.NumRecords() == 0 {
-						break
-					}
-					deadline = now.Add(50 * time.Millisecond)
-				}
-				fs.EachRecord(func(r *kgo.Record) { batch, polled = append(batch, r), append(polled, now) })
-			}
-			if len(batch) == 0 {
-				continue
-			}
-			if err := w.Write(lctx, batch); err != nil {
-				loopErr = err
-				return
-			}
-			now := time.Now()
-			mu.Lock()
-			if steady {
-				for _, p := range polled {
-					lat.add(now.Sub(p))
-				}
-			}
-			mu.Unlock()
-			outs = outs[:0]
-			for _, r := range batch {
-				outs = append(outs, &kgo.Record{Key: r.Key, Value: r.Value})
-			}
-			if err := prod.ProduceSync(lctx, outs...).FirstErr(); err != nil {
-				loopErr = err
-				return
-			}
-			if err := cons.CommitRecords(lctx, batch...); err != nil {
-				loopErr = err
-				return
-			}
-			consumed.Add(int64(len(batch)))
-		}
-	}()
-	stop := func() error {
-		stopLoop()
-		<-loopDone
-		return loopErr
-	}
-
+	defer l.close()
+	r := startBareRun(ctx, l)
 	s := &sustainedRun{f: f, names: names, adm: adm, in: in, stdout: stdout, stderr: stderr}
+	err = s.bareWindow(ctx, r)
+	if errors.Is(err, errInterrupted) {
+		return sweepStep{rate: rate, why: "interrupted"}, r.stop()
+	}
+	if err != nil {
+		return sweepStep{rate: rate}, errors.Join(err, r.stop())
+	}
+	if err := r.stop(); err != nil {
+		return sweepStep{rate: rate}, fmt.Errorf("bare loop: %w", err)
+	}
+	st := stepOf(s)
+	fmt.Fprintf(stdout, "bare loop at %d events/s: warm-up %s (not counted), window %.2fs, in %s/s, stored %s/s, consume → CH p50 %s p99 %s max %s, lag at end %d: pass %s (%s)\n",
+		rate, f.warmup, s.window.Seconds(), si(st.in), si(st.stored), ms(st.p50), ms(st.p99), ms(st.max), st.lag, yesNo(st.pass), st.why)
+	return st, nil
+}
+
+var errInterrupted = errors.New("interrupted")
+
+// bareRun is a bare loop running in a goroutine of its own, measuring its
+// latency (poll → row committed in ClickHouse) while steady.
+type bareRun struct {
+	l        *bareLoop
+	halt     context.CancelFunc
+	done     chan struct{} // closed when the loop returned
+	err      error         // the loop's, set before done closes
+	consumed atomic.Int64  // records inserted, produced and committed
+
+	mu     sync.Mutex
+	steady bool
+	lat    latencies
+}
+
+func startBareRun(ctx context.Context, l *bareLoop) *bareRun {
+	ctx, halt := context.WithCancel(ctx)
+	r := &bareRun{l: l, halt: halt, done: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		r.err = r.loop(ctx)
+	}()
+	return r
+}
+
+func (r *bareRun) loop(ctx context.Context) error {
+	l := r.l
+	for {
+		if err := l.poll(ctx, 100*time.Millisecond); err != nil {
+			if ctx.Err() != nil {
+				return nil // halted
+			}
+			return err
+		}
+		if len(l.batch) == 0 {
+			continue
+		}
+		if err := l.insert(ctx); err != nil {
+			return err
+		}
+		now := time.Now()
+		r.mu.Lock()
+		if r.steady {
+			for _, p := range l.polled {
+				r.lat.add(now.Sub(p))
+			}
+		}
+		r.mu.Unlock()
+		if err := l.forward(ctx); err != nil {
+			return err
+		}
+		r.consumed.Add(int64(len(l.batch)))
+	}
+}
+
+// setSteady turns the measuring on or off, and returns what it measured.
+func (r *bareRun) setSteady(on bool) latencies {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.steady = on
+	return r.lat
+}
+
+// stop halts the loop, waits for it and returns its error.
+func (r *bareRun) stop() error {
+	r.halt()
+	<-r.done
+	return r.err
+}
+
+// bareWindow runs a bare step's generator, warm-up and window, then waits
+// until the loop has consumed what is left (at most 60 s), so that the
+// next step starts on an idle broker. errInterrupted: a signal came.
+func (s *sustainedRun) bareWindow(ctx context.Context, r *bareRun) error {
 	stopped := make(chan struct{})
 	go func() {
 		select {
-		case <-loopDone:
+		case <-r.done:
 			close(stopped)
 		case <-ctx.Done():
 		}
 	}()
 	if err := s.awaitAssigned(stopped); err != nil {
-		return sweepStep{rate: rate}, errors.Join(err, stop())
+		return err
 	}
 	c, err := s.startGen()
 	if err != nil {
-		return sweepStep{rate: rate}, errors.Join(err, stop())
+		return err
 	}
 	defer c.end()
-	in.OnExit(func() { c.cmd.Process.Kill() })
-	mu.Lock()
-	steady = true
-	mu.Unlock()
-	wstart := time.Now()
+	s.in.OnExit(func() { c.cmd.Process.Kill() })
+	warm := time.After(s.f.warmup)
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
-	drain := in.Draining()
-window:
-	for {
+	drain := s.in.Draining()
+	for open := true; open; {
 		select {
 		case <-c.exited:
-			break window
-		case <-loopDone:
-			return sweepStep{rate: rate}, fmt.Errorf("bare loop: %w", stop())
+			open = false
+		case <-r.done:
+			return errors.New("the bare loop ended during the window")
 		case <-drain.Done():
-			c.end()
-			return sweepStep{rate: rate, why: "interrupted"}, stop()
+			return errInterrupted
+		case now := <-warm:
+			if err = s.openWindow(now, r.consumed.Load()); err != nil {
+				return err
+			}
+			r.setSteady(true)
 		case now := <-tick.C:
 			n, err := s.endOffsets()
 			if err != nil {
-				return sweepStep{rate: rate}, errors.Join(err, stop())
+				return err
 			}
-			s.samples = append(s.samples, lagSample{now.Sub(wstart), n - consumed.Load()})
+			s.sample(now, n-r.consumed.Load())
 		}
 	}
 	n, err := s.endOffsets()
 	if err != nil {
-		return sweepStep{rate: rate}, errors.Join(err, stop())
+		return err
 	}
-	s.window, s.produced, s.storedWin = time.Since(wstart), n, consumed.Load()
-	s.samples = append(s.samples, lagSample{s.window, n - s.storedWin})
-	mu.Lock()
-	steady = false
-	s.cons = lat
-	mu.Unlock()
+	done := r.consumed.Load()
+	s.closeWindow(time.Now(), n, done, done)
+	s.cons = r.setSteady(false)
 	if c.err != nil {
-		return sweepStep{rate: rate}, errors.Join(fmt.Errorf("generator: %w", c.err), stop())
+		return fmt.Errorf("generator: %w", c.err)
 	}
-	// drain what is left, so that the next step starts on an idle broker
-	deadline := time.Now().Add(60 * time.Second)
-drained:
-	for consumed.Load() < n && time.Now().Before(deadline) && drain.Err() == nil {
+	for deadline := time.Now().Add(60 * time.Second); r.consumed.Load() < n && time.Now().Before(deadline) && drain.Err() == nil; {
 		select {
-		case <-loopDone:
-			break drained
+		case <-r.done:
+			return nil
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-	if err := stop(); err != nil {
-		return sweepStep{rate: rate}, fmt.Errorf("bare loop: %w", err)
-	}
-	st := stepOf(s)
-	fmt.Fprintf(stdout, "bare loop at %d events/s: window %.2fs, in %s/s, stored %s/s, consume → CH p50 %s p99 %s max %s, lag at end %d: pass %s (%s)\n",
-		rate, s.window.Seconds(), si(st.in), si(st.stored), ms(st.p50), ms(st.p99), ms(st.max), st.lag, yesNo(st.pass), st.why)
-	return st, nil
+	return nil
 }
 
 // bareRunner holds the connections the bare loop's steps share.
@@ -234,6 +213,12 @@ func openBare(ctx context.Context, f demoFlags) (*bareRunner, error) {
 		return nil, err
 	}
 	return &bareRunner{db: db, admCl: admCl, adm: kadm.NewClient(admCl)}, nil
+}
+
+// step runs one sustained window of the bare loop at rate.
+func (b *bareRunner) step(ctx context.Context, in *interrupts, f demoFlags, rate int, stdout, stderr io.Writer) sweepStep {
+	st, err := bareStep(ctx, in, b.adm, b.db, f, rate, stdout, stderr)
+	return failedStep(st, err)
 }
 
 func (b *bareRunner) close() {

@@ -44,8 +44,8 @@ svg .axis{stroke:#9aa3b2;stroke-width:1}svg .grid{stroke:#eef0f4;stroke-width:1}
 <h1>sluice sweep: the highest sustainable rate</h1>
 `)
 	fmt.Fprintf(&b, "<p class=\"cond\">%s</p>\n", html.EscapeString(conditions()))
-	fmt.Fprintf(&b, "<p class=\"sub\">Kafka + ClickHouse market-event pipeline; --sweep %s, a %s window per step. A step passes when its window held (the generator reached 95 %% of the rate, the lag at the end is at most one second of events and did not grow over the window's last half) and p99 consume → committed in ClickHouse ≤ %s. The sweep stops at the first step that does not pass.</p>\n",
-		html.EscapeString(f.sweep), f.duration, ms(sweepP99))
+	fmt.Fprintf(&b, "<p class=\"sub\">Kafka + ClickHouse market-event pipeline; --sweep %s, a %s window per step after a %s warm-up at its rate that counts in no figure. A step passes when its window held (the generator reached 95 %% of the rate, the lag at the end is at most one second of events and did not grow over the window's last half) and p99 consume → committed in ClickHouse ≤ %s. The sweep stops at the first step that does not pass.</p>\n",
+		html.EscapeString(f.sweep), f.duration, f.warmup, ms(sweepP99))
 	if note := shortWindowNote(f.duration); note != "" {
 		fmt.Fprintf(&b, "<p class=\"fail\">%s</p>\n", html.EscapeString(note))
 	}

@@ -138,7 +138,7 @@ func TestKafkaSweepFindsTheHighestRateAndWritesTheReport(t *testing.T) {
 	s := needServices(t)
 	report := filepath.Join(t.TempDir(), "sweep.html")
 	d := startDemo(t, "--kafka", s.kafka, "--clickhouse", s.clickhouse, "--name", "sweep",
-		"--sweep", "500:1000:500", "--duration", "2s", "--report", report, "--compare")
+		"--sweep", "500:1000:500", "--duration", "2s", "--warmup", "1s", "--report", report, "--compare")
 	if code := d.wait(t, 90*time.Second); code != 0 {
 		t.Fatalf("exit %d:\n%s", code, d.out())
 	}
@@ -150,7 +150,7 @@ func TestKafkaSweepFindsTheHighestRateAndWritesTheReport(t *testing.T) {
 	}
 	var rows []row
 	pipeline, bareAt := out, strings.Index(out, "the bare loop (--compare), same brokers")
-	if bareAt < 0 || !strings.Contains(out, "bare loop at 500 events/s: window") {
+	if bareAt < 0 || !strings.Contains(out, "bare loop at 500 events/s: warm-up 1s (not counted), window") {
 		t.Fatalf("--compare: no bare-loop step or table:\n%s", out)
 	}
 	pipeline = out[:bareAt]
@@ -183,6 +183,9 @@ func TestKafkaSweepFindsTheHighestRateAndWritesTheReport(t *testing.T) {
 		if rows[1].pass {
 			want = "highest sustainable rate: 1000 events/s"
 		}
+	}
+	if !strings.Contains(out, "after a 1s warm-up at its rate") || !strings.Contains(out, "warm-up over (1s at the rate") {
+		t.Errorf("the sweep does not say that each step begins with a 1s warm-up")
 	}
 	if !strings.Contains(out, "shorter than the 30 s") {
 		t.Errorf("2 s windows: no note that they are shorter than 30 s")

@@ -5,7 +5,7 @@
 package hist
 
 import (
-	"slices"
+	"math/bits"
 	"time"
 
 	"github.com/sluicehq/sluice"
@@ -39,10 +39,19 @@ type Counts struct {
 }
 
 // Add counts v nanoseconds.
-func (c *Counts) Add(v uint64) {
-	d := time.Duration(min(v, 1<<63-1))
-	i, _ := slices.BinarySearch(bounds[:buckets-1], d) // the first bucket whose bound is ≥ d
-	c.n[i]++
+func (c *Counts) Add(v uint64) { c.n[bucket(v)]++ }
+
+// bucket returns the index of the first bucket whose bound is ≥ v (the
+// last one for v ≥ 2^63), computed from v's bits rather than searched:
+// 0 to 15 count themselves, and from 2^e up (e ≥ 4) 16 buckets of width
+// 2^(e−4) follow each other.
+func bucket(v uint64) int {
+	if v < 16 {
+		return int(v)
+	}
+	v = min(v, 1<<63-1)
+	e := bits.Len64(v) - 1
+	return 16 + (e-4)*16 + int((v-1<<e)>>(e-4))
 }
 
 // Quantile estimates the q-quantile (0 < q ≤ 1) of the values counted, in

@@ -1,6 +1,8 @@
 package hist
 
 import (
+	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -42,5 +44,33 @@ func TestQuantilesAreWithinASixteenth(t *testing.T) {
 	var empty Counts
 	if got := empty.Quantile(0.5); got != 0 {
 		t.Errorf("empty: Quantile(0.5) = %v, want 0", got)
+	}
+}
+
+// bucket finds, from the bits, the bucket that a search of the bounds
+// finds: the first whose bound is ≥ the value.
+func TestBucketIsTheFirstWhoseBoundIsAtLeastTheValue(t *testing.T) {
+	search := func(v uint64) int {
+		i, _ := slices.BinarySearch(bounds[:buckets-1], time.Duration(min(v, 1<<63-1)))
+		return i
+	}
+	check := func(v uint64) {
+		if got, want := bucket(v), search(v); got != want {
+			t.Fatalf("bucket(%d) = %d, want %d", v, got, want)
+		}
+	}
+	for v := range uint64(1 << 16) {
+		check(v)
+	}
+	for e := 4; e < 64; e++ {
+		for _, d := range []uint64{0, 1, 2} {
+			check(1<<e - d)
+			check(1<<e + d)
+		}
+	}
+	check(1<<64 - 1)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 100000 {
+		check(rng.Uint64() >> rng.IntN(64))
 	}
 }
