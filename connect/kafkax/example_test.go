@@ -126,7 +126,8 @@ func ExampleRead() {
 	defer cancel()
 	src, _ := kafkax.NewSource(ctx, broker, "splitter", topics[:1], kafkax.StopWhenCaughtUp())
 	defer src.Close()
-	sink, _ := kafkax.NewSink(ctx, broker, kafkax.ToTopic(topics[1]))
+	// One write at a time: the records are stored in the order read.
+	sink, _ := kafkax.NewSink(ctx, broker, kafkax.ToTopic(topics[1]), kafkax.SinkWorkers(1))
 	defer sink.Close()
 	p := sluice.New(ctx)
 	outs := sluice.FlatMap(p, "split", kafkax.Read(p, "read", src), 1, func(_ context.Context, m kafkax.Msg, emit func(kafkax.Out) bool) error {
@@ -201,7 +202,8 @@ func ExampleDeadLetterTo() {
 	exampleProduce(topics[0], "10", "x", "30")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	sink, _ := kafkax.NewSink(ctx, broker, kafkax.ToTopic(topics[1]))
+	// One write at a time: the records are stored in the order read.
+	sink, _ := kafkax.NewSink(ctx, broker, kafkax.ToTopic(topics[1]), kafkax.SinkWorkers(1))
 	defer sink.Close()
 	src, _ := kafkax.NewSource(ctx, broker, "payer", topics[:1], kafkax.StopWhenCaughtUp(),
 		kafkax.Redeliver(2, 10*time.Millisecond), kafkax.DeadLetterTo(sink, topics[2]))
