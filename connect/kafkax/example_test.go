@@ -153,7 +153,8 @@ func ExampleProduce() {
 	topics := exampleTopics("greetings")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	sink, _ := kafkax.NewSink(ctx, broker, kafkax.ToTopic(topics[0]))
+	// One write at a time: the records are stored in order.
+	sink, _ := kafkax.NewSink(ctx, broker, kafkax.ToTopic(topics[0]), kafkax.SinkWorkers(1))
 	defer sink.Close()
 	p := sluice.New(ctx)
 	outs := sluice.FromSlice(p, "outs", []kafkax.Out{{Value: []byte("hello")}, {Value: []byte("world")}})
@@ -344,12 +345,14 @@ func ExampleCommitEvery() {
 }
 
 // exampleSink produces values through a sink made with opts and prints
-// what the topic then holds.
+// what the topic then holds. The sink writes one call at a time unless
+// opts say otherwise, so that the values are stored in order.
 func exampleSink(name string, opts ...kafkax.SinkOption) {
 	topics := exampleTopics(name)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	sink, err := kafkax.NewSink(ctx, broker, append(opts, kafkax.ToTopic(topics[0]))...)
+	opts = append([]kafkax.SinkOption{kafkax.SinkWorkers(1), kafkax.ToTopic(topics[0])}, opts...)
+	sink, err := kafkax.NewSink(ctx, broker, opts...)
 	if err != nil {
 		fmt.Println(err)
 		return
