@@ -216,6 +216,9 @@ type Conditions struct {
 	Date       string
 	Mode       Mode
 	Count      int
+	// Own lists the experiments that ran their own count of runs per
+	// case (Experiment.Runs), as "auto 3".
+	Own []string `json:",omitempty"`
 }
 
 func conditionsNow(c *Config) Conditions {
@@ -227,8 +230,12 @@ func conditionsNow(c *Config) Conditions {
 }
 
 func (c Conditions) String() string {
-	return fmt.Sprintf("%s, %d CPUs, GOMAXPROCS=%d, %s %s/%s, %s; mode %s, %d run(s) per case",
+	s := fmt.Sprintf("%s, %d CPUs, GOMAXPROCS=%d, %s %s/%s, %s; mode %s, %d run(s) per case",
 		c.CPU, c.NumCPU, c.GOMAXPROCS, c.GoVersion, c.OS, c.Arch, c.Date, c.Mode, c.Count)
+	if len(c.Own) > 0 {
+		s += " (" + strings.Join(c.Own, ", ") + ")"
+	}
+	return s
 }
 
 // Experiments returns every experiment, in the order the lab runs

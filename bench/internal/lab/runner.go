@@ -45,6 +45,7 @@ func Run(cfg *Config, exps []*Experiment) *Result {
 		count := cfg.Count
 		if e.Runs > 0 && !cfg.countSet && cfg.Mode != Check {
 			cfg.Count = e.Runs
+			res.Conditions.Own = append(res.Conditions.Own, fmt.Sprintf("%s %d", e.Name, e.Runs))
 		}
 		rows := runExperiment(cfg, e, plans[i], res.Conditions)
 		cfg.Count = count
