@@ -21,25 +21,13 @@ import (
 //	go test -run '^$' -bench Insert1M -benchtime 1x ./connect/clickhousex
 func BenchmarkInsert1M(b *testing.B) {
 	const n = 1_000_000
-	addr := needServer(b)
 	ctx := context.Background()
-	db, err := clickhousex.Open(ctx, addr)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
+	db := benchDB(b)
 	es := make([]event, n)
 	for i := range es {
 		es[i] = event{ID: uint64(i), Name: "event"}
 	}
-	reset := func(b *testing.B) {
-		b.Helper()
-		for _, q := range []string{"DROP TABLE IF EXISTS bench", "CREATE TABLE bench (id UInt64, name String) ENGINE = MergeTree ORDER BY id"} {
-			if _, err := db.ExecContext(ctx, q); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
+	reset := func(b *testing.B) { recreate(b, db, "bench", "id UInt64, name String") }
 	// run times one insert of es per iteration and reports rows/s and
 	// rows per batch.
 	run := func(b *testing.B, insert func() (batches int64)) {
@@ -128,35 +116,57 @@ func sizeRowValues(r sizeRow) []any {
 	return []any{r.ID, r.Symbol, r.Price4, r.Size, r.TS, r.Notional, r.Name, r.Sector, r.Currency, r.Lots}
 }
 
+// sizeDDL is the columns of a table of sizeRows.
+const sizeDDL = "id UInt64, symbol String, price4 Int64, size Int64, ts Int64, notional Int64, name String, sector String, currency String, lots Int64"
+
+// sizeRows returns n rows of the demo's shape with ids 0..n-1.
+func sizeRows(n int) []sizeRow {
+	rows := make([]sizeRow, n)
+	for i := range rows {
+		rows[i] = sizeRow{ID: uint64(i), Symbol: "AAPL", Price4: 1_895_000 + int64(i%100), Size: int64(100 + i%900),
+			TS: 1_700_000_000_000_000_000 + int64(i), Notional: 189_500_000, Name: "Apple Inc.", Sector: "Technology", Currency: "USD", Lots: 2}
+	}
+	return rows
+}
+
+// benchDB connects to the tests' server for a benchmark; the pool closes
+// when it ends.
+func benchDB(b *testing.B) *sql.DB {
+	b.Helper()
+	db, err := clickhousex.Open(context.Background(), needServer(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	return db
+}
+
+// recreate drops table and creates it again, empty, with the columns ddl.
+func recreate(b *testing.B, db *sql.DB, table, ddl string) {
+	b.Helper()
+	for _, q := range []string{"DROP TABLE IF EXISTS " + table, "CREATE TABLE " + table + " (" + ddl + ") ENGINE = MergeTree ORDER BY id"} {
+		if _, err := db.ExecContext(context.Background(), q); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkInsertSize measures one Writer.Write of n rows of the demo's
 // shape per insert, for insert sizes from 100 to 32k rows, inserting at
 // least 256k rows per size, and checks the count stored.
 //
 //	go test -run '^$' -bench InsertSize -benchtime 1x ./connect/clickhousex
 func BenchmarkInsertSize(b *testing.B) {
-	addr := needServer(b)
 	ctx := context.Background()
-	db, err := clickhousex.Open(ctx, addr)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
+	db := benchDB(b)
 	for _, size := range []int{100, 500, 1000, 2000, 4000, 8192, 16384, 32768} {
 		b.Run(fmt.Sprintf("rows=%d", size), func(b *testing.B) {
 			total := max(size, 256<<10/size*size)
-			rows := make([]sizeRow, total)
-			for i := range rows {
-				rows[i] = sizeRow{ID: uint64(i), Symbol: "AAPL", Price4: 1_895_000 + int64(i%100), Size: int64(100 + i%900),
-					TS: 1_700_000_000_000_000_000 + int64(i), Notional: 189_500_000, Name: "Apple Inc.", Sector: "Technology", Currency: "USD", Lots: 2}
-			}
+			rows := sizeRows(total)
 			var elapsed time.Duration
 			for b.Loop() {
 				b.StopTimer()
-				for _, q := range []string{"DROP TABLE IF EXISTS bench_size", "CREATE TABLE bench_size (id UInt64, symbol String, price4 Int64, size Int64, ts Int64, notional Int64, name String, sector String, currency String, lots Int64) ENGINE = MergeTree ORDER BY id"} {
-					if _, err := db.ExecContext(ctx, q); err != nil {
-						b.Fatal(err)
-					}
-				}
+				recreate(b, db, "bench_size", sizeDDL)
 				w := clickhousex.NewWriter(db, "bench_size", sizeColumns, sizeRowValues)
 				b.StartTimer()
 				t0 := time.Now()
@@ -187,29 +197,16 @@ func BenchmarkInsertSize(b *testing.B) {
 //	go test -run '^$' -bench InsertGather -benchtime 2x ./connect/clickhousex
 func BenchmarkInsertGather(b *testing.B) {
 	const n = 1 << 20
-	addr := needServer(b)
 	ctx := context.Background()
-	db, err := clickhousex.Open(ctx, addr)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
-	rows := make([]sizeRow, n)
-	for i := range rows {
-		rows[i] = sizeRow{ID: uint64(i), Symbol: "AAPL", Price4: 1_895_000 + int64(i%100), Size: int64(100 + i%900),
-			TS: 1_700_000_000_000_000_000 + int64(i), Notional: 189_500_000, Name: "Apple Inc.", Sector: "Technology", Currency: "USD", Lots: 2}
-	}
+	db := benchDB(b)
+	rows := sizeRows(n)
 	for _, c := range []struct{ gather, workers int }{{500, 2}, {4096, 2}, {16384, 1}, {16384, 2}, {16384, 4}, {32768, 2}} {
 		b.Run(fmt.Sprintf("gather=%d/workers=%d", c.gather, c.workers), func(b *testing.B) {
 			var elapsed time.Duration
 			var inserts int64
 			for b.Loop() {
 				b.StopTimer()
-				for _, q := range []string{"DROP TABLE IF EXISTS bench_gather", "CREATE TABLE bench_gather (id UInt64, symbol String, price4 Int64, size Int64, ts Int64, notional Int64, name String, sector String, currency String, lots Int64) ENGINE = MergeTree ORDER BY id"} {
-					if _, err := db.ExecContext(ctx, q); err != nil {
-						b.Fatal(err)
-					}
-				}
+				recreate(b, db, "bench_gather", sizeDDL)
 				w := clickhousex.NewWriter(db, "bench_gather", sizeColumns, sizeRowValues, clickhousex.SinkWorkers(c.workers))
 				b.StartTimer()
 				t0 := time.Now()
