@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync/atomic"
 	"time"
 
@@ -157,17 +156,15 @@ func gathered(opts []sluice.StageOption) []sluice.StageOption {
 // error of each message not stored, so that a [Publish] stage retries and
 // settles only those. Write is safe for concurrent use.
 func (s *Sink) Write(ctx context.Context, batch []Out) error {
-	if len(batch) == 0 {
-		return nil
-	}
-	fs, err := s.send(ctx, s.messages(batch))
+	msgs := s.messages([][]Out{batch}, len(batch))
+	fs, err := s.send(ctx, msgs)
 	if len(fs) == 0 {
 		return nil
 	}
-	if err != nil || len(fs) == len(batch) {
-		return s.whole(batch, fs, err)
+	if err != nil || len(fs) == len(msgs) {
+		return whole(msgs, fs, err)
 	}
-	errs := make(sluice.ItemErrors, len(batch))
+	errs := make(sluice.ItemErrors, len(msgs))
 	for _, f := range fs {
 		errs[f.i] = f.err
 	}
@@ -177,33 +174,42 @@ func (s *Sink) Write(ctx context.Context, batch []Out) error {
 // writeBatches writes batches as one Write would their messages; a batch
 // fails when any of its messages was not stored.
 func (s *Sink) writeBatches(ctx context.Context, batches [][]Out) error {
-	all := slices.Concat(batches...)
-	err := s.Write(ctx, all)
-	var ie sluice.ItemErrors
-	if !errors.As(err, &ie) {
-		return err
+	n := 0
+	for _, b := range batches {
+		n += len(b)
+	}
+	msgs := s.messages(batches, n)
+	fs, err := s.send(ctx, msgs)
+	if len(fs) == 0 {
+		return nil
+	}
+	if err != nil {
+		return whole(msgs, fs, err)
+	}
+	// The batch of each message, by its index.
+	of := make([]int, 0, n)
+	for b, batch := range batches {
+		for range batch {
+			of = append(of, b)
+		}
 	}
 	errs := make(sluice.ItemErrors, len(batches))
-	failed, at := 0, 0
-	for b, batch := range batches {
-		for _, e := range ie[at : at+len(batch)] {
-			if e != nil {
-				errs[b] = e
-				failed++
-				break
-			}
+	failed := 0
+	for _, f := range fs {
+		if b := of[f.i]; errs[b] == nil {
+			errs[b] = f.err
+			failed++
 		}
-		at += len(batch)
 	}
 	if failed == len(batches) {
-		return errors.Join(ie.Unwrap()...)
+		return whole(msgs, fs, nil)
 	}
 	return errs
 }
 
 // whole is the error of a write none of whose messages was stored, or
 // whose context ended (err).
-func (s *Sink) whole(batch []Out, fs []failure, err error) error {
+func whole(msgs []nats.Msg, fs []failure, err error) error {
 	var rejected, left []failure
 	for _, f := range fs {
 		if f.rejected {
@@ -215,38 +221,41 @@ func (s *Sink) whole(batch []Out, fs []failure, err error) error {
 	var errs []error
 	if len(rejected) > 0 {
 		errs = append(errs, fmt.Errorf("natsx: the server rejected %d of %d messages, e.g. one to %q: %w",
-			len(rejected), len(batch), batch[rejected[0].i].Subject, rejected[0].cause))
+			len(rejected), len(msgs), msgs[rejected[0].i].Subject, rejected[0].cause))
 	}
 	if err != nil {
 		return errors.Join(append([]error{err}, errs...)...)
 	}
 	if len(left) > 0 {
 		return errors.Join(append(errs, fmt.Errorf("natsx: %d of %d messages not stored, e.g. one to %q: %w",
-			len(left), len(batch), batch[left[0].i].Subject, left[0].cause))...)
+			len(left), len(msgs), msgs[left[0].i].Subject, left[0].cause))...)
 	}
 	return sluice.Permanent(errs[0])
 }
 
-// messages returns the messages to send for batch.
-func (s *Sink) messages(batch []Out) []nats.Msg {
-	msgs := make([]nats.Msg, len(batch))
-	for i := range batch {
-		o := &batch[i]
-		h := o.Header
-		if o.ID != "" || s.cfg.stream != "" {
-			// A copy: the caller's header may be shared between messages.
-			h = make(nats.Header, len(o.Header)+2)
-			for k, v := range o.Header {
-				h[k] = v
+// messages returns the messages to send for the n items of parts, in
+// order.
+func (s *Sink) messages(parts [][]Out, n int) []nats.Msg {
+	msgs := make([]nats.Msg, 0, n)
+	for _, batch := range parts {
+		for i := range batch {
+			o := &batch[i]
+			h := o.Header
+			if o.ID != "" || s.cfg.stream != "" {
+				// A copy: the caller's header may be shared between messages.
+				h = make(nats.Header, len(o.Header)+2)
+				for k, v := range o.Header {
+					h[k] = v
+				}
+				if o.ID != "" {
+					h[jetstream.MsgIDHeader] = []string{o.ID}
+				}
+				if s.cfg.stream != "" {
+					h[jetstream.ExpectedStreamHeader] = []string{s.cfg.stream}
+				}
 			}
-			if o.ID != "" {
-				h[jetstream.MsgIDHeader] = []string{o.ID}
-			}
-			if s.cfg.stream != "" {
-				h[jetstream.ExpectedStreamHeader] = []string{s.cfg.stream}
-			}
+			msgs = append(msgs, nats.Msg{Subject: o.Subject, Data: o.Data, Header: h})
 		}
-		msgs[i] = nats.Msg{Subject: o.Subject, Data: o.Data, Header: h}
 	}
 	return msgs
 }
