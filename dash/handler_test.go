@@ -181,8 +181,11 @@ func TestSnapshotJSONNamesTheStuckStage(t *testing.T) {
 	p, release := stuck(t)
 	defer release()
 	board := Handler(p)
-	pollUntil(t, "the held stage is the bottleneck", func() bool {
-		return board.View().Pipelines[0].Bottleneck == "held"
+	// The edge's chunk count can show the chunk the source is handing
+	// over a moment before its item count does: wait for both.
+	pollUntil(t, "the held stage is the bottleneck, its queue full", func() bool {
+		pv := board.View().Pipelines[0]
+		return pv.Bottleneck == "held" && pv.Stages[1].QueueFill >= fullAt
 	})
 	srv, c := serve(t, board)
 	_, body := get(t, c, srv.URL+"/snapshot.json")
