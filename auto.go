@@ -34,10 +34,15 @@ import (
 //     clearly (calls that wait on a dependency but cost the machine CPU);
 //     when the noise leaves a doubling unclear, it keeps the workers;
 //   - at a steady count, tries a step up now and then, kept only if it
-//     clearly pays, less often each time it does not;
+//     clearly pays, taken back as soon as it clearly does not, less often
+//     each time it does not, and not at all where the machine's noise
+//     could not tell;
 //   - shrinks when the time per item climbs far above what it was at the
-//     same count (a dependency now serving fewer at once), halving while
-//     halvings cost no throughput;
+//     same count (a dependency now serving fewer at once) to the count
+//     that brings it back, then halves while calls still take longer than
+//     the least time per call seen, never below the count that the
+//     throughput needs at that least time (Little's law); a rise during a
+//     shrink probe starts the shrink at once;
 //   - removes workers that wait for input or room downstream, or on the
 //     Throttle, most of the time: the stage is not the bottleneck, and
 //     fewer workers do the same work.

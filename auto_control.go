@@ -97,12 +97,22 @@ func (s sample) enough() bool {
 //     the knee.
 //   - At a steady count it probes a small step up, kept only if it
 //     clearly pays within maxJudgeStep ticks (slow start resumes if it
-//     pays much); a step taken back makes the next wait twice as long.
-//   - A time per item far above what the count had for three ticks (a
-//     dependency that now serves fewer at once) starts a shrink; while
-//     shrinks cost nothing the count keeps halving, and the halving that
-//     costs is taken back to the count its throughput needs. These are
-//     judged even-handedly, the point estimate deciding at the end.
+//     pays much), taken back as soon as it clearly pays less than half a
+//     worker's worth (above a dependency's capacity its calls wait while
+//     it lasts), and not tried where the noise would leave even a step
+//     that pays in full unclear; a step taken back makes the next wait
+//     twice as long.
+//   - A time per item far above what the count had for two ticks (a
+//     dependency that now serves fewer at once) starts a shrink to the
+//     count that brings it back; while calls still wait (the time per
+//     item above the floor, the least a busy tick has shown) the count
+//     keeps halving, never below what Little's law says the throughput
+//     needs at the floor, and the halving that costs is taken back to
+//     the count its throughput needs. These are judged even-handedly,
+//     the point estimate deciding at the end. A shrink probe whose calls
+//     grow slower (fewer calls never wait longer) saw the dependency
+//     change under it: it is void, and the rise starts a shrink at once.
+//     No probe starts while a tick is high.
 //   - Workers that wait for input or room, or on the Throttle, most of the
 //     time are removed: the stage is not the bottleneck.
 type controller struct {
@@ -121,6 +131,7 @@ type controller struct {
 	varied   int     // pairs of ticks it was estimated from
 	drift    float64 // the same, from windows of ticks some ticks apart
 	tref     float64 // time per item at the current count (ns); 0: not yet known
+	floor    float64 // the least time per item of a busy tick (ns): a call that waits for nothing; 0: not yet known
 	high     int     // ticks in a row with the time per item far above tref
 	idle     int     // ticks in a row with the workers waiting most of the time
 	idleHold int     // ticks before the next idle probe, after one was taken back
@@ -159,7 +170,7 @@ const (
 	holdKept      = 2           // ticks before the next step probe after one was kept
 	holdFirst     = 30          // ticks before the first step probe, and after one taken back, doubling with each…
 	holdMost      = 300         // …up to this
-	latencyFactor = 0.6         // a time per item above tref / latencyFactor for three ticks is a latency rise
+	latencyFactor = 0.6         // a time per item above tref / latencyFactor for two ticks is a latency rise
 	minNoise      = 0.01 * 0.01 // the least noise a judgement assumes (variance of ln throughput per tick)
 	stepRatio     = 1.0625      // a step probe's ratio (one worker at least)
 	maxJudgeStep  = 5           // ticks a step probe is judged over at most
@@ -168,6 +179,8 @@ const (
 	checkKeep     = 0.15        // a check left unclear keeps the workers it removed only if the point estimate of the elasticity is above this
 	bisectRatio   = 1.25        // a check taken back is followed by one halfway, while the counts are this far apart
 	resumeSlow    = 0.5         // a step up with an elasticity clearly above this resumes slow start
+	stepPays      = 0.5         // a step whose elasticity lies clearly below this is taken back at once
+	queueRatio    = 1.25        // a time per item above floor times this says calls still wait
 )
 
 func newController(lo, hi, n int) *controller {
@@ -183,6 +196,11 @@ func (c *controller) step(s sample) (n int, reason, detail string) {
 	}
 	util := float64(s.busy) / life
 	tk := tick{x: float64(max(s.items, 1)) / float64(s.dt), t: float64(s.busy) / float64(max(s.items, 1))}
+	if util >= 0.8 && s.items >= int64(8*s.n) && (c.floor == 0 || tk.t < c.floor) {
+		// Busy workers, and enough items that those in hand at the
+		// tick's ends (taken a chunk at a time) weigh little.
+		c.floor = tk.t
+	}
 	if c.pr.from != 0 {
 		n, reason, detail := c.judge(tk)
 		if n != c.n || reason != "" || c.pr.from != 0 || !c.slow || c.hold > 0 {
@@ -229,13 +247,16 @@ func (c *controller) step(s sample) (n int, reason, detail string) {
 		c.high = 0
 		c.tref += 0.1 * (tk.t - c.tref)
 	}
-	if c.high >= 3 && c.n > c.lo {
-		want := min(c.n-1, max((c.n+1)/2, int(float64(c.n)*c.tref/tk.t+0.5)))
-		c.slow, c.checkDue, c.checks = false, false, c.checks[:0]
-		// Judged against the high ticks but the first, which may have
-		// straddled the change.
-		return c.start(want, probeLatency, c.last(c.high-1), AutoLatency,
-			fmt.Sprintf("time per item %v, %.1f× the %v it was at %d workers", dur(tk.t), tk.t/c.tref, dur(c.tref), c.n))
+	if c.high >= 2 {
+		if c.n > c.lo {
+			// Judged against the high ticks but the first, which may
+			// have straddled the change.
+			return c.latency(tk.x, tk.t, c.last(c.high-1))
+		}
+		c.tref, c.high = tk.t, 0 // nothing to shrink: the time per item now is the count's
+	}
+	if c.high > 0 {
+		return c.n, "", "" // no probe against ticks from before a rise
 	}
 	if c.checkDue && len(c.cur) >= 2 {
 		c.checkDue = false
@@ -274,6 +295,13 @@ func (c *controller) next(util float64, tk tick) (int, string, string) {
 	// calls shows; capacity that grew much still shows clearly.
 	r := stepRatio
 	want := max(c.n+1, int(math.Ceil(float64(c.n)*r)))
+	// A step that the noise would leave unclear even if it paid in full
+	// could only be taken back: it would cost its calls and tell nothing.
+	l := math.Log(float64(want) / float64(c.n))
+	if se := math.Sqrt(c.sigma2()*(1.0/keepTicks+1.0/maxJudgeStep)) / l; 1-minElasticity < judgeMore*se {
+		c.hold = c.backoff
+		return c.n, "", ""
+	}
 	return c.start(want, probeStep, c.last(keepTicks), AutoProbe,
 		fmt.Sprintf("%.0f items/s at %d: trying %d", tk.x*1e9, c.n, want))
 }
@@ -288,6 +316,21 @@ func (c *controller) judge(tk tick) (int, string, string) {
 	pr.after = append(pr.after, tk)
 	xb, tb := mean(pr.before)
 	xa, ta := mean(pr.after)
+	if h := c.risen(tb); h > 0 {
+		// Fewer workers, and each call slower: not what the count did
+		// (fewer calls in flight never wait longer) but the dependency,
+		// which changed under the probe. Its ticks before are void; the
+		// rise is a latency rise at the count now, judged against the
+		// high ticks but the first if there are more (it may straddle).
+		if h == 1 && len(pr.after) > 1 {
+			return c.n, "", "" // one more tick to tell a rise from a stall
+		}
+		high := pr.after[len(pr.after)-h:]
+		c.pr = probe{}
+		c.cur, c.high, c.tref = append(c.cur[:0], high...), h, tb
+		x, t := mean(high)
+		return c.latency(x, t, c.last(max(1, h-1)))
+	}
 	l := math.Log(float64(c.n) / float64(pr.from))
 	e := math.Log(xa/xb) / l
 	se := math.Sqrt(c.sigma2()*(1/float64(len(pr.before))+1/float64(len(pr.after)))) / math.Abs(l)
@@ -307,6 +350,13 @@ func (c *controller) judge(tk tick) (int, string, string) {
 	k := len(pr.after)
 	more := e-minElasticity >= judgeMore*se && (k >= 2 || e-minElasticity >= 3*se)
 	fewer := minElasticity-e >= zf*se && k >= 2
+	// A step is worth little unless it adds about a worker's worth: one
+	// clearly short of half of that goes back at once, so that a step
+	// above a dependency's capacity (its calls waiting a whole call each
+	// while it lasts) is short.
+	if pr.kind == probeStep && k >= 2 && e+judgeMore*se < stepPays {
+		fewer = true
+	}
 	if !more && !fewer && (k < maxJudge && pr.kind != probeStep || k < maxJudgeStep) {
 		return c.n, "", ""
 	}
@@ -388,27 +438,77 @@ func (c *controller) judge(tk tick) (int, string, string) {
 	default: // probeLatency, probeHalve
 		if kept {
 			// The workers removed were queueing: go on halving while
-			// halvings cost nothing.
-			if c.n > c.lo {
-				return c.start(max(c.lo, c.n/2), probeHalve, c.last(5), AutoLatency,
-					fmt.Sprintf("%s: trying %d", figures, max(c.lo, c.n/2)))
+			// the calls still wait (their time above the floor), down to
+			// the count Little's law says the throughput needs at the
+			// floor: fewer could not do it.
+			want := max(c.lo, c.n/2, c.need(xa))
+			if c.floor > 0 && ta <= queueRatio*c.floor {
+				want = c.n
+			}
+			if want < c.n {
+				return c.start(want, probeHalve, c.last(5), AutoLatency,
+					fmt.Sprintf("%s: trying %d", figures, want))
 			}
 			return c.n, "", ""
 		}
 		c.hold = holdFirst
 		if kind == probeLatency {
 			// The calls were slower for another reason than queueing
-			// (the machine's own load): the workers come back, and the
-			// time per item before is the count's from now on.
+			// (the machine's own load, a slower dependency): the workers
+			// come back, and the time per item before is the count's
+			// from now on, and the least a call takes.
 			c.back(from, from, before, tb)
+			c.floor = tb
 			return c.set(from, AutoGrow, figures)
 		}
 		// The halving cost throughput: the dependency serves more than
-		// that, as many as the throughput before needs.
+		// that, as many as the throughput before needs; the calls at the
+		// smaller count waited for nothing.
+		c.floor = ta
 		want := max(c.n+1, min(from, int(float64(c.n)*xb/xa+0.5)))
 		c.back(want, from, before, tb)
 		return c.set(want, AutoGrow, figures)
 	}
+}
+
+// risen returns how many of a shrink probe's last ticks took more time
+// per item than tb, its ticks' before, by the latency factor: 0 for a
+// probe up.
+func (c *controller) risen(tb float64) int {
+	h := 0
+	for i := len(c.pr.after) - 1; i >= 0 && c.n < c.pr.from && latencyFactor*c.pr.after[i].t > tb; i-- {
+		h++
+	}
+	return h
+}
+
+// latency starts a shrink after the time per item rose to t at the same
+// count (throughput x), judged against before: to the count that brings
+// the time per item back to what it was, and no fewer than Little's law
+// needs for x at the floor (while the floor is not known, no fewer than
+// half).
+func (c *controller) latency(x, t float64, before []tick) (int, string, string) {
+	c.slow, c.checkDue, c.checks = false, false, c.checks[:0]
+	if c.n <= c.lo {
+		return c.n, "", ""
+	}
+	want := int(float64(c.n)*c.tref/t + 0.5)
+	if c.floor > 0 {
+		want = max(want, c.need(x))
+	} else {
+		want = max(want, (c.n+1)/2)
+	}
+	want = min(c.n-1, want)
+	return c.start(want, probeLatency, before, AutoLatency,
+		fmt.Sprintf("time per item %v, %.1f× the %v it was at %d workers", dur(t), t/c.tref, dur(c.tref), c.n))
+}
+
+// need is the count that Little's law says throughput x (items/ns) needs
+// if no call waits (each takes the floor); 0 while the floor is not known.
+// (The floor is the least seen, so the count may fall one short; a count
+// exactly met is not rounded up.)
+func (c *controller) need(x float64) int {
+	return int(math.Ceil(x*c.floor - 1e-6))
 }
 
 // back records what is known of count want after a probe from count from

@@ -891,3 +891,85 @@ func TestControllerBisectsAfterACheckTakenBack(t *testing.T) {
 	}
 	t.Fatalf("no check after three steady ticks, count %d", c.n)
 }
+
+// A dependency that serves fewer while a check is under way: the check's
+// ticks before are void (fewer workers never make a call slower), and
+// the count falls to what the new capacity needs at once instead of
+// going back up and waiting for the latency rule.
+func TestControllerShrinksWhenTheDependencyDropsUnderACheck(t *testing.T) {
+	c := newController(1, 256, 32)
+	c.noise, c.varied = 0.01*0.01, 100
+	c.floor = 0.002e9 // 2 ms a call, seen before
+	x := 24 / 0.002e9 // the dependency serves 24 at once: 24 workers do what 32 do
+	checkFrom32(c, 24, x)
+	c.step(busyTick(24, x)) // one tick before the drop
+	slow := 8 / 0.002e9     // then the dependency serves 8
+	n, _, _ := c.step(busyTick(24, slow))
+	if n != 24 {
+		t.Fatalf("count %d after one slow tick, want 24: one tick may be a stall", n)
+	}
+	n, reason, _ := c.step(busyTick(24, slow))
+	// 24 × the time per call before (32 calls queueing at 24) over the
+	// time now (24 at 8): 11.
+	if n != 11 || reason != AutoLatency {
+		t.Fatalf("count %d (%q) after two slow ticks under a check, want 11 (%q)", n, reason, AutoLatency)
+	}
+	for range 4 {
+		c.step(busyTick(c.n, slow))
+	}
+	if c.n != 8 {
+		t.Fatalf("count %d four ticks later, want 8: what 8 calls at once need", c.n)
+	}
+}
+
+// After a latency rise the count halves while calls still wait, but not
+// below what Little's law says the throughput needs at the least time per
+// call seen: the halving that used to go one step below the capacity
+// (8 → 4 for a dependency that serves 8) is not tried.
+func TestControllerHalvesNoFurtherThanTheThroughputNeeds(t *testing.T) {
+	f := dropping(queueing(2*time.Millisecond, 32), queueing(2*time.Millisecond, 8), 50)
+	c := newController(1, 256, 1)
+	counts, _ := reasonsOf(c, f, 0, 150)
+	if low := slices.Min(counts[50:]); low < 8 {
+		t.Fatalf("counts after the drop went down to %d, want 8 at least (the dependency serves 8): %v", low, counts[50:80])
+	}
+	if i := slices.Index(counts[50:], 8); i < 0 || i > 6 {
+		t.Fatalf("counts after the drop %v: want 8 within 6 ticks", counts[50:70])
+	}
+}
+
+// A step above a dependency's capacity, on a quiet machine, goes back
+// after two ticks: its extra calls wait a whole call each while it lasts.
+func TestControllerTakesBackAStepThatAddsNothingAtOnce(t *testing.T) {
+	c := newController(1, 256, 16)
+	c.slow, c.noise, c.varied = false, 0.005*0.005, 100
+	x := 16 / 0.002e9
+	for i := 0; c.pr.from == 0; i++ {
+		if i > holdMost {
+			t.Fatal("no step probe")
+		}
+		c.step(busyTick(16, x))
+	}
+	if c.n != 17 || c.pr.kind != probeStep {
+		t.Fatalf("count %d, probe kind %d: want a step to 17", c.n, c.pr.kind)
+	}
+	for k := 1; c.n == 17; k++ {
+		if k > 2 {
+			t.Fatalf("the step is still judged after %d ticks at the same throughput, want it back after 2", k-1)
+		}
+		c.step(busyTick(17, x))
+	}
+}
+
+// Where the noise would leave even a step that pays in full unclear, no
+// step is tried.
+func TestControllerTriesNoStepTheNoiseCannotJudge(t *testing.T) {
+	c := newController(1, 256, 16)
+	c.slow, c.noise, c.varied = false, 0.15*0.15, 100
+	for i := range 3 * holdFirst {
+		x := 16 / 0.002e9 * math.Exp(0.15*float64(2*(i%2)-1)) // ±15 % tick to tick
+		if c.step(busyTick(16, x)); c.n != 16 {
+			t.Fatalf("count %d under σ 0.15: want no step probe", c.n)
+		}
+	}
+}
