@@ -574,26 +574,32 @@ func (c *controller) last(k int) []tick {
 }
 
 // mean returns the mean throughput and time per item of ticks; from
-// three ticks on, the throughput is their median: a tick in which the
-// machine stalled the stage must not decide.
+// three ticks on, each is their median: a tick in which the machine
+// stalled the stage must neither decide nor become the reference that
+// later ticks are compared with.
 func mean(ts []tick) (x, t float64) {
-	for _, tk := range ts {
-		x += tk.x
-		t += tk.t
-	}
-	x, t = x/float64(len(ts)), t/float64(len(ts))
-	if len(ts) >= 3 {
-		xs := make([]float64, len(ts))
-		for i, tk := range ts {
-			xs[i] = tk.x
+	if len(ts) < 3 {
+		for _, tk := range ts {
+			x += tk.x
+			t += tk.t
 		}
-		slices.Sort(xs)
-		x = xs[len(xs)/2]
-		if len(xs)%2 == 0 {
-			x = (x + xs[len(xs)/2-1]) / 2
-		}
+		return x / float64(len(ts)), t / float64(len(ts))
 	}
-	return x, t
+	xs, vs := make([]float64, len(ts)), make([]float64, len(ts))
+	for i, tk := range ts {
+		xs[i], vs[i] = tk.x, tk.t
+	}
+	return median(xs), median(vs)
+}
+
+// median sorts xs and returns their median.
+func median(xs []float64) float64 {
+	slices.Sort(xs)
+	m := xs[len(xs)/2]
+	if len(xs)%2 == 0 {
+		m = (m + xs[len(xs)/2-1]) / 2
+	}
+	return m
 }
 
 func (c *controller) set(n int, reason, detail string) (int, string, string) {

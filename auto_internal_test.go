@@ -973,3 +973,28 @@ func TestControllerTriesNoStepTheNoiseCannotJudge(t *testing.T) {
 		}
 	}
 }
+
+// A tick in which the machine stalled the stage, among those a probe is
+// judged against, does not become the time per item later ticks are
+// compared with: a latency rise after the probe is still seen.
+func TestControllerSeesARiseAfterAStallInItsReference(t *testing.T) {
+	c := newController(1, 256, 32)
+	c.noise, c.varied = 0.01*0.01, 100
+	x := 32 / 0.002e9
+	checkFrom32(c, 24, x)
+	c.pr.before[2] = tick{x: x / 100, t: 100 * 32 / x} // stalled
+	for i := 0; c.n == 24; i++ {
+		if i > maxJudge {
+			t.Fatal("the check was not judged")
+		}
+		c.step(busyTick(24, 24/0.002e9))
+	}
+	if c.n != 32 {
+		t.Fatalf("count %d after a check that cost a quarter of the throughput, want 32 back", c.n)
+	}
+	slow := 8 / 0.002e9 // the dependency now serves 8
+	c.step(busyTick(32, slow))
+	if n, reason, _ := c.step(busyTick(32, slow)); n >= 32 || reason != AutoLatency {
+		t.Fatalf("count %d (%q) after two ticks four times slower, want fewer (%q)", n, reason, AutoLatency)
+	}
+}
