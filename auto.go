@@ -34,9 +34,10 @@ import (
 //     clearly (calls that wait on a dependency but cost the machine CPU);
 //     when the noise leaves a doubling unclear, it keeps the workers;
 //   - at a steady count, tries a step up now and then, kept only if it
-//     clearly pays, taken back as soon as it clearly does not, less often
-//     each time it does not, and not at all where the machine's noise
-//     could not tell;
+//     clearly adds at least half a worker's worth (a worker more costs
+//     every call time where a dependency queues them), taken back as soon
+//     as it clearly does not, less often each time, and not at all where
+//     the machine's noise could not tell;
 //   - shrinks when the time per item climbs far above what it was at the
 //     same count (a dependency now serving fewer at once) to the count
 //     that brings it back, then halves while calls still take longer than

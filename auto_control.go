@@ -96,12 +96,12 @@ func (s sample) enough() bool {
 //     between the two counts, a bisection of the doubling that crossed
 //     the knee.
 //   - At a steady count it probes a small step up, kept only if it
-//     clearly pays within maxJudgeStep ticks (slow start resumes if it
-//     pays much), taken back as soon as it clearly pays less than half a
-//     worker's worth (above a dependency's capacity its calls wait while
-//     it lasts), and not tried where the noise would leave even a step
-//     that pays in full unclear; a step taken back makes the next wait
-//     twice as long.
+//     clearly pays half a worker's worth within maxJudgeStep ticks (slow
+//     start resumes if it pays much), taken back as soon as it clearly
+//     pays less (above a dependency's capacity its calls wait while it
+//     lasts), and not tried where the noise would leave even a step that
+//     pays in full unclear; a step taken back makes the next wait twice
+//     as long.
 //   - A time per item far above what the count had for two ticks (a
 //     dependency that now serves fewer at once) starts a shrink to the
 //     count that brings it back; while calls still wait (the time per
@@ -179,7 +179,7 @@ const (
 	checkKeep     = 0.15        // a check left unclear keeps the workers it removed only if the point estimate of the elasticity is above this
 	bisectRatio   = 1.25        // a check taken back is followed by one halfway, while the counts are this far apart
 	resumeSlow    = 0.5         // a step up with an elasticity clearly above this resumes slow start
-	stepPays      = 0.5         // a step whose elasticity lies clearly below this is taken back at once
+	stepPays      = 0.5         // a step is kept if its elasticity lies clearly above this, taken back once clearly below
 	queueRatio    = 1.25        // a time per item above floor times this says calls still wait
 )
 
@@ -298,7 +298,7 @@ func (c *controller) next(util float64, tk tick) (int, string, string) {
 	// A step that the noise would leave unclear even if it paid in full
 	// could only be taken back: it would cost its calls and tell nothing.
 	l := math.Log(float64(want) / float64(c.n))
-	if se := math.Sqrt(c.sigma2()*(1.0/keepTicks+1.0/maxJudgeStep)) / l; 1-minElasticity < judgeMore*se {
+	if se := math.Sqrt(c.sigma2()*(1.0/keepTicks+1.0/maxJudgeStep)) / l; 1-stepPays < judgeMore*se {
 		c.hold = c.backoff
 		return c.n, "", ""
 	}
@@ -346,17 +346,20 @@ func (c *controller) judge(tk tick) (int, string, string) {
 	if queued {
 		zf = judgeMore
 	}
+	// A step is judged against half a worker's worth: one that adds
+	// less is not worth the time per call its workers cost where a
+	// dependency queues them (a client's gaps between calls let a worker
+	// past the capacity add a little), and one that clearly adds less
+	// goes back at once, so that a step above a dependency's capacity
+	// (its calls waiting a whole call each while it lasts) is short.
+	thr := minElasticity
+	if pr.kind == probeStep {
+		thr, zf = stepPays, judgeMore
+	}
 	// One tick decides only an overwhelming case.
 	k := len(pr.after)
-	more := e-minElasticity >= judgeMore*se && (k >= 2 || e-minElasticity >= 3*se)
-	fewer := minElasticity-e >= zf*se && k >= 2
-	// A step is worth little unless it adds about a worker's worth: one
-	// clearly short of half of that goes back at once, so that a step
-	// above a dependency's capacity (its calls waiting a whole call each
-	// while it lasts) is short.
-	if pr.kind == probeStep && k >= 2 && e+judgeMore*se < stepPays {
-		fewer = true
-	}
+	more := e-thr >= judgeMore*se && (k >= 2 || e-thr >= 3*se)
+	fewer := thr-e >= zf*se && k >= 2
 	if !more && !fewer && (k < maxJudge && pr.kind != probeStep || k < maxJudgeStep) {
 		return c.n, "", ""
 	}

@@ -998,3 +998,33 @@ func TestControllerSeesARiseAfterAStallInItsReference(t *testing.T) {
 		t.Fatalf("count %d (%q) after two ticks four times slower, want fewer (%q)", n, reason, AutoLatency)
 	}
 }
+
+// A step that adds less than half a worker's worth (the gaps of a
+// client's calls filled past a dependency's capacity) is taken back: its
+// throughput is not worth the time per call its workers cost. A step
+// that adds a whole worker's worth is kept.
+func TestControllerKeepsAStepOnlyForHalfAWorkersWorth(t *testing.T) {
+	for _, tc := range []struct {
+		e    float64
+		want int
+	}{{0.3, 16}, {1, 17}} {
+		c := newController(1, 256, 16)
+		c.slow, c.noise, c.varied = false, 0.005*0.005, 100
+		x := 16 / 0.002e9
+		for i := 0; c.pr.from == 0; i++ {
+			if i > holdMost {
+				t.Fatal("no step probe")
+			}
+			c.step(busyTick(16, x))
+		}
+		for range maxJudgeStep {
+			if c.pr.from == 0 {
+				break
+			}
+			c.step(busyTick(17, x*math.Pow(17.0/16, tc.e)))
+		}
+		if c.pr.from != 0 || c.n != tc.want {
+			t.Errorf("a step with elasticity %.1f: count %d (probe pending from %d), want %d", tc.e, c.n, c.pr.from, tc.want)
+		}
+	}
+}
