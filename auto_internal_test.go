@@ -941,18 +941,7 @@ func TestControllerHalvesNoFurtherThanTheThroughputNeeds(t *testing.T) {
 // A step above a dependency's capacity, on a quiet machine, goes back
 // after two ticks: its extra calls wait a whole call each while it lasts.
 func TestControllerTakesBackAStepThatAddsNothingAtOnce(t *testing.T) {
-	c := newController(1, 256, 16)
-	c.slow, c.noise, c.varied = false, 0.005*0.005, 100
-	x := 16 / 0.002e9
-	for i := 0; c.pr.from == 0; i++ {
-		if i > holdMost {
-			t.Fatal("no step probe")
-		}
-		c.step(busyTick(16, x))
-	}
-	if c.n != 17 || c.pr.kind != probeStep {
-		t.Fatalf("count %d, probe kind %d: want a step to 17", c.n, c.pr.kind)
-	}
+	c, x := stepFrom16(t)
 	for k := 1; c.n == 17; k++ {
 		if k > 2 {
 			t.Fatalf("the step is still judged after %d ticks at the same throughput, want it back after 2", k-1)
@@ -1008,15 +997,7 @@ func TestControllerKeepsAStepOnlyForHalfAWorkersWorth(t *testing.T) {
 		e    float64
 		want int
 	}{{0.3, 16}, {1, 17}} {
-		c := newController(1, 256, 16)
-		c.slow, c.noise, c.varied = false, 0.005*0.005, 100
-		x := 16 / 0.002e9
-		for i := 0; c.pr.from == 0; i++ {
-			if i > holdMost {
-				t.Fatal("no step probe")
-			}
-			c.step(busyTick(16, x))
-		}
+		c, x := stepFrom16(t)
 		for range maxJudgeStep {
 			if c.pr.from == 0 {
 				break
@@ -1027,4 +1008,23 @@ func TestControllerKeepsAStepOnlyForHalfAWorkersWorth(t *testing.T) {
 			t.Errorf("a step with elasticity %.1f: count %d (probe pending from %d), want %d", tc.e, c.n, c.pr.from, tc.want)
 		}
 	}
+}
+
+// stepFrom16 runs a quiet controller at 16 workers doing x items/ns
+// (2 ms a call) until it tries its step up to 17, and returns it and x.
+func stepFrom16(t *testing.T) (*controller, float64) {
+	t.Helper()
+	c := newController(1, 256, 16)
+	c.slow, c.noise, c.varied = false, 0.005*0.005, 100
+	x := 16 / 0.002e9
+	for i := 0; c.pr.from == 0; i++ {
+		if i > holdMost {
+			t.Fatal("no step probe")
+		}
+		c.step(busyTick(16, x))
+	}
+	if c.n != 17 || c.pr.kind != probeStep {
+		t.Fatalf("count %d, probe kind %d: want a step to 17", c.n, c.pr.kind)
+	}
+	return c, x
 }
