@@ -321,15 +321,17 @@ func (c *controller) judge(tk tick) (int, string, string) {
 		// (fewer calls in flight never wait longer) but the dependency,
 		// which changed under the probe. Its ticks before are void; the
 		// rise is a latency rise at the count now, judged against the
-		// high ticks but the first if there are more (it may straddle).
-		if h == 1 && len(pr.after) > 1 {
-			return c.n, "", "" // one more tick to tell a rise from a stall
+		// high ticks but the first (it may straddle the change).
+		if h == 1 {
+			// One more tick: to tell a rise from a stall, and to judge
+			// the shrink against a tick that is all after the change.
+			return c.n, "", ""
 		}
 		high := pr.after[len(pr.after)-h:]
 		c.pr = probe{}
 		c.cur, c.high, c.tref = append(c.cur[:0], high...), h, tb
 		x, t := mean(high)
-		return c.latency(x, t, c.last(max(1, h-1)))
+		return c.latency(x, t, c.last(h-1))
 	}
 	l := math.Log(float64(c.n) / float64(pr.from))
 	e := math.Log(xa/xb) / l
@@ -459,15 +461,12 @@ func (c *controller) judge(tk tick) (int, string, string) {
 			// The calls were slower for another reason than queueing
 			// (the machine's own load, a slower dependency): the workers
 			// come back, and the time per item before is the count's
-			// from now on, and the least a call takes.
+			// from now on.
 			c.back(from, from, before, tb)
-			c.floor = tb
 			return c.set(from, AutoGrow, figures)
 		}
 		// The halving cost throughput: the dependency serves more than
-		// that, as many as the throughput before needs; the calls at the
-		// smaller count waited for nothing.
-		c.floor = ta
+		// that, as many as the throughput before needs.
 		want := max(c.n+1, min(from, int(float64(c.n)*xb/xa+0.5)))
 		c.back(want, from, before, tb)
 		return c.set(want, AutoGrow, figures)
