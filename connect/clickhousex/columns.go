@@ -22,27 +22,38 @@ type Column[T any] struct {
 }
 
 // UInt64Column is a column of ClickHouse type UInt64 whose value for an
-// item v returns.
+// item v returns. Each column constructor panics if v is nil.
 func UInt64Column[T any](name string, v func(*T) uint64) Column[T] {
+	noValue(name, v == nil)
 	return Column[T]{name, "UInt64", func(b *data.Block, c int, it *T) error { return b.WriteUInt64(c, v(it)) }}
 }
 
 // Int64Column is a column of ClickHouse type Int64 whose value for an
 // item v returns.
 func Int64Column[T any](name string, v func(*T) int64) Column[T] {
+	noValue(name, v == nil)
 	return Column[T]{name, "Int64", func(b *data.Block, c int, it *T) error { return b.WriteInt64(c, v(it)) }}
 }
 
 // Float64Column is a column of ClickHouse type Float64 whose value for an
 // item v returns.
 func Float64Column[T any](name string, v func(*T) float64) Column[T] {
+	noValue(name, v == nil)
 	return Column[T]{name, "Float64", func(b *data.Block, c int, it *T) error { return b.WriteFloat64(c, v(it)) }}
 }
 
 // StringColumn is a column of ClickHouse type String whose value for an
 // item v returns.
 func StringColumn[T any](name string, v func(*T) string) Column[T] {
+	noValue(name, v == nil)
 	return Column[T]{name, "String", func(b *data.Block, c int, it *T) error { return b.WriteString(c, v(it)) }}
+}
+
+// noValue panics for a column made with a nil value function.
+func noValue(name string, isNil bool) {
+	if isNil {
+		panic(fmt.Sprintf("clickhousex: column %q: nil value function", name))
+	}
 }
 
 // NewColumnWriter returns a Writer that inserts into table the given

@@ -136,6 +136,15 @@ func TestNewColumnWriterPanicsOnAColumnMadeByHand(t *testing.T) {
 	clickhousex.NewColumnWriter(open(t), "t", []clickhousex.Column[typed]{{}})
 }
 
+func TestAColumnWithANilValueFunctionPanics(t *testing.T) {
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(r.(string), `column "id": nil value function`) {
+			t.Errorf("got panic %v; want one naming the column", r)
+		}
+	}()
+	clickhousex.Int64Column[typed]("id", nil)
+}
+
 // An insert whose rows fill its last block exactly (nothing left for the
 // commit to send but the end of the data) stores every row.
 func TestColumnWriterInsertOfWholeBlocks(t *testing.T) {
