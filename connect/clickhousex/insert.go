@@ -51,7 +51,7 @@ func SinkWorkers(n int) WriterOption {
 }
 
 // Writer inserts items of type T into one table, a batch per transaction.
-// Create one with [NewWriter]; add it to a pipeline with [Insert] or
+// Create one with [NewWriter] or [NewColumnWriter]; add it to a pipeline with [Insert] or
 // [InsertBatches], or call [Writer.Write]. One Writer may serve several
 // stages and pipelines at once.
 type Writer[T any] struct {
@@ -60,6 +60,7 @@ type Writer[T any] struct {
 	query   string
 	columns int
 	row     func(T) []any
+	cols    []Column[T] // NewColumnWriter's, else nil
 	workers int
 
 	rows    atomic.Int64

@@ -83,6 +83,29 @@ func (w *Writer[T]) writeOn(ctx context.Context, dc any, parts [][]T, fail func(
 		return -1, -1, true, fail("prepare", err)
 	}
 	defer stmt.Close()
+	if w.cols != nil {
+		part, row, err = -1, -1, w.appendColumns(ctx, dc, parts, fail)
+	} else {
+		part, row, err = w.appendRows(ctx, dc, stmt, parts, fail)
+	}
+	if err != nil {
+		return part, row, true, err
+	}
+	if err := ctx.Err(); err != nil {
+		return -1, -1, true, fail("commit", context.Cause(ctx))
+	}
+	if err := tx.Commit(); err != nil {
+		return -1, -1, true, fail("commit", err)
+	}
+	committed = true
+	return -1, -1, true, nil
+}
+
+// appendRows appends the rows of parts to the insert prepared as stmt, a
+// []any per row from w.row, converted as database/sql would. When the
+// driver rejects a value, it returns its row's part and index in the part
+// (else -1, -1) and an error marked sluice.Permanent.
+func (w *Writer[T]) appendRows(ctx context.Context, dc any, stmt driver.Stmt, parts [][]T, fail func(string, error) error) (part, row int, _ error) {
 	check, _ := dc.(driver.NamedValueChecker)
 	vals := make([]driver.Value, w.columns)
 	nv := new(driver.NamedValue) // one for every value: the check's argument escapes
@@ -90,14 +113,14 @@ func (w *Writer[T]) writeOn(ctx context.Context, dc any, parts [][]T, fail func(
 	for p, rows := range parts {
 		for r, v := range rows {
 			if i++; i%ctxCheckRows == 0 && ctx.Err() != nil {
-				return -1, -1, true, fail("row", context.Cause(ctx))
+				return -1, -1, fail("row", context.Cause(ctx))
 			}
 			args := w.row(v)
 			if len(args) != w.columns {
-				return p, r, true, sluice.Permanent(fail("row", fmt.Errorf("%d values for %d columns", len(args), w.columns)))
+				return p, r, sluice.Permanent(fail("row", fmt.Errorf("%d values for %d columns", len(args), w.columns)))
 			}
 			if err := convert(check, nv, args, vals); err != nil {
-				return p, r, true, sluice.Permanent(fail("row", err))
+				return p, r, sluice.Permanent(fail("row", err))
 			}
 			// The driver appends the row to the batch's block in memory, and
 			// sends the block only when it holds driverBlockRows rows: an
@@ -108,20 +131,13 @@ func (w *Writer[T]) writeOn(ctx context.Context, dc any, parts [][]T, fail func(
 			if _, err := stmt.Exec(vals); err != nil {
 				err = fail("row", err)
 				if i%driverBlockRows == 0 || ctx.Err() != nil {
-					return -1, -1, true, err
+					return -1, -1, err
 				}
-				return p, r, true, sluice.Permanent(err)
+				return p, r, sluice.Permanent(err)
 			}
 		}
 	}
-	if err := ctx.Err(); err != nil {
-		return -1, -1, true, fail("commit", context.Cause(ctx))
-	}
-	if err := tx.Commit(); err != nil {
-		return -1, -1, true, fail("commit", err)
-	}
-	committed = true
-	return -1, -1, true, nil
+	return -1, -1, nil
 }
 
 // convert turns a row's values into the driver's, as database/sql would:
