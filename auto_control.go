@@ -177,7 +177,7 @@ const (
 	checkMargin   = 1.0         // a check probes the count a doubling's throughput needed, times this
 	partialGain   = 0.9         // a doubling with an elasticity below this gained part of what it could
 	checkKeep     = 0.15        // a check left unclear keeps the workers it removed only if the point estimate of the elasticity is above this
-	bisectRatio   = 1.25        // a check taken back is followed by one halfway, while the counts are this far apart
+	halveLoss     = 0.05        // a halving that clearly lost more than this share of throughput is taken back
 	resumeSlow    = 0.5         // a step up with an elasticity clearly above this resumes slow start
 	stepPays      = 0.5         // a step is kept if its elasticity lies clearly above this, taken back once clearly below
 	queueRatio    = 1.25        // a time per item above floor times this says calls still wait
@@ -362,6 +362,12 @@ func (c *controller) judge(tk tick) (int, string, string) {
 	k := len(pr.after)
 	more := e-thr >= judgeMore*se && (k >= 2 || e-thr >= 3*se)
 	fewer := thr-e >= zf*se && k >= 2
+	if pr.kind == probeHalve && k >= 2 && math.Log(xb/xa)-judgeMore*se*math.Abs(l) > -math.Log(1-halveLoss) {
+		// A halving that clearly lost more than a little went below
+		// what the dependency serves, however diluted its elasticity
+		// over a wide step.
+		more = true
+	}
 	if !more && !fewer && (k < maxJudge && pr.kind != probeStep || k < maxJudgeStep) {
 		return c.n, "", ""
 	}
@@ -431,11 +437,13 @@ func (c *controller) judge(tk tick) (int, string, string) {
 			return c.n, "", ""
 		}
 		// The knee lies between the two counts: check halfway (on a log
-		// scale) next, while they are far enough apart to matter. Each
-		// check taken back halves the distance, so the count ends near
-		// the knee instead of at the top of the doubling that crossed it.
+		// scale) next, while a count lies between them. Each check taken
+		// back halves the distance, so the count ends at the knee instead
+		// of at the top of the doubling that crossed it, or a worker
+		// above it (a worker past a dependency's capacity makes every
+		// call wait).
 		c.checks = c.checks[:0]
-		if mid := int(math.Sqrt(float64(c.n)*float64(from)) + 0.5); float64(from) >= bisectRatio*float64(c.n) && mid > c.n && mid < from {
+		if mid := int(math.Sqrt(float64(c.n)*float64(from)) + 0.5); mid > c.n && mid < from {
 			c.checks, c.checkDue = append(c.checks, mid), true
 		}
 		c.back(from, from, before, tb)

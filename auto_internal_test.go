@@ -1028,3 +1028,56 @@ func stepFrom16(t *testing.T) (*controller, float64) {
 	}
 	return c, x
 }
+
+// The bisection goes on while a count lies between the two: a check
+// from 17 to 15 taken back is followed by one to 16.
+func TestControllerBisectsToAdjacentCounts(t *testing.T) {
+	c := newController(1, 256, 17)
+	c.slow, c.noise, c.varied = false, 0.01*0.01, 100
+	c.n = 15
+	x := 16 / 0.002e9 // the dependency serves 16
+	before := make([]tick, 5)
+	for i := range before {
+		before[i] = tick{x: x, t: 17 / x}
+	}
+	c.pr = probe{from: 17, kind: probeCheck, before: before}
+	for i := 0; c.n == 15; i++ {
+		if i > maxJudge {
+			t.Fatal("the check was not judged")
+		}
+		c.step(busyTick(15, 15/0.002e9))
+	}
+	if c.n != 17 {
+		t.Fatalf("count %d after a check that cost a sixteenth of the throughput, want 17 back", c.n)
+	}
+	for range 3 {
+		if n, _, _ := c.step(busyTick(17, x)); n != 17 {
+			if n != 16 {
+				t.Fatalf("next check to %d, want 16", n)
+			}
+			return
+		}
+	}
+	t.Fatalf("no check after three steady ticks, count %d", c.n)
+}
+
+// A halving that clearly loses more than a little throughput goes back
+// after two ticks, though its elasticity over the wide step is low (the
+// least time per call seen, at one worker, put the count that the
+// throughput needs one below what the dependency serves).
+func TestControllerTakesBackAHalvingThatLostALittle(t *testing.T) {
+	c := newController(1, 256, 15)
+	c.slow, c.noise, c.varied = false, 0.03*0.03, 100
+	x := 8 / 0.0025e9 // the dependency serves 8, a call takes 2.5 ms
+	before := make([]tick, 5)
+	for i := range before {
+		before[i] = tick{x: x, t: 15 / x}
+	}
+	c.n = 7
+	c.pr = probe{from: 15, kind: probeHalve, before: before}
+	// 9 % less: an elasticity of 0.12 over 15 → 7, unclear in this noise.
+	c.step(busyTick(7, 0.91*x))
+	if c.step(busyTick(7, 0.91*x)); c.n != 8 {
+		t.Fatalf("count %d two ticks after a halving that lost 9 %% of the throughput, want 8", c.n)
+	}
+}
