@@ -972,12 +972,7 @@ func TestControllerSeesARiseAfterAStallInItsReference(t *testing.T) {
 	x := 32 / 0.002e9
 	checkFrom32(c, 24, x)
 	c.pr.before[2] = tick{x: x / 100, t: 100 * 32 / x} // stalled
-	for i := 0; c.n == 24; i++ {
-		if i > maxJudge {
-			t.Fatal("the check was not judged")
-		}
-		c.step(busyTick(24, 24/0.002e9))
-	}
+	stepUntilJudged(t, c, 24, 24/0.002e9)
 	if c.n != 32 {
 		t.Fatalf("count %d after a check that cost a quarter of the throughput, want 32 back", c.n)
 	}
@@ -1041,12 +1036,7 @@ func TestControllerBisectsToAdjacentCounts(t *testing.T) {
 		before[i] = tick{x: x, t: 17 / x}
 	}
 	c.pr = probe{from: 17, kind: probeCheck, before: before}
-	for i := 0; c.n == 15; i++ {
-		if i > maxJudge {
-			t.Fatal("the check was not judged")
-		}
-		c.step(busyTick(15, 15/0.002e9))
-	}
+	stepUntilJudged(t, c, 15, 15/0.002e9)
 	if c.n != 17 {
 		t.Fatalf("count %d after a check that cost a sixteenth of the throughput, want 17 back", c.n)
 	}
@@ -1079,5 +1069,17 @@ func TestControllerTakesBackAHalvingThatLostALittle(t *testing.T) {
 	c.step(busyTick(7, 0.91*x))
 	if c.step(busyTick(7, 0.91*x)); c.n != 8 {
 		t.Fatalf("count %d two ticks after a halving that lost 9 %% of the throughput, want 8", c.n)
+	}
+}
+
+// stepUntilJudged feeds c ticks of n busy workers doing x items/ns until
+// the probe pending at n is judged.
+func stepUntilJudged(t *testing.T, c *controller, n int, x float64) {
+	t.Helper()
+	for i := 0; c.n == n; i++ {
+		if i > maxJudge {
+			t.Fatal("the probe was not judged")
+		}
+		c.step(busyTick(n, x))
 	}
 }
