@@ -25,8 +25,8 @@
 // [Int64Column], [Float64Column], [StringColumn], each with a function that
 // reads its value from an item — and appends each value straight to the
 // insert's block, checking the columns' types against the table's at every
-// insert. On rows of the market demo's ten columns it spends 0.2 to 0.5 µs
-// less CPU per row (BenchmarkWriterCPU; docs/performance.md):
+// insert. It spends less client CPU per row (BenchmarkWriterCPU measures
+// both; the figures are in docs/performance.md):
 //
 //	w := clickhousex.NewColumnWriter(db, "trades", []clickhousex.Column[Trade]{
 //		clickhousex.StringColumn("symbol", func(t *Trade) string { return t.Symbol }),
