@@ -37,7 +37,8 @@ func (c *controller) judge(tk tick) (int, string, string) {
 	}
 	l := math.Log(float64(c.n) / float64(pr.from))
 	e := math.Log(xa/xb) / l
-	se := math.Sqrt(c.sigma2()*(1/float64(len(pr.before))+1/float64(len(pr.after)))) / math.Abs(l)
+	sx := math.Sqrt(c.sigma2() * (1/float64(len(pr.before)) + 1/float64(len(pr.after)))) // of ln(xa/xb)
+	se := sx / math.Abs(l)
 	// Fewer workers need the stronger case: more ticks, more standard
 	// errors. Unclear after maxJudge ticks, the count with more workers
 	// wins: a worker too many costs little but time per item, and where
@@ -64,7 +65,7 @@ func (c *controller) judge(tk tick) (int, string, string) {
 	k := len(pr.after)
 	more := e-thr >= judgeMore*se && (k >= 2 || e-thr >= 3*se)
 	fewer := thr-e >= zf*se && k >= 2
-	if pr.kind == probeHalve && k >= 2 && math.Log(xb/xa)-judgeMore*se*math.Abs(l) > -math.Log(1-halveLoss) {
+	if pr.kind == probeHalve && k >= 2 && math.Log(xb/xa)-judgeMore*sx > -math.Log(1-halveLoss) {
 		// A halving that clearly lost more than a little went below
 		// what the dependency serves, however diluted its elasticity
 		// over a wide step.
@@ -207,8 +208,11 @@ func (c *controller) shrunk(v verdict) (int, string, string) {
 // per item than tb, its ticks' before, by the latency factor: 0 for a
 // probe up.
 func (c *controller) risen(tb float64) int {
+	if c.n >= c.pr.from {
+		return 0
+	}
 	h := 0
-	for i := len(c.pr.after) - 1; i >= 0 && c.n < c.pr.from && latencyFactor*c.pr.after[i].t > tb; i-- {
+	for i := len(c.pr.after) - 1; i >= 0 && latencyFactor*c.pr.after[i].t > tb; i-- {
 		h++
 	}
 	return h
