@@ -35,6 +35,26 @@ const (
 	bareFill  = 50 * time.Millisecond
 )
 
+// bareColumns are the demo table's columns as the bare loop fills them
+// from the records it consumed (no decoding: the id, the key and the
+// record's time), each appended to the insert's block typed, as the
+// pipeline's store does.
+var bareColumns = []clickhousex.Column[*kgo.Record]{
+	clickhousex.UInt64Column("id", func(r **kgo.Record) uint64 { return uint64((*r).Partition)<<40 | uint64((*r).Offset) }),
+	clickhousex.StringColumn("symbol", func(r **kgo.Record) string { return string((*r).Key) }),
+	clickhousex.Int64Column("price4", zero),
+	clickhousex.Int64Column("size", zero),
+	clickhousex.Int64Column("ts", func(r **kgo.Record) int64 { return (*r).Timestamp.UnixNano() }),
+	clickhousex.Int64Column("notional", zero),
+	clickhousex.StringColumn("name", empty),
+	clickhousex.StringColumn("sector", empty),
+	clickhousex.StringColumn("currency", empty),
+	clickhousex.Int64Column("lots", zero),
+}
+
+func zero(**kgo.Record) int64   { return 0 }
+func empty(**kgo.Record) string { return "" }
+
 // openBareLoop connects a bare loop to the topics and table of names.
 func openBareLoop(brokers string, names kafkaNames, db *sql.DB) (*bareLoop, error) {
 	seeds := strings.Split(brokers, ",")
@@ -49,10 +69,7 @@ func openBareLoop(brokers string, names kafkaNames, db *sql.DB) (*bareLoop, erro
 		cons.Close()
 		return nil, err
 	}
-	w := clickhousex.NewWriter(db, names.table, kafkaColumns, func(r *kgo.Record) []any {
-		return []any{uint64(r.Partition)<<40 | uint64(r.Offset), string(r.Key), int64(0), int64(0), r.Timestamp.UnixNano(),
-			int64(0), "", "", "", int64(0)}
-	})
+	w := clickhousex.NewColumnWriter(db, names.table, bareColumns)
 	return &bareLoop{cons: cons, prod: prod, w: w,
 		batch: make([]*kgo.Record, 0, bareBatch), polled: make([]time.Time, 0, bareBatch), outs: make([]*kgo.Record, 0, bareBatch)}, nil
 }

@@ -44,9 +44,6 @@ func namesFor(name string) kafkaNames {
 		group: name, table: strings.ReplaceAll(name, "-", "_") + "_events"}
 }
 
-// kafkaColumns are the columns of the demo's ClickHouse table.
-var kafkaColumns = []string{"id", "symbol", "price4", "size", "ts", "notional", "name", "sector", "currency", "lots"}
-
 const kafkaTableDDL = `(id UInt64, symbol String, price4 Int64, size Int64, ts Int64, notional Int64,
 	name String, sector String, currency String, lots Int64) ENGINE = MergeTree ORDER BY id`
 
@@ -86,7 +83,7 @@ func enrichRefs(refs *refService, b []krow) {
 // Origin returns the receipt of the record it came from.
 func (r *krow) Origin() sluice.Receipt { return r.msg.Receipt }
 
-// krowColumns are the demo table's columns, kafkaColumns, as the store
+// krowColumns are the demo table's columns (kafkaTableDDL) as the store
 // writes them: each value appended to the insert's block typed, with no
 // []any and no boxed value per row.
 var krowColumns = []clickhousex.Column[krow]{

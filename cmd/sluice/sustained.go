@@ -87,7 +87,9 @@ type sustainedRun struct {
 
 	// set by the watching goroutine, read after stop
 	wstart       time.Time // when the window opened (the warm-up ended); zero until then
-	in0, stored0 int64     // in the topic and stored when it opened
+	cpu0         measure   // this process's CPU when it opened
+	cpuWin       time.Duration
+	in0, stored0 int64 // in the topic and stored when it opened
 	samples      []lagSample
 	window       time.Duration
 	produced     int64 // in the topic at the end of the window
@@ -132,6 +134,7 @@ func (s *sustainedRun) openWindow(now time.Time, stored int64) error {
 		return err
 	}
 	s.wstart, s.in0, s.stored0 = now, in, stored
+	s.cpu0 = startMeasure()
 	return nil
 }
 
@@ -143,6 +146,7 @@ func (s *sustainedRun) closeWindow(now time.Time, in, stored, settled int64) {
 		return
 	}
 	s.window = now.Sub(s.wstart)
+	s.cpuWin = s.cpu0.stop().CPU()
 	s.produced, s.storedWin = in-s.in0, stored-s.stored0
 	s.samples = append(s.samples, lagSample{s.window, in - settled})
 }
@@ -422,6 +426,8 @@ func (s *sustainedRun) print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "sustained window %.2fs at --rate %d: in %s events/s (produced and acknowledged by the broker), stored %s events/s\n",
 		s.window.Seconds(), s.f.rate, si(float64(s.produced)/s.window.Seconds()), si(float64(s.storedWin)/s.window.Seconds()))
+	fmt.Fprintf(w, "CPU in the window: this process %.1f µs per event in (%.0f ms a second; the generator is a process of its own)\n",
+		s.cpuPerEvent(), s.cpuWin.Seconds()*1e3/s.window.Seconds())
 	fmt.Fprintf(w, "latency in the window, consume → row committed in ClickHouse: p50 %s  p90 %s  p99 %s  max %s\n",
 		ms(s.cons.q(0.5)), ms(s.cons.q(0.9)), ms(s.cons.q(0.99)), ms(s.cons.max))
 	fmt.Fprintf(w, "latency in the window, produced → row committed in ClickHouse: p50 %s  p90 %s  p99 %s  max %s\n",
@@ -432,6 +438,15 @@ func (s *sustainedRun) print(w io.Writer) {
 		fmt.Fprintf(w, "NOT HELD: the rate of %d events/s was not sustained: %s; the figures above are not a sustained rate\n", s.f.rate, why)
 	}
 	fmt.Fprintf(w, "drain after the generator stopped (not a sustained figure): %d events settled in %.2fs\n", s.drainEvts, s.drainWall.Seconds())
+}
+
+// cpuPerEvent is this process's CPU over the window per event produced
+// in it, in µs: 0 for a window with no event.
+func (s *sustainedRun) cpuPerEvent() float64 {
+	if s.produced <= 0 {
+		return 0
+	}
+	return s.cpuWin.Seconds() * 1e6 / float64(s.produced)
 }
 
 // report hands the run to f.onSustained (the sweep), if set.

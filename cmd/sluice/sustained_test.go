@@ -147,6 +147,7 @@ var (
 	genLine       = regexp.MustCompile(`^gen: produced (\d+) events in `)
 	windowLat     = regexp.MustCompile(`^latency in the window, (consume|produced) → row committed in ClickHouse: p50 \S+  p90 \S+  p99 \S+  max \S+$`)
 	verdictLine   = regexp.MustCompile(`^(HELD|NOT HELD): `)
+	windowCPU     = regexp.MustCompile(`^CPU in the window: this process ([0-9.]+) µs per event in \(\d+ ms a second;`)
 )
 
 // A short sustained run on the real broker and server: a line a second
@@ -162,7 +163,7 @@ func TestKafkaSustainedRunReportsEachSecondAndStoresEveryEvent(t *testing.T) {
 	}
 	out := d.out()
 	t.Log(out)
-	var perSecond, lat, verdicts, warm, warmOver int
+	var perSecond, lat, verdicts, warm, warmOver, cpu int
 	var produced int64 = -1
 	for line := range strings.Lines(out) {
 		line = strings.TrimRight(line, "\n")
@@ -173,6 +174,10 @@ func TestKafkaSustainedRunReportsEachSecondAndStoresEveryEvent(t *testing.T) {
 			lat++
 		case verdictLine.MatchString(line):
 			verdicts++
+		case windowCPU.MatchString(line):
+			if v, _ := strconv.ParseFloat(windowCPU.FindStringSubmatch(line)[1], 64); v > 0 {
+				cpu++
+			}
 		case warmupLine.MatchString(line):
 			warm++
 		case strings.Contains(line, "warm-up over (2s at the rate, counted in no figure)"):
@@ -188,8 +193,8 @@ func TestKafkaSustainedRunReportsEachSecondAndStoresEveryEvent(t *testing.T) {
 	if warm < 1 || warmOver != 1 || !strings.Contains(out, "warm-up: the first 2s at the rate") {
 		t.Errorf("%d warm-up lines, %d lines saying it is over; want at least 1 and 1, and the summary naming the warm-up", warm, warmOver)
 	}
-	if lat != 2 || verdicts != 1 {
-		t.Errorf("%d window latency lines and %d verdicts, want 2 and 1", lat, verdicts)
+	if lat != 2 || verdicts != 1 || cpu != 1 {
+		t.Errorf("%d window latency lines, %d verdicts and %d lines of the window's CPU per event (> 0), want 2, 1 and 1", lat, verdicts, cpu)
 	}
 	if produced < rate*window*95/100 {
 		t.Fatalf("the generator produced %d events, want about %d", produced, rate*window)

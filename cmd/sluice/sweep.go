@@ -98,7 +98,8 @@ type sweepStep struct {
 	in, stored       float64 // events/s over the window
 	p50, p90, p99    time.Duration
 	max              time.Duration
-	lag              int64 // at the end of the window
+	lag              int64   // at the end of the window
+	cpu              float64 // this process's CPU over the window, µs per event in
 	held, pass       bool
 	why              string // the verdict's reason, or the error
 	err              error
@@ -116,6 +117,7 @@ func stepOf(s *sustainedRun) sweepStep {
 	st.in = float64(s.produced) / s.window.Seconds()
 	st.stored = float64(s.storedWin) / s.window.Seconds()
 	st.p50, st.p90, st.p99, st.max = s.cons.q(0.5), s.cons.q(0.9), s.cons.q(0.99), s.cons.max
+	st.cpu = s.cpuPerEvent()
 	if n := len(s.samples); n > 0 {
 		st.lag = s.samples[n-1].lag
 	}
@@ -249,11 +251,11 @@ func yesNo(b bool) string {
 
 // printSweep writes the sweep's table and its conclusion.
 func printSweep(w io.Writer, steps []sweepStep, planned int) {
-	fmt.Fprintf(w, "%10s  %9s  %9s  %8s  %8s  %8s  %9s  %-4s  %-4s  %s\n",
-		"rate", "in/s", "stored/s", "p50", "p90", "p99", "lag", "held", "pass", "why")
+	fmt.Fprintf(w, "%10s  %9s  %9s  %8s  %8s  %8s  %9s  %9s  %-4s  %-4s  %s\n",
+		"rate", "in/s", "stored/s", "p50", "p90", "p99", "lag", "CPU µs/ev", "held", "pass", "why")
 	for _, s := range steps {
-		fmt.Fprintf(w, "%10d  %9s  %9s  %8s  %8s  %8s  %9d  %-4s  %-4s  %s\n",
-			s.rate, si(s.in), si(s.stored), ms(s.p50), ms(s.p90), ms(s.p99), s.lag, yesNo(s.held), yesNo(s.pass), s.why)
+		fmt.Fprintf(w, "%10d  %9s  %9s  %8s  %8s  %8s  %9d  %9.1f  %-4s  %-4s  %s\n",
+			s.rate, si(s.in), si(s.stored), ms(s.p50), ms(s.p90), ms(s.p99), s.lag, s.cpu, yesNo(s.held), yesNo(s.pass), s.why)
 	}
 	if len(steps) < planned {
 		fmt.Fprintf(w, "%d of %d steps run: the sweep stopped at the first step that did not pass\n", len(steps), planned)

@@ -53,8 +53,8 @@ func bareStep(ctx context.Context, in *interrupts, adm *kadm.Client, db *sql.DB,
 		return sweepStep{rate: rate}, fmt.Errorf("bare loop: %w", err)
 	}
 	st := stepOf(s)
-	fmt.Fprintf(stdout, "bare loop at %d events/s: warm-up %s (not counted), window %.2fs, in %s/s, stored %s/s, consume → CH p50 %s p99 %s max %s, lag at end %d: pass %s (%s)\n",
-		rate, f.warmup, s.window.Seconds(), si(st.in), si(st.stored), ms(st.p50), ms(st.p99), ms(st.max), st.lag, yesNo(st.pass), st.why)
+	fmt.Fprintf(stdout, "bare loop at %d events/s: warm-up %s (not counted), window %.2fs, in %s/s, stored %s/s, consume → CH p50 %s p99 %s max %s, lag at end %d, CPU %.1f µs per event: pass %s (%s)\n",
+		rate, f.warmup, s.window.Seconds(), si(st.in), si(st.stored), ms(st.p50), ms(st.p99), ms(st.max), st.lag, st.cpu, yesNo(st.pass), st.why)
 	return st, nil
 }
 

@@ -74,14 +74,14 @@ svg .axis{stroke:#9aa3b2;stroke-width:1}svg .grid{stroke:#eef0f4;stroke-width:1}
 }
 
 func sweepTable(b *strings.Builder, steps []sweepStep) {
-	b.WriteString("<table><tr><th>rate asked</th><th>in/s</th><th>stored/s</th><th>p50</th><th>p90</th><th>p99</th><th>max</th><th>lag at end</th><th class=\"l\">held</th><th class=\"l\">pass</th><th class=\"l\">why</th></tr>\n")
+	b.WriteString("<table><tr><th>rate asked</th><th>in/s</th><th>stored/s</th><th>p50</th><th>p90</th><th>p99</th><th>max</th><th>lag at end</th><th>CPU µs/event</th><th class=\"l\">held</th><th class=\"l\">pass</th><th class=\"l\">why</th></tr>\n")
 	for _, s := range steps {
 		cls := ""
 		if !s.pass {
 			cls = ` class="failed"`
 		}
-		fmt.Fprintf(b, "<tr%s><td>%d</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%d</td><td class=\"l\">%s</td><td class=\"l\">%s</td><td class=\"note\">%s</td></tr>\n",
-			cls, s.rate, si(s.in), si(s.stored), ms(s.p50), ms(s.p90), ms(s.p99), ms(s.max), s.lag, yesNo(s.held), yesNo(s.pass), html.EscapeString(s.why))
+		fmt.Fprintf(b, "<tr%s><td>%d</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%d</td><td>%.1f</td><td class=\"l\">%s</td><td class=\"l\">%s</td><td class=\"note\">%s</td></tr>\n",
+			cls, s.rate, si(s.in), si(s.stored), ms(s.p50), ms(s.p90), ms(s.p99), ms(s.max), s.lag, s.cpu, yesNo(s.held), yesNo(s.pass), html.EscapeString(s.why))
 	}
 	b.WriteString("</table>\n")
 }

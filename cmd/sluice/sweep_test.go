@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -126,7 +127,7 @@ func TestSweepHTMLIsSelfContainedWithChartAndReferences(t *testing.T) {
 	}
 }
 
-var sweepRow = regexp.MustCompile(`^\s+(\d+)\s+\S+\s+\S+\s+\S+\s+\S+\s+(\S+)\s+-?\d+\s+(yes|no)\s+(yes|no)\s`)
+var sweepRow = regexp.MustCompile(`^\s+(\d+)\s+\S+\s+\S+\s+\S+\s+\S+\s+(\S+)\s+-?\d+\s+([0-9.]+)\s+(yes|no)\s+(yes|no)\s`)
 
 // A real two-step sweep with short windows at low rates on the brokers the
 // tests start, with --compare (the bare loop at each rate too): a table row per step run, each row's pass = held and p99 ≤
@@ -163,7 +164,10 @@ func TestKafkaSweepFindsTheHighestRateAndWritesTheReport(t *testing.T) {
 		if err != nil {
 			t.Fatalf("p99 %q: %v", m[2], err)
 		}
-		r := row{m[1], m[3] == "yes", m[4] == "yes"}
+		r := row{m[1], m[4] == "yes", m[5] == "yes"}
+		if cpu, err := strconv.ParseFloat(m[3], 64); err != nil || cpu <= 0 {
+			t.Errorf("rate %s: CPU per event %q, want the process's CPU over the window per event (> 0)", r.rate, m[3])
+		}
 		if r.pass != (r.held && p99 <= 120*time.Millisecond) {
 			t.Errorf("rate %s: held %v, p99 %s, pass %v: pass must be held and p99 ≤ 120ms", r.rate, r.held, p99, r.pass)
 		}
@@ -200,7 +204,8 @@ func TestKafkaSweepFindsTheHighestRateAndWritesTheReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(b), "<svg") || !strings.Contains(string(b), "<td>500</td>") || !strings.Contains(string(b), "the bare loop (--compare)") {
-		t.Errorf("the report lacks the chart, the 500 events/s row or the bare loop's table")
+	if !strings.Contains(string(b), "<svg") || !strings.Contains(string(b), "<td>500</td>") || !strings.Contains(string(b), "the bare loop (--compare)") ||
+		!strings.Contains(string(b), "<th>CPU µs/event</th>") {
+		t.Errorf("the report lacks the chart, the 500 events/s row, the bare loop's table or the CPU column")
 	}
 }
