@@ -94,7 +94,8 @@ func (s sample) enough() bool {
 //     unless the point estimate says the workers paid more than a little.
 //     A check taken back is followed by one halfway (on a log scale)
 //     between the two counts, a bisection of the doubling that crossed
-//     the knee.
+//     the knee, each judged against ticks taken since the last came
+//     back.
 //   - At a steady count it probes a small step up, kept only if it
 //     clearly pays half a worker's worth within maxJudgeStep ticks (slow
 //     start resumes if it pays much), taken back as soon as it clearly
@@ -181,6 +182,7 @@ const (
 	resumeSlow    = 0.5         // a step up with an elasticity clearly above this resumes slow start
 	stepPays      = 0.5         // a step is kept if its elasticity lies clearly above this, taken back once clearly below
 	queueRatio    = 1.25        // a time per item above floor times this says calls still wait
+	checkFresh    = 2           // ticks at a count before a check from it
 )
 
 func newController(lo, hi, n int) *controller {
@@ -258,7 +260,10 @@ func (c *controller) step(s sample) (n int, reason, detail string) {
 	if c.high > 0 {
 		return c.n, "", "" // no probe against ticks from before a rise
 	}
-	if c.checkDue && len(c.cur) >= 2 {
+	if c.checkDue {
+		if len(c.cur) < checkFresh {
+			return c.n, "", "" // no other probe meanwhile
+		}
 		c.checkDue = false
 		for len(c.checks) > 0 {
 			m := c.checks[len(c.checks)-1]

@@ -171,6 +171,11 @@ func (c *controller) shrunk(v verdict) (int, string, string) {
 		if mid := int(math.Sqrt(float64(c.n)*float64(from)) + 0.5); mid > c.n && mid < from {
 			c.checks, c.checkDue = append(c.checks, mid), true
 		}
+		// The next check is judged against ticks taken after coming
+		// back, not against this one's: ticks that the noise lifted
+		// would make every check of the bisection look like a loss.
+		c.back(from, from, nil, v.tb)
+		return c.set(from, AutoGrow, v.figures)
 	default: // probeLatency, probeHalve
 		if v.kept {
 			// The workers removed were queueing: go on halving while
