@@ -90,8 +90,10 @@ func (s sample) enough() bool {
 //     needs by Little's law (the old count times the throughput ratio);
 //     then, for each kept doubling that gained only part of what it
 //     could, last first, a shrink checks whether the count its throughput
-//     needed does as well; left unclear, a check keeps the smaller count
-//     unless the point estimate says the workers paid more than a little.
+//     needed does as well (unless the count now does clearly more than
+//     the doubling's top did: then the top did not suffice, and fewer
+//     would not); left unclear, a check keeps the smaller count unless
+//     the point estimate says the workers paid more than a little.
 //     A check taken back is followed by one halfway (on a log scale)
 //     between the two counts, a bisection of the doubling that crossed
 //     the knee, each judged against ticks taken since the last came
@@ -125,7 +127,7 @@ type controller struct {
 	// what it could, the count its throughput needed; after a check taken
 	// back, the count halfway.
 	// checkDue says it is time for the next.
-	checks   []int
+	checks   []check
 	checkDue bool
 	cur      []tick  // the last ticks at the current count
 	noise    float64 // variance of ln throughput from one tick to the next
@@ -139,6 +141,14 @@ type controller struct {
 	hold     int     // ticks to wait before the next step probe
 	backoff  int     // hold after the next step probe taken back
 	pr       probe
+}
+
+// check is a count a shrink probe is to check, and the throughput
+// (items/ns) of the doubling's top whose need it checks (0: none, a
+// bisection's).
+type check struct {
+	n   int
+	top float64
 }
 
 // tick is one sample's throughput (items/ns) and time per item (ns).
@@ -183,6 +193,7 @@ const (
 	stepPays      = 0.5         // a step is kept if its elasticity lies clearly above this, taken back once clearly below
 	queueRatio    = 1.25        // a time per item above floor times this says calls still wait
 	checkFresh    = 2           // ticks at a count before a check from it
+	checkStale    = 0.1         // a doubling's check is dropped once the count does this share more than its top did
 )
 
 func newController(lo, hi, n int) *controller {
@@ -265,12 +276,16 @@ func (c *controller) step(s sample) (n int, reason, detail string) {
 			return c.n, "", "" // no other probe meanwhile
 		}
 		c.checkDue = false
+		x, _ := mean(c.cur)
 		for len(c.checks) > 0 {
 			m := c.checks[len(c.checks)-1]
 			c.checks = c.checks[:len(c.checks)-1]
-			if m < c.n {
-				return c.start(m, probeCheck, c.last(5), AutoProbe,
-					fmt.Sprintf("checking whether %d workers do what %d do", m, c.n))
+			// A check asks whether m workers do what the top of its
+			// doubling did: where the count now does clearly more, the
+			// top did not suffice, and fewer than the top would not.
+			if m.n < c.n && (m.top == 0 || x <= (1+checkStale)*m.top) {
+				return c.start(m.n, probeCheck, c.last(5), AutoProbe,
+					fmt.Sprintf("checking whether %d workers do what %d do", m.n, c.n))
 			}
 		}
 	}

@@ -117,7 +117,7 @@ func (c *controller) grown(v verdict) (int, string, string) {
 	if v.kind == probeDouble {
 		if v.kept {
 			if m := int(checkMargin*float64(v.from)*v.xa/v.xb + 0.5); v.e < partialGain && m < c.n {
-				c.checks = append(c.checks, max(v.from, m))
+				c.checks = append(c.checks, check{max(v.from, m), v.xa})
 			}
 			if v.e < 0.5 && len(v.after) < 2 {
 				c.hold = 1 // the next doubling is judged against two ticks at least
@@ -169,7 +169,7 @@ func (c *controller) shrunk(v verdict) (int, string, string) {
 		// call wait).
 		c.checks = c.checks[:0]
 		if mid := int(math.Sqrt(float64(c.n)*float64(from)) + 0.5); mid > c.n && mid < from {
-			c.checks, c.checkDue = append(c.checks, mid), true
+			c.checks, c.checkDue = append(c.checks, check{n: mid}), true
 		}
 		// The next check is judged against ticks taken after coming
 		// back, not against this one's: ticks that the noise lifted
