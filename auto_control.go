@@ -93,7 +93,8 @@ func (s sample) enough() bool {
 //     needed does as well (unless the count now does clearly more than
 //     the doubling's top did: then the top did not suffice, and fewer
 //     would not); left unclear, a check keeps the smaller count unless
-//     the point estimate says the workers paid more than a little.
+//     the point estimate says the workers paid more than a little. A
+//     check between counts a step apart weighs them as a step up does.
 //     A check taken back is followed by one halfway (on a log scale)
 //     between the two counts, a bisection of the doubling that crossed
 //     the knee, each judged against ticks taken since the last came
@@ -313,8 +314,7 @@ func (c *controller) next(util float64, tk tick) (int, string, string) {
 	// A small step: above a dependency's capacity the calls of the
 	// workers added wait a whole call each, which a p99 of a few seconds'
 	// calls shows; capacity that grew much still shows clearly.
-	r := stepRatio
-	want := max(c.n+1, int(math.Ceil(float64(c.n)*r)))
+	want := stepUp(c.n)
 	// A step that the noise would leave unclear even if it paid in full
 	// could only be taken back: it would cost its calls and tell nothing.
 	l := math.Log(float64(want) / float64(c.n))
@@ -325,6 +325,9 @@ func (c *controller) next(util float64, tk tick) (int, string, string) {
 	return c.start(want, probeStep, c.last(keepTicks), AutoProbe,
 		fmt.Sprintf("%.0f items/s at %d: trying %d", tk.x*1e9, c.n, want))
 }
+
+// stepUp is the count a step probe from n tries.
+func stepUp(n int) int { return max(n+1, int(math.Ceil(float64(n)*stepRatio))) }
 
 // back records what is known of count want after a probe from count from
 // was taken back: the ticks before the probe if want is from, nothing

@@ -1145,3 +1145,31 @@ func TestControllerDropsACheckItsDoublingOutgrew(t *testing.T) {
 		}
 	}
 }
+
+// A check between counts a step apart weighs them as a step up would:
+// the larger is kept only if it clearly pays half a worker's worth. Here
+// 17 workers did 4 % more than 16 (an elasticity of 0.65, unclear
+// against half a worker's worth in this noise): a step from 16 would not
+// have been kept, so the check keeps 16 (in the lab, a check like it
+// kept 17 workers for a dependency of 16, and their p99 was 1.43 times
+// fixed 16's).
+func TestControllerWeighsACheckAStepApartAsAStep(t *testing.T) {
+	c := newController(1, 256, 17)
+	c.slow, c.noise, c.varied = false, 0.02*0.02, 100
+	x := 16 / 0.002e9
+	before := make([]tick, 5)
+	for i := range before {
+		before[i] = tick{x: 1.04 * x, t: 17 / (1.04 * x)}
+	}
+	c.n = 16
+	c.pr = probe{from: 17, kind: probeCheck, before: before}
+	for i := 0; c.pr.from != 0; i++ {
+		if i >= maxJudge {
+			t.Fatal("the check was not judged")
+		}
+		c.step(busyTick(16, x*(1+0.015*float64(1-2*(i%2))))) // ±1.5 %: the noise stays
+	}
+	if c.n != 16 {
+		t.Errorf("count %d after a check of 16 against 17 doing 4 %% more, want 16", c.n)
+	}
+}

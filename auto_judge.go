@@ -61,6 +61,14 @@ func (c *controller) judge(tk tick) (int, string, string) {
 	if pr.kind == probeStep {
 		thr, zf = stepPays, judgeMore
 	}
+	// A check between counts a step apart is a step down, and weighs
+	// the two counts as a step up would: the larger is kept only if it
+	// clearly pays half a worker's worth. Else which of the two the
+	// count ends at would depend on the side it came from.
+	stepDown := pr.kind == probeCheck && pr.from <= stepUp(c.n)
+	if stepDown {
+		thr = stepPays
+	}
 	// One tick decides only an overwhelming case.
 	k := len(pr.after)
 	more := e-thr >= judgeMore*se && (k >= 2 || e-thr >= 3*se)
@@ -79,7 +87,7 @@ func (c *controller) judge(tk tick) (int, string, string) {
 		if pr.kind == probeCheck {
 			// Within the noise, the smaller count: the workers a check
 			// removed cost time per call at a dependency that queues.
-			fewer = e < checkKeep
+			fewer = e < checkKeep || stepDown
 		}
 	}
 	v := verdict{probe: *pr, more: more, e: e, se: se, xa: xa, xb: xb, ta: ta, tb: tb}
