@@ -194,7 +194,7 @@ const (
 	stepPays      = 0.5         // a step is kept if its elasticity lies clearly above this, taken back once clearly below
 	queueRatio    = 1.25        // a time per item above floor times this says calls still wait
 	checkFresh    = 2           // ticks at a count before a check from it
-	checkStale    = 0.25        // a doubling's check is dropped once the count does this share more than its top did (one tick measured the top: its noise, and the workers it started, leave it up to ~15 % low)
+	checkStale    = 0.15        // a doubling's check is dropped once the count does this share more than its top did (one tick measured the top: three to five times its noise)
 )
 
 func newController(lo, hi, n int) *controller {
