@@ -86,10 +86,10 @@ type sustainedRun struct {
 	stdout, stderr io.Writer
 
 	// set by the watching goroutine, read after stop
-	wstart       time.Time // when the window opened (the warm-up ended); zero until then
-	cpu0         measure   // this process's CPU when it opened
-	cpuWin       time.Duration
-	in0, stored0 int64 // in the topic and stored when it opened
+	wstart       time.Time     // when the window opened (the warm-up ended); zero until then
+	cpu0         measure       // this process's CPU when it opened
+	cpuWin       time.Duration // and what it spent until it closed
+	in0, stored0 int64         // in the topic and stored when it opened
 	samples      []lagSample
 	window       time.Duration
 	produced     int64 // in the topic at the end of the window
