@@ -156,7 +156,7 @@ func (c *controller) grown(v verdict) (int, string, string) {
 // shrunk carries out the verdict on a probe down: idle, a check, a
 // latency shrink or a halving.
 func (c *controller) shrunk(v verdict) (int, string, string) {
-	from := v.from
+	from, before := v.from, v.before
 	switch v.kind {
 	case probeIdle:
 		if v.kept {
@@ -182,8 +182,7 @@ func (c *controller) shrunk(v verdict) (int, string, string) {
 		// The next check is judged against ticks taken after coming
 		// back, not against this one's: ticks that the noise lifted
 		// would make every check of the bisection look like a loss.
-		c.back(from, from, nil, v.tb)
-		return c.set(from, AutoGrow, v.figures)
+		before = nil
 	default: // probeLatency, probeHalve
 		if v.kept {
 			// The workers removed were queueing: go on halving while
@@ -213,7 +212,7 @@ func (c *controller) shrunk(v verdict) (int, string, string) {
 		// back, and the time per item before is the count's from now
 		// on.
 	}
-	c.back(from, from, v.before, v.tb)
+	c.back(from, from, before, v.tb)
 	return c.set(from, AutoGrow, v.figures)
 }
 
