@@ -42,18 +42,20 @@ const (
 var bareColumns = []clickhousex.Column[*kgo.Record]{
 	clickhousex.UInt64Column("id", func(r **kgo.Record) uint64 { return uint64((*r).Partition)<<40 | uint64((*r).Offset) }),
 	clickhousex.StringColumn("symbol", func(r **kgo.Record) string { return string((*r).Key) }),
-	clickhousex.Int64Column("price4", zero),
-	clickhousex.Int64Column("size", zero),
+	clickhousex.Int64Column("price4", bareZero),
+	clickhousex.Int64Column("size", bareZero),
 	clickhousex.Int64Column("ts", func(r **kgo.Record) int64 { return (*r).Timestamp.UnixNano() }),
-	clickhousex.Int64Column("notional", zero),
-	clickhousex.StringColumn("name", empty),
-	clickhousex.StringColumn("sector", empty),
-	clickhousex.StringColumn("currency", empty),
-	clickhousex.Int64Column("lots", zero),
+	clickhousex.Int64Column("notional", bareZero),
+	clickhousex.StringColumn("name", bareEmpty),
+	clickhousex.StringColumn("sector", bareEmpty),
+	clickhousex.StringColumn("currency", bareEmpty),
+	clickhousex.Int64Column("lots", bareZero),
 }
 
-func zero(**kgo.Record) int64   { return 0 }
-func empty(**kgo.Record) string { return "" }
+// bareZero and bareEmpty fill the columns the bare loop leaves empty (it
+// decodes nothing).
+func bareZero(**kgo.Record) int64   { return 0 }
+func bareEmpty(**kgo.Record) string { return "" }
 
 // openBareLoop connects a bare loop to the topics and table of names.
 func openBareLoop(brokers string, names kafkaNames, db *sql.DB) (*bareLoop, error) {

@@ -14,7 +14,8 @@ import (
 
 // Column is one column of a [Writer] made by [NewColumnWriter]: its name,
 // its ClickHouse type, and how to read its value from an item. Make one
-// with [UInt64Column], [Int64Column], [Float64Column] or [StringColumn].
+// with [UInt64Column], [Int64Column], [Float64Column] or [StringColumn];
+// each panics, naming the column, if its value function is nil.
 type Column[T any] struct {
 	name   string
 	chType string
@@ -22,7 +23,7 @@ type Column[T any] struct {
 }
 
 // UInt64Column is a column of ClickHouse type UInt64 whose value for an
-// item v returns. Each column constructor panics if v is nil.
+// item v returns.
 func UInt64Column[T any](name string, v func(*T) uint64) Column[T] {
 	noValue(name, v == nil)
 	return Column[T]{name, "UInt64", func(b *data.Block, c int, it *T) error { return b.WriteUInt64(c, v(it)) }}
