@@ -127,6 +127,8 @@ func TestSweepHTMLIsSelfContainedWithChartAndReferences(t *testing.T) {
 	}
 }
 
+var bareCPU = regexp.MustCompile(`bare loop at \d+ events/s: .*, CPU ([0-9.]+) µs per event: pass`)
+
 var sweepRow = regexp.MustCompile(`^\s+(\d+)\s+\S+\s+\S+\s+\S+\s+\S+\s+(\S+)\s+-?\d+\s+([0-9.]+)\s+(yes|no)\s+(yes|no)\s`)
 
 // A real two-step sweep with short windows at low rates on the brokers the
@@ -155,6 +157,14 @@ func TestKafkaSweepFindsTheHighestRateAndWritesTheReport(t *testing.T) {
 		t.Fatalf("--compare: no bare-loop step or table:\n%s", out)
 	}
 	pipeline = out[:bareAt]
+	for _, m := range bareCPU.FindAllStringSubmatch(out, -1) {
+		if cpu, err := strconv.ParseFloat(m[1], 64); err != nil || cpu <= 0 {
+			t.Errorf("bare loop step: CPU per event %q, want its window's CPU per event (> 0)", m[1])
+		}
+	}
+	if len(bareCPU.FindAllString(out, -1)) == 0 {
+		t.Errorf("no bare loop step gives its CPU per event:\n%s", out)
+	}
 	for line := range strings.Lines(pipeline) {
 		m := sweepRow.FindStringSubmatch(strings.TrimRight(line, "\n"))
 		if m == nil {
