@@ -512,9 +512,9 @@ func runKafkaMarket(ctx, drain context.Context, db *sql.DB, names kafkaNames, f 
 	// few records that arrived since the last, and the source, and every
 	// stage after it, would wake and spend a round trip's CPU on each. At
 	// the sustained rates measured (up to 66k/s) the wait ends it, so the
-	// pipeline wakes 40 times a second, not 100 (10 ms): 0.5–1 µs of CPU
-	// less per event at 32k/s, for a p99 consume → ClickHouse 10 to 20 ms
-	// higher (docs/performance.md). It adds at most demoFetchWait to the
+	// pipeline wakes 40 times a second, not 100 (10 ms): less CPU per
+	// event, for a higher p99 consume → ClickHouse (the figures are in
+	// docs/performance.md). It adds at most demoFetchWait to the
 	// produced → ClickHouse latency, under the collect stage's 50 ms.
 	opts := []kafkax.SourceOption{kafkax.MaxInFlight(f.inflight),
 		kafkax.WithClient(kgo.FetchMinBytes(demoFetchBytes), kgo.FetchMaxWait(demoFetchWait))}
