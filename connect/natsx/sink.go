@@ -40,7 +40,7 @@ func (o *Out) Origin() sluice.Receipt { return o.From }
 // from a stage of your own. One Sink may serve several stages and
 // pipelines.
 type Sink struct {
-	js  jetstream.JetStream // the sink's own publishing context
+	pub *publisher
 	cfg sinkConfig
 
 	published atomic.Int64
@@ -53,9 +53,10 @@ type Sink struct {
 // here rather than as publish failures later. Its requests are bounded by
 // ctx, and by [DefaultStartTimeout] if ctx has no deadline.
 //
-// The sink publishes through its own JetStream context on js's connection,
-// whose pending acknowledgements time out after [AckTimeout]. Call
-// [Sink.Close] when done with it, or close the connection.
+// The sink publishes on js's connection and takes the server's
+// acknowledgements on an inbox subscription of its own, with a goroutine
+// that fails the messages waiting for one when the connection is lost.
+// Call [Sink.Close] when done with it.
 func NewSink(ctx context.Context, js jetstream.JetStream, opts ...SinkOption) (*Sink, error) {
 	if js == nil {
 		panic("natsx: NewSink: nil JetStream")
@@ -71,30 +72,18 @@ func NewSink(ctx context.Context, js jetstream.JetStream, opts ...SinkOption) (*
 			return nil, fmt.Errorf("natsx: sink stream %q: %w", cfg.stream, explain(err))
 		}
 	}
-	jo := js.Options()
-	pubOpts := []jetstream.JetStreamOpt{
-		jetstream.WithPublishAsyncTimeout(cfg.ackTimeout),
-		jetstream.WithPublishAsyncMaxPending(max(4000, 2*cfg.workers*DefaultGather)),
-	}
-	var own jetstream.JetStream
-	var err error
-	switch {
-	case jo.Domain != "":
-		own, err = jetstream.NewWithDomain(js.Conn(), jo.Domain, pubOpts...)
-	case jo.APIPrefix != "":
-		own, err = jetstream.NewWithAPIPrefix(js.Conn(), jo.APIPrefix, pubOpts...)
-	default:
-		own, err = jetstream.New(js.Conn(), pubOpts...)
-	}
+	pub, err := newPublisher(js.Conn())
 	if err != nil {
-		return nil, fmt.Errorf("natsx: sink: %w", err)
+		return nil, fmt.Errorf("natsx: sink: %w", explain(err))
 	}
-	return &Sink{js: own, cfg: cfg}, nil
+	return &Sink{pub: pub, cfg: cfg}, nil
 }
 
-// Close releases the sink's publishing context: its reply subscription and
-// connection listener. Publishes still waiting for an acknowledgement fail.
-func (s *Sink) Close() { s.js.CleanupPublisher() }
+// Close ends the sink's inbox subscription and its goroutine, and
+// returns once the goroutine has. Messages still waiting for an
+// acknowledgement fail, and so does every later Write. Close is safe to
+// call more than once.
+func (s *Sink) Close() { s.pub.close() }
 
 // SinkStats counts what a [Sink] has done since it was created.
 type SinkStats struct {
@@ -144,7 +133,7 @@ func gathered(opts []sluice.StageOption) []sluice.StageOption {
 // Write publishes batch and returns once the server has stored every
 // message of it. It settles nothing: [Publish] and [PublishBatches]
 // acknowledge the From receipts of what it stored. It sends every message
-// without waiting (PublishAsync), then waits for the server's
+// without waiting, then waits for the server's
 // acknowledgements, up to [AckTimeout]. A message the server rejected (a
 // 400 answer: its subject belongs to another stream than [ToStream]'s, it
 // is larger than the stream allows, …) or the client refused (larger
@@ -292,43 +281,47 @@ func (s *Sink) send(ctx context.Context, msgs []nats.Msg) (fs []failure, _ error
 			}
 		}
 	}()
-	futs := make([]jetstream.PubAckFuture, len(msgs))
+	answers := make([]answer, len(msgs))
 	for i := range msgs {
-		// nats.go keeps the message until its acknowledgement arrives or
-		// times out, after send has returned: msgs is not reused.
-		f, err := s.js.PublishMsgAsync(&msgs[i])
+		a, err := s.pub.publish(&msgs[i])
 		if err != nil {
 			fail(i, err)
 			continue
 		}
-		futs[i] = f
+		answers[i] = a
 	}
 	timer := time.NewTimer(s.cfg.ackTimeout)
 	defer timer.Stop()
+	unanswered := fmt.Errorf("no acknowledgement from the server within %v", s.cfg.ackTimeout)
 	expired := false
-	for i, f := range futs {
+	for i, a := range answers {
 		switch {
-		case f == nil: // failed to send, counted above
+		case a.ch == nil: // failed to send, counted above
 		case expired:
 			// Take what has arrived; wait no more.
 			select {
-			case <-f.Ok():
-			case err := <-f.Err():
-				fail(i, err)
+			case err := <-a.ch:
+				if err != nil {
+					fail(i, err)
+				}
 			default:
-				fail(i, fmt.Errorf("no acknowledgement from the server within %v", s.cfg.ackTimeout))
+				s.pub.forget(a.id)
+				fail(i, unanswered)
 			}
 		default:
 			select {
-			case <-f.Ok():
-			case err := <-f.Err():
-				fail(i, err)
+			case err := <-a.ch:
+				if err != nil {
+					fail(i, err)
+				}
 			case <-timer.C:
 				expired = true
-				fail(i, fmt.Errorf("no acknowledgement from the server within %v", s.cfg.ackTimeout))
+				s.pub.forget(a.id)
+				fail(i, unanswered)
 			case <-ctx.Done():
-				for k := i; k < len(futs); k++ {
-					if futs[k] != nil {
+				for k := i; k < len(answers); k++ {
+					if answers[k].ch != nil {
+						s.pub.forget(answers[k].id)
 						fail(k, ctx.Err())
 					}
 				}

@@ -1,0 +1,92 @@
+package natsx_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"go.uber.org/goleak"
+
+	natsx "github.com/sluicehq/sluice/connect/natsx"
+)
+
+// A sink closed right after its first publish leaves no goroutine behind
+// (nats.go's own asynchronous publisher could leave one, blocked for
+// ever, when closed before its goroutine had started).
+func TestASinkClosedRightAfterItsFirstPublishLeavesNoGoroutine(t *testing.T) {
+	js := serverWith(t, "OUT")
+	ctx := ctxT(t, time.Minute)
+	before := goleak.IgnoreCurrent()
+	for i := range 200 {
+		sink, err := natsx.NewSink(ctx, js)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sink.Write(ctx, []natsx.Out{{Subject: "out.x", Data: []byte("x")}}); err != nil {
+			t.Fatalf("write %d: %v", i, err)
+		}
+		sink.Close()
+	}
+	goleak.VerifyNone(t, before)
+}
+
+// quietSubject makes subject one that a plain subscriber takes and no
+// stream holds: a message published to it is delivered and never
+// answered.
+func quietSubject(t *testing.T, js interface{ Conn() *nats.Conn }, subject string) {
+	t.Helper()
+	sub, err := js.Conn().Subscribe(subject, func(*nats.Msg) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sub.Unsubscribe() })
+}
+
+// A message that no answer comes for fails after AckTimeout with an
+// error that says so, and the sink forgets it: nothing waits on.
+func TestAMessageNeverAnsweredTimesOutAndIsForgotten(t *testing.T) {
+	js := serverWith(t, "OUT")
+	quietSubject(t, js, "quiet.>")
+	sink := newSink(t, ctxT(t, time.Minute), js, natsx.AckTimeout(100*time.Millisecond))
+	err := sink.Write(ctxT(t, 20*time.Second), []natsx.Out{
+		{Subject: "out.a", Data: []byte("a")},
+		{Subject: "quiet.x", Data: []byte("x")},
+	})
+	wantErr(t, err, nil, "no acknowledgement", "100ms", `"quiet.x"`)
+	if ss := sink.Stats(); ss.Published != 1 || ss.Failed != 1 || ss.Rejected != 0 {
+		t.Fatalf("sink %+v; want 1 published, 1 failed, none rejected", ss)
+	}
+	if n := natsx.Waiting(sink); n != 0 {
+		t.Fatalf("%d messages still wait for an answer; want none", n)
+	}
+}
+
+// Close fails a write still waiting for its answers at once, and every
+// write after it; a second Close is harmless.
+func TestCloseFailsTheWritesWaitingAndThoseAfter(t *testing.T) {
+	js := serverWith(t, "OUT")
+	quietSubject(t, js, "quiet.>")
+	ctx := ctxT(t, time.Minute)
+	sink, err := natsx.NewSink(ctx, js, natsx.AckTimeout(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- sink.Write(ctx, []natsx.Out{{Subject: "quiet.x", Data: []byte("x")}}) }()
+	for natsx.Waiting(sink) == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	sink.Close()
+	select {
+	case err := <-done:
+		wantErr(t, err, nil, "sink was closed", `"quiet.x"`)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the write still waits 10s after Close")
+	}
+	err = sink.Write(ctx, []natsx.Out{{Subject: "out.x", Data: []byte("x")}})
+	wantErr(t, err, nil, "sink was closed")
+	sink.Close()
+	if n := natsx.Waiting(sink); n != 0 {
+		t.Fatalf("%d messages still wait for an answer; want none", n)
+	}
+}
