@@ -143,7 +143,12 @@ func gathered(opts []sluice.StageOption) []sluice.StageOption {
 // error names how many failed and why (marked Permanent when every one
 // was rejected); when some were, it is a [sluice.ItemErrors] with the
 // error of each message not stored, so that a [Publish] stage retries and
-// settles only those. Write is safe for concurrent use.
+// settles only those. Write itself sends nothing twice: a message no
+// stream answered for ([jetstream.ErrNoStreamResponse]: none holds its
+// subject, or the stream is between leaders), or whose answer was lost
+// with the connection ([nats.ErrDisconnected]) or did not come in time,
+// fails, and the stage's [sluice.Retry] sends it again. Write is safe for
+// concurrent use.
 func (s *Sink) Write(ctx context.Context, batch []Out) error {
 	msgs := s.messages([][]Out{batch}, len(batch))
 	fs, err := s.send(ctx, msgs)
