@@ -202,6 +202,41 @@ func TestInsertSurvivesServerRestart(t *testing.T) {
 	t.Logf("rows %d, stats %+v", rows, st)
 }
 
+// The connections the pool kept die with the server (here: restarted
+// between two writes). The driver finds one dead as its transaction
+// begins, before any row is sent, and the write takes another: the next
+// Write succeeds at its first call, with no stage Retry.
+func TestWriteAfterAServerRestartTakesAFreshConnection(t *testing.T) {
+	db := open(t)
+	makeTable(t, db, "stale")
+	w := clickhousex.NewWriter(db, "stale", eventColumns, eventRow)
+	ctx := ctxT(t, 60*time.Second)
+	if err := w.Write(ctx, events(10)); err != nil {
+		t.Fatal(err)
+	}
+	if idle := db.Stats().Idle; idle < 1 {
+		t.Fatalf("%d idle connections after a write; want the write's kept", idle)
+	}
+	if _, err := clickhouse("restart"); err != nil {
+		t.Fatal(err)
+	}
+	// Wait for the server on a pool of its own, so that db's connections
+	// stay as the restart left them.
+	other := open(t)
+	if err := other.PingContext(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(ctx, events(10)); err != nil {
+		t.Fatalf("the write after the restart: %v; want it on a fresh connection", err)
+	}
+	if got, err := clickhousex.Count(ctx, other, "stale"); err != nil || got != 20 {
+		t.Fatalf("%d rows, %v; want 20", got, err)
+	}
+	if st := w.Stats(); st.Batches != 2 || st.Rows != 20 || st.Failed != 0 {
+		t.Errorf("Stats %+v; want 2 inserts of 10 rows, none failed", st)
+	}
+}
+
 func TestInsertDeadLettersBadValuesWithoutRetrying(t *testing.T) {
 	db := open(t)
 	makeTable(t, db, "bad_values")
