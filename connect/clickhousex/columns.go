@@ -77,7 +77,7 @@ func NewColumnWriter[T any](db *sql.DB, table string, cols []Column[T], opts ...
 		}
 		names[i] = c.name
 	}
-	w := NewWriter(db, table, names, func(T) []any { return nil }, opts...)
+	w := newWriter[T]("NewColumnWriter", db, table, names, opts)
 	w.cols = append([]Column[T](nil), cols...)
 	return w
 }

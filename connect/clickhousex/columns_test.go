@@ -136,6 +136,36 @@ func TestNewColumnWriterPanicsOnAColumnMadeByHand(t *testing.T) {
 	clickhousex.NewColumnWriter(open(t), "t", []clickhousex.Column[typed]{{}})
 }
 
+// Each constructor's bad arguments panic with a message that names the
+// constructor and what is wrong (no server needed: nothing is contacted).
+func TestWriterConstructorsNameThemselvesAndTheBadArgument(t *testing.T) {
+	db := new(sql.DB) // never used: each case panics first
+	row := func(typed) []any { return nil }
+	cols := typedColumns()
+	for _, c := range []struct {
+		name string
+		make func()
+		want string
+	}{
+		{"NewWriter nil db", func() { clickhousex.NewWriter(nil, "t", []string{"a"}, row) }, "clickhousex: NewWriter: nil *sql.DB"},
+		{"NewWriter nil row", func() { clickhousex.NewWriter(db, "t", []string{"a"}, (func(typed) []any)(nil)) }, "clickhousex: NewWriter: nil row function"},
+		{"NewWriter no table", func() { clickhousex.NewWriter(db, " ", []string{"a"}, row) }, "clickhousex: NewWriter: empty table name"},
+		{"NewWriter no columns", func() { clickhousex.NewWriter(db, "t", nil, row) }, "clickhousex: NewWriter t: no columns"},
+		{"NewColumnWriter nil db", func() { clickhousex.NewColumnWriter(nil, "t", cols) }, "clickhousex: NewColumnWriter: nil *sql.DB"},
+		{"NewColumnWriter no table", func() { clickhousex.NewColumnWriter(db, "", cols) }, "clickhousex: NewColumnWriter: empty table name"},
+		{"NewColumnWriter no columns", func() { clickhousex.NewColumnWriter[typed](db, "t", nil) }, "clickhousex: NewColumnWriter t: no columns"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			defer func() {
+				if r := recover(); r != c.want {
+					t.Errorf("got panic %v; want %q", r, c.want)
+				}
+			}()
+			c.make()
+		})
+	}
+}
+
 func TestAColumnWithANilValueFunctionPanics(t *testing.T) {
 	defer func() {
 		if r := recover(); r == nil || !strings.Contains(r.(string), `column "id": nil value function`) {

@@ -59,8 +59,8 @@ type Writer[T any] struct {
 	table   string
 	query   string
 	columns int
-	row     func(T) []any
-	cols    []Column[T] // NewColumnWriter's, else nil
+	row     func(T) []any // NewWriter's, else nil
+	cols    []Column[T]   // NewColumnWriter's, else nil
 	workers int
 
 	rows    atomic.Int64
@@ -74,15 +74,24 @@ type Writer[T any] struct {
 // missing table or column is reported by the first insert. Panics if db or
 // row is nil, table is empty, or there are no columns.
 func NewWriter[T any](db *sql.DB, table string, columns []string, row func(T) []any, opts ...WriterOption) *Writer[T] {
+	if row == nil {
+		panic("clickhousex: NewWriter: nil row function")
+	}
+	w := newWriter[T]("NewWriter", db, table, columns, opts)
+	w.row = row
+	return w
+}
+
+// newWriter is the Writer of a constructor (named fn in its panics)
+// without its way of making rows.
+func newWriter[T any](fn string, db *sql.DB, table string, columns []string, opts []WriterOption) *Writer[T] {
 	switch {
 	case db == nil:
-		panic("clickhousex: NewWriter: nil *sql.DB")
-	case row == nil:
-		panic("clickhousex: NewWriter: nil row function")
+		panic(fmt.Sprintf("clickhousex: %s: nil *sql.DB", fn))
 	case strings.TrimSpace(table) == "":
-		panic("clickhousex: NewWriter: empty table name")
+		panic(fmt.Sprintf("clickhousex: %s: empty table name", fn))
 	case len(columns) == 0:
-		panic(fmt.Sprintf("clickhousex: NewWriter %s: no columns", table))
+		panic(fmt.Sprintf("clickhousex: %s %s: no columns", fn, table))
 	}
 	cfg := writerConfig{workers: DefaultSinkWorkers}
 	for _, o := range opts {
@@ -96,7 +105,6 @@ func NewWriter[T any](db *sql.DB, table string, columns []string, row func(T) []
 		table:   table,
 		query:   fmt.Sprintf("INSERT INTO %s (%s) VALUES", table, strings.Join(columns, ", ")),
 		columns: len(columns),
-		row:     row,
 		workers: cfg.workers,
 	}
 }
