@@ -81,3 +81,37 @@ func TestSourceFailsOnceTheServerIsGoneForMaxOutage(t *testing.T) {
 	err := quickly(t, 10*time.Second, p.Wait)
 	wantErr(t, err, nil, "natsx: source IN/r: no connection to the server for 300ms")
 }
+
+// A drain that begins while the server is away ends within the drain's
+// grace and an ack timeout: the writes still retrying give up once the
+// grace has passed, the run fails with their error, and no input whose
+// output was not stored is acknowledged.
+func TestADrainDuringAnOutageEnds(t *testing.T) {
+	srv, url, _ := embedded(t)
+	_, js := connect(t, url)
+	makeStream(t, js, "IN", "in.>")
+	makeStream(t, js, "OUT", "out.>")
+	const n = 10000
+	publishN(t, js, "in.x", n)
+
+	ctx := ctxT(t, 90*time.Second)
+	src := newSource(t, ctx, js, "IN", "copy", natsx.AckWait(2*time.Second), natsx.MaxOutage(time.Minute))
+	sink := newSink(t, ctx, js, natsx.ToStream("OUT"), natsx.AckTimeout(time.Second))
+	p := sluice.New(ctx, sluice.DrainGrace(2*time.Second))
+	slow := throttle(5)
+	outs := sluice.Map(p, "copy", natsx.Read(p, "read", src), 1, func(_ context.Context, m natsx.Msg) (natsx.Out, error) {
+		slow()
+		return natsx.Out{Subject: "out." + m.ID(), Data: m.Data(), ID: m.ID(), From: m.Receipt}, nil
+	})
+	natsx.Publish(p, "publish", outs, sink, sluice.Retry(1000, 50*time.Millisecond, time.Second))
+	eventually(t, 30*time.Second, "a quarter of the output stored", func() bool { return sink.Stats().Published >= n/4 })
+	natsembed.Stop(srv) // and never back
+	p.Drain()
+	start := time.Now()
+	err := quickly(t, 10*time.Second, p.Wait)
+	t.Logf("Wait after %v: %v; source %+v; sink %+v", time.Since(start), err, src.Stats(), sink.Stats())
+	wantErr(t, err, nil, `stage "publish"`, "not stored")
+	if st, ss := src.Stats(), sink.Stats(); st.Acked > ss.Published {
+		t.Fatalf("%d inputs acknowledged, %d outputs stored; every acknowledgement needs a stored output", st.Acked, ss.Published)
+	}
+}
