@@ -90,3 +90,24 @@ func TestCloseFailsTheWritesWaitingAndThoseAfter(t *testing.T) {
 		t.Fatalf("%d messages still wait for an answer; want none", n)
 	}
 }
+
+// Closing the connection, without Close, ends the sink's goroutine too.
+func TestClosingTheConnectionEndsTheSinksGoroutine(t *testing.T) {
+	_, url, _ := embedded(t)
+	nc, js := connect(t, url)
+	makeStream(t, js, "OUT", "out.>")
+	ctx := ctxT(t, time.Minute)
+	before := goleak.IgnoreCurrent()
+	sink, err := natsx.NewSink(ctx, js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sink.Write(ctx, []natsx.Out{{Subject: "out.x", Data: []byte("x")}}); err != nil {
+		t.Fatal(err)
+	}
+	nc.Close()
+	// The connection's own goroutines end with it as well.
+	goleak.VerifyNone(t, before)
+	err = sink.Write(ctx, []natsx.Out{{Subject: "out.x", Data: []byte("x")}})
+	wantErr(t, err, nats.ErrConnectionClosed, "not stored")
+}

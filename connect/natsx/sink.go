@@ -56,7 +56,8 @@ type Sink struct {
 // The sink publishes on js's connection and takes the server's
 // acknowledgements on an inbox subscription of its own, with a goroutine
 // that fails the messages waiting for one when the connection is lost.
-// Call [Sink.Close] when done with it.
+// Call [Sink.Close] when done with it, or close the connection: either
+// ends the subscription and the goroutine.
 func NewSink(ctx context.Context, js jetstream.JetStream, opts ...SinkOption) (*Sink, error) {
 	if js == nil {
 		panic("natsx: NewSink: nil JetStream")
