@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/sluicehq/sluice"
 
 	natsx "github.com/sluicehq/sluice/connect/natsx"
@@ -23,33 +25,18 @@ func throttle(perMs int) func() {
 }
 
 func TestServerRestartMidRunLosesNothing(t *testing.T) {
-	srv, url, dir := embedded(t)
-	port := natsembed.Port(srv)
-	_, js := connect(t, url)
-	makeStream(t, js, "IN", "in.>")
-	makeStream(t, js, "OUT", "out.>")
 	const n = 10000
-	publishN(t, js, "in.x", n)
-
-	ctx := ctxT(t, 90*time.Second)
-	src := newSource(t, ctx, js, "IN", "copy", natsx.AckWait(2*time.Second),
-		natsx.StopWhenCaughtUp(), natsx.IdleCheck(50*time.Millisecond))
-	sink := newSink(t, ctx, js, natsx.ToStream("OUT"), natsx.AckTimeout(time.Second))
-	p := sluice.New(ctx)
-	slow := throttle(5)
-	outs := sluice.Map(p, "copy", natsx.Read(p, "read", src), 1, func(_ context.Context, m natsx.Msg) (natsx.Out, error) {
-		slow()
-		return natsx.Out{Subject: "out." + m.ID(), Data: m.Data(), ID: m.ID(), From: m.Receipt}, nil
-	})
 	// The core's Retry writes a chunk again while the server is away.
-	natsx.Publish(p, "publish", outs, sink, sluice.Retry(40, 50*time.Millisecond, time.Second))
+	c := startSlowCopy(t, n, []natsx.SourceOption{natsx.StopWhenCaughtUp(), natsx.IdleCheck(50 * time.Millisecond)},
+		sluice.Retry(40, 50*time.Millisecond, time.Second))
 	done := make(chan error, 1)
-	go func() { done <- p.Wait() }()
+	go func() { done <- c.p.Wait() }()
 
-	eventually(t, 30*time.Second, "a quarter of the output stored", func() bool { return sink.Stats().Published >= n/4 })
-	natsembed.Stop(srv)
-	stoppedAt := sink.Stats().Published
-	srv2, _, err := natsembed.Start(dir, port)
+	eventually(t, 30*time.Second, "a quarter of the output stored", func() bool { return c.sink.Stats().Published >= n/4 })
+	port := natsembed.Port(c.srv)
+	natsembed.Stop(c.srv)
+	stoppedAt := c.sink.Stats().Published
+	srv2, _, err := natsembed.Start(c.dir, port)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,12 +48,47 @@ func TestServerRestartMidRunLosesNothing(t *testing.T) {
 	if stoppedAt >= n {
 		t.Fatalf("the run was over (%d stored) before the server stopped", stoppedAt)
 	}
-	ids, total := storedIDs(t, js, "OUT")
+	ids, total := storedIDs(t, c.js, "OUT")
 	checkEvery(t, ids, n)
-	if ci := consumerState(t, js, "IN", "copy"); ci.NumPending != 0 || ci.NumAckPending != 0 {
+	if ci := consumerState(t, c.js, "IN", "copy"); ci.NumPending != 0 || ci.NumAckPending != 0 {
 		t.Fatalf("consumer: %d pending, %d awaiting ack; want 0, 0", ci.NumPending, ci.NumAckPending)
 	}
-	t.Logf("stopped at %d stored; output %d; source %+v; sink %+v", stoppedAt, total, src.Stats(), sink.Stats())
+	t.Logf("stopped at %d stored; output %d; source %+v; sink %+v", stoppedAt, total, c.src.Stats(), c.sink.Stats())
+}
+
+// slowCopy is a pipeline that copies stream IN to stream OUT slowly
+// enough for the server to go away mid-run, and the server it runs on.
+type slowCopy struct {
+	srv  *server.Server
+	dir  string // the server's store
+	js   jetstream.JetStream
+	src  *natsx.Source
+	sink *natsx.Sink
+	p    *sluice.Pipeline
+}
+
+// startSlowCopy starts a server whose stream IN holds n messages, and
+// builds (without waiting for it) a slowCopy on it: the source durable
+// "copy" with AckWait 2s and srcOpts, a sink to OUT with AckTimeout 1s,
+// a Publish stage with publishOpt, and a pipeline with opts.
+func startSlowCopy(t *testing.T, n int, srcOpts []natsx.SourceOption, publishOpt sluice.StageOption, opts ...sluice.Option) slowCopy {
+	t.Helper()
+	srv, url, dir := embedded(t)
+	_, js := connect(t, url)
+	makeStream(t, js, "IN", "in.>")
+	makeStream(t, js, "OUT", "out.>")
+	publishN(t, js, "in.x", n)
+	ctx := ctxT(t, 90*time.Second)
+	src := newSource(t, ctx, js, "IN", "copy", append([]natsx.SourceOption{natsx.AckWait(2 * time.Second)}, srcOpts...)...)
+	sink := newSink(t, ctx, js, natsx.ToStream("OUT"), natsx.AckTimeout(time.Second))
+	p := sluice.New(ctx, opts...)
+	slow := throttle(5)
+	outs := sluice.Map(p, "copy", natsx.Read(p, "read", src), 1, func(_ context.Context, m natsx.Msg) (natsx.Out, error) {
+		slow()
+		return natsx.Out{Subject: "out." + m.ID(), Data: m.Data(), ID: m.ID(), From: m.Receipt}, nil
+	})
+	natsx.Publish(p, "publish", outs, sink, publishOpt)
+	return slowCopy{srv: srv, dir: dir, js: js, src: src, sink: sink, p: p}
 }
 
 func TestSourceFailsOnceTheServerIsGoneForMaxOutage(t *testing.T) {
@@ -87,31 +109,17 @@ func TestSourceFailsOnceTheServerIsGoneForMaxOutage(t *testing.T) {
 // grace has passed, the run fails with their error, and no input whose
 // output was not stored is acknowledged.
 func TestADrainDuringAnOutageEnds(t *testing.T) {
-	srv, url, _ := embedded(t)
-	_, js := connect(t, url)
-	makeStream(t, js, "IN", "in.>")
-	makeStream(t, js, "OUT", "out.>")
 	const n = 10000
-	publishN(t, js, "in.x", n)
-
-	ctx := ctxT(t, 90*time.Second)
-	src := newSource(t, ctx, js, "IN", "copy", natsx.AckWait(2*time.Second), natsx.MaxOutage(time.Minute))
-	sink := newSink(t, ctx, js, natsx.ToStream("OUT"), natsx.AckTimeout(time.Second))
-	p := sluice.New(ctx, sluice.DrainGrace(2*time.Second))
-	slow := throttle(5)
-	outs := sluice.Map(p, "copy", natsx.Read(p, "read", src), 1, func(_ context.Context, m natsx.Msg) (natsx.Out, error) {
-		slow()
-		return natsx.Out{Subject: "out." + m.ID(), Data: m.Data(), ID: m.ID(), From: m.Receipt}, nil
-	})
-	natsx.Publish(p, "publish", outs, sink, sluice.Retry(1000, 50*time.Millisecond, time.Second))
-	eventually(t, 30*time.Second, "a quarter of the output stored", func() bool { return sink.Stats().Published >= n/4 })
-	natsembed.Stop(srv) // and never back
-	p.Drain()
+	c := startSlowCopy(t, n, []natsx.SourceOption{natsx.MaxOutage(time.Minute)},
+		sluice.Retry(1000, 50*time.Millisecond, time.Second), sluice.DrainGrace(2*time.Second))
+	eventually(t, 30*time.Second, "a quarter of the output stored", func() bool { return c.sink.Stats().Published >= n/4 })
+	natsembed.Stop(c.srv) // and never back
+	c.p.Drain()
 	start := time.Now()
-	err := quickly(t, 10*time.Second, p.Wait)
-	t.Logf("Wait after %v: %v; source %+v; sink %+v", time.Since(start), err, src.Stats(), sink.Stats())
+	err := quickly(t, 10*time.Second, c.p.Wait)
+	t.Logf("Wait after %v: %v; source %+v; sink %+v", time.Since(start), err, c.src.Stats(), c.sink.Stats())
 	wantErr(t, err, nil, `stage "publish"`, "not stored")
-	if st, ss := src.Stats(), sink.Stats(); st.Acked > ss.Published {
+	if st, ss := c.src.Stats(), c.sink.Stats(); st.Acked > ss.Published {
 		t.Fatalf("%d inputs acknowledged, %d outputs stored; every acknowledgement needs a stored output", st.Acked, ss.Published)
 	}
 }
