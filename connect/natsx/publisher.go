@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/nats-io/nats.go"
@@ -15,38 +16,74 @@ import (
 var errSinkClosed = errors.New("natsx: the sink was closed before the server answered")
 
 // publisher sends messages to JetStream without waiting and matches the
-// server's acknowledgements to them: each message's reply subject is the
-// publisher's inbox prefix and a number of its own. It does the work of
-// nats.go's asynchronous publisher, whose reconnect goroutine (v1.55.0)
-// can block forever when the publisher is cleaned up just after its first
-// publish; here the one goroutine, watching the connection, is started
-// with its channel and ends when close removes it.
+// server's acknowledgements to them. It does the work of nats.go's
+// asynchronous publisher, whose reconnect goroutine (v1.55.0) can block
+// forever when the publisher is cleaned up just after its first publish;
+// here the one goroutine, watching the connection, is started with its
+// channel and ends when close removes it.
 //
-// The answer to one message is sent once on the channel publish returned:
-// nil once the server stored it (or recognised a duplicate), the
-// server's [jetstream.APIError] if it rejected it,
-// [jetstream.ErrNoStreamResponse] if no stream holds its subject,
-// [nats.ErrDisconnected] if the connection was lost before the answer came
-// (the answer is lost with it), [nats.ErrConnectionClosed] once the
-// connection is closed, and an error naming the sink once close is called.
-// A message whose answer never comes is the caller's to time out
-// ([Sink.Write] does, after [AckTimeout]) and forget.
+// A write's messages are registered together, as one [waiting], and each
+// message's reply subject is the publisher's inbox prefix, the write's
+// number and the message's index: a message costs no lock and no channel
+// of its own as it is sent.
 type publisher struct {
 	nc     *nats.Conn
-	prefix string // reply subjects: prefix + the message's number
+	prefix string // reply subjects: prefix + "<write>.<index>"
 	sub    *nats.Subscription
 	status chan nats.Status
 	done   chan struct{} // the status goroutine has returned
 
 	mu      sync.Mutex
 	next    uint64
-	pending map[uint64]chan error
+	pending map[uint64]*waiting // by write number
 	closed  bool
 }
 
+// waiting is one write's messages until each has its answer: nil once
+// the server stored it (or recognised a duplicate), the server's
+// [jetstream.APIError] if it rejected it, [jetstream.ErrNoStreamResponse]
+// if no stream holds its subject, the client's error if it could not be
+// sent, [nats.ErrDisconnected] if the connection was lost before the
+// answer came (the answer is lost with it), [nats.ErrConnectionClosed]
+// once the connection is closed, and [errSinkClosed] once the sink is.
+// done is closed once every message has one. A message whose answer never
+// comes is the caller's to time out ([Sink.Write] does, after
+// [AckTimeout]): [publisher.finish] ends the wait.
+type waiting struct {
+	id   uint64
+	done chan struct{}
+
+	mu   sync.Mutex
+	errs []error
+	got  []bool // the message has its answer
+	left int    // messages without one
+	over bool   // finished: later answers are ignored
+}
+
+// answer records err as message i's answer, unless it has one already or
+// the wait is over.
+func (w *waiting) answer(i int, err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.over || i < 0 || i >= len(w.got) || w.got[i] {
+		return
+	}
+	w.got[i], w.errs[i] = true, err
+	if w.left--; w.left == 0 {
+		close(w.done)
+	}
+}
+
+// answerRest gives every message without an answer err.
+func (w *waiting) answerRest(err error) {
+	for i := range w.got {
+		w.answer(i, err)
+	}
+}
+
 func newPublisher(nc *nats.Conn) (*publisher, error) {
-	p := &publisher{nc: nc, prefix: nc.NewInbox() + ".", pending: make(map[uint64]chan error), done: make(chan struct{})}
-	sub, err := nc.Subscribe(p.prefix+"*", p.deliver)
+	p := &publisher{nc: nc, prefix: nc.NewInbox() + ".", pending: make(map[uint64]*waiting), done: make(chan struct{})}
+	sub, err := nc.Subscribe(p.prefix+"*.*", p.deliver)
 	if err != nil {
 		return nil, err
 	}
@@ -76,40 +113,46 @@ func (p *publisher) watch(ch chan nats.Status) {
 	}
 }
 
-// answer is where the answer to one published message will come: its
-// number, and the channel the answer is sent on, once.
-type answer struct {
-	id uint64
-	ch <-chan error
-}
-
-// publish sends m, with its reply subject set, and returns where its
-// answer will come, or the error that kept it from being sent.
-func (p *publisher) publish(m *nats.Msg) (answer, error) {
-	ch := make(chan error, 1)
+// publish sends msgs, with their reply subjects set, and returns the wait
+// for their answers; a message that could not be sent has the client's
+// error as its answer. Once the sink is closed every message has
+// [errSinkClosed]. The caller ends the wait with finish.
+func (p *publisher) publish(msgs []nats.Msg) *waiting {
+	w := &waiting{done: make(chan struct{}), errs: make([]error, len(msgs)), got: make([]bool, len(msgs)), left: len(msgs)}
+	if len(msgs) == 0 {
+		close(w.done)
+		return w
+	}
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
-		return answer{}, errSinkClosed
+		w.answerRest(errSinkClosed)
+		return w
 	}
-	id := p.next
+	w.id = p.next
 	p.next++
-	p.pending[id] = ch
+	p.pending[w.id] = w
 	p.mu.Unlock()
-	m.Reply = p.prefix + strconv.FormatUint(id, 10)
-	if err := p.nc.PublishMsg(m); err != nil {
-		p.forget(id)
-		return answer{}, err
+	base := p.prefix + strconv.FormatUint(w.id, 10) + "."
+	for i := range msgs {
+		msgs[i].Reply = base + strconv.Itoa(i)
+		if err := p.nc.PublishMsg(&msgs[i]); err != nil {
+			w.answer(i, err)
+		}
 	}
-	return answer{id, ch}, nil
+	return w
 }
 
-// forget drops the message numbered id from those waiting: its answer,
-// if it comes, is ignored.
-func (p *publisher) forget(id uint64) {
+// finish ends w's wait: answers that come later are ignored. It returns
+// each message's answer, and whether it had one.
+func (p *publisher) finish(w *waiting) (errs []error, got []bool) {
 	p.mu.Lock()
-	delete(p.pending, id)
+	delete(p.pending, w.id)
 	p.mu.Unlock()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.over = true
+	return w.errs, w.got
 }
 
 // pubAck is the part of the server's answer to a publish that the
@@ -119,20 +162,20 @@ type pubAck struct {
 	Stream string              `json:"stream"`
 }
 
-// deliver sends the server's answer m to the message it answers.
+// deliver records the server's answer m for the message it answers.
 func (p *publisher) deliver(m *nats.Msg) {
-	id, err := strconv.ParseUint(m.Subject[len(p.prefix):], 10, 64)
-	if err != nil {
+	write, index, ok := strings.Cut(m.Subject[len(p.prefix):], ".")
+	id, err := strconv.ParseUint(write, 10, 64)
+	i, err2 := strconv.Atoi(index)
+	if !ok || err != nil || err2 != nil {
 		return // not an answer to this publisher
 	}
 	p.mu.Lock()
-	ch, ok := p.pending[id]
-	delete(p.pending, id)
+	w := p.pending[id]
 	p.mu.Unlock()
-	if !ok {
-		return // timed out and forgotten, or failed by a reconnect
+	if w != nil { // nil: finished, or failed by a reconnect
+		w.answer(i, ackError(m))
 	}
-	ch <- ackError(m)
 }
 
 // ackError is the error that the server's answer m gives, nil for a
@@ -158,10 +201,10 @@ func ackError(m *nats.Msg) error {
 func (p *publisher) failAll(err error) {
 	p.mu.Lock()
 	pending := p.pending
-	p.pending = make(map[uint64]chan error)
+	p.pending = make(map[uint64]*waiting)
 	p.mu.Unlock()
-	for _, ch := range pending {
-		ch <- err
+	for _, w := range pending {
+		w.answerRest(err)
 	}
 }
 

@@ -287,55 +287,31 @@ func (s *Sink) send(ctx context.Context, msgs []nats.Msg) (fs []failure, _ error
 			}
 		}
 	}()
-	answers := make([]answer, len(msgs))
-	for i := range msgs {
-		a, err := s.pub.publish(&msgs[i])
-		if err != nil {
-			fail(i, err)
-			continue
-		}
-		answers[i] = a
-	}
+	w := s.pub.publish(msgs)
 	timer := time.NewTimer(s.cfg.ackTimeout)
 	defer timer.Stop()
-	unanswered := fmt.Errorf("no acknowledgement from the server within %v", s.cfg.ackTimeout)
-	expired := false
-	for i, a := range answers {
+	var ctxErr error
+	select {
+	case <-w.done:
+	case <-timer.C:
+	case <-ctx.Done():
+		ctxErr = ctx.Err()
+	}
+	// Take what has arrived; wait no more.
+	errs, got := s.pub.finish(w)
+	unanswered := ctxErr
+	for i, err := range errs {
 		switch {
-		case a.ch == nil: // failed to send, counted above
-		case expired:
-			// Take what has arrived; wait no more.
-			select {
-			case err := <-a.ch:
-				if err != nil {
-					fail(i, err)
-				}
-			default:
-				s.pub.forget(a.id)
-				fail(i, unanswered)
+		case !got[i]:
+			if unanswered == nil {
+				unanswered = fmt.Errorf("no acknowledgement from the server within %v", s.cfg.ackTimeout)
 			}
-		default:
-			select {
-			case err := <-a.ch:
-				if err != nil {
-					fail(i, err)
-				}
-			case <-timer.C:
-				expired = true
-				s.pub.forget(a.id)
-				fail(i, unanswered)
-			case <-ctx.Done():
-				for k := i; k < len(answers); k++ {
-					if answers[k].ch != nil {
-						s.pub.forget(answers[k].id)
-						fail(k, ctx.Err())
-					}
-				}
-				return fs, ctx.Err()
-			}
+			fail(i, unanswered)
+		case err != nil:
+			fail(i, err)
 		}
 	}
-	return fs, nil
+	return fs, ctxErr
 }
 
 // permanent reports whether err, from publishing one message, rejects the
