@@ -8,6 +8,7 @@ import (
 	"go.uber.org/goleak"
 
 	natsx "github.com/sluicehq/sluice/connect/natsx"
+	"github.com/sluicehq/sluice/connect/natsx/natsembed"
 )
 
 // A sink closed right after its first publish leaves no goroutine behind
@@ -57,7 +58,7 @@ func TestAMessageNeverAnsweredTimesOutAndIsForgotten(t *testing.T) {
 		t.Fatalf("sink %+v; want 1 published, 1 failed, none rejected", ss)
 	}
 	if n := natsx.Waiting(sink); n != 0 {
-		t.Fatalf("%d messages still wait for an answer; want none", n)
+		t.Fatalf("%d writes still wait for answers; want none", n)
 	}
 }
 
@@ -87,7 +88,7 @@ func TestCloseFailsTheWritesWaitingAndThoseAfter(t *testing.T) {
 	wantErr(t, err, nil, "sink was closed")
 	sink.Close()
 	if n := natsx.Waiting(sink); n != 0 {
-		t.Fatalf("%d messages still wait for an answer; want none", n)
+		t.Fatalf("%d writes still wait for answers; want none", n)
 	}
 }
 
@@ -110,4 +111,31 @@ func TestClosingTheConnectionEndsTheSinksGoroutine(t *testing.T) {
 	goleak.VerifyNone(t, before)
 	err = sink.Write(ctx, []natsx.Out{{Subject: "out.x", Data: []byte("x")}})
 	wantErr(t, err, nats.ErrConnectionClosed, "not stored")
+}
+
+// A connection lost while a write waits fails its messages at once with
+// nats.ErrDisconnected (their answers are lost with it), not after
+// AckTimeout.
+func TestALostConnectionFailsTheWritesWaiting(t *testing.T) {
+	srv, url, _ := embedded(t)
+	_, js := connect(t, url)
+	quietSubject(t, js, "quiet.>")
+	ctx := ctxT(t, time.Minute)
+	sink := newSink(t, ctx, js, natsx.AckTimeout(time.Minute))
+	done := make(chan error, 1)
+	go func() { done <- sink.Write(ctx, []natsx.Out{{Subject: "quiet.x", Data: []byte("x")}}) }()
+	for natsx.Waiting(sink) == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond) // the message reaches the server
+	natsembed.Stop(srv)
+	select {
+	case err := <-done:
+		wantErr(t, err, nats.ErrDisconnected, "not stored", `"quiet.x"`)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the write still waits 10s after the server stopped")
+	}
+	if n := natsx.Waiting(sink); n != 0 {
+		t.Fatalf("%d writes still wait for answers; want none", n)
+	}
 }
