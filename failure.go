@@ -232,6 +232,7 @@ func (h *onError[T]) failed(ctx context.Context, v T, err error, again func(cont
 	if h == nil {
 		return false, err
 	}
+	h.w.callFailed()
 	ok, attempts, err := h.retry(ctx, err, again)
 	if ok || err == errStopped || isThrottleErr(err) {
 		return ok, err
@@ -256,6 +257,7 @@ func (h *onError[T]) retry(ctx context.Context, err error, again func(context.Co
 		if err = again(ctx); err == nil {
 			return true, attempts + 1, nil
 		}
+		h.w.callFailed()
 	}
 	if p.stopping() {
 		return false, attempts, errStopped

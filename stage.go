@@ -142,8 +142,13 @@ type worker struct {
 	throttled  atomic.Int64
 	failed     atomic.Int64 // items settled as failed: skipped or dead-lettered
 	retries    atomic.Int64 // calls repeated by Retry
+	callErrs   atomic.Int64 // calls of the stage's function that returned an error (timeouts included)
 	lat        latency      // sampled latency of the chunks it finished
 }
+
+// callFailed counts one call of the stage's function that returned an
+// error: [Auto] reads it as a dependency's sign of saturation.
+func (w *worker) callFailed() { w.callErrs.Add(1) }
 
 // lifetime is how long the worker has run, up to now or to its exit.
 func (w *worker) lifetime(now int64) int64 {
