@@ -184,9 +184,17 @@ type receipts[T any] func(v *T, op settleOp)
 // is built.
 func receiptsOf[T any]() receipts[T] {
 	t := reflect.TypeFor[T]()
-	if reflect.PointerTo(t).Implements(carrierType) {
+	if t.Kind() != reflect.Interface && reflect.PointerTo(t).Implements(carrierType) {
 		// The common case, without reflection per item.
 		return func(v *T, op settleOp) { op.apply(any(v).(Carrier).Origin()) }
+	}
+	if t.Kind() == reflect.Pointer && t.Implements(carrierType) {
+		// Items held by pointer (*M where M embeds a Receipt).
+		return func(v *T, op settleOp) {
+			if c := any(*v).(Carrier); !isNilPointer(c) {
+				op.apply(c.Origin())
+			}
+		}
 	}
 	w := walkerOf(t)
 	if w == nil {
@@ -198,34 +206,56 @@ func receiptsOf[T any]() receipts[T] {
 var (
 	carrierType    = reflect.TypeFor[Carrier]()
 	settleableType = reflect.TypeFor[settleable]()
-	walkers        sync.Map // reflect.Type → walker (nil stored as (walker)(nil))
+	walkers        sync.Map // reflect.Type → walker, nil included; only complete answers are stored
 )
 
 // walker applies op to every receipt of the addressable value v.
 type walker func(v reflect.Value, op settleOp)
 
 // walkerOf returns the walker of type t, or nil if t carries no receipt:
-// t itself through a pointer, or the elements of a slice or array.
+// t itself (through a pointer to it, or as a pointer that is a Carrier,
+// nil pointers skipped), an interface's dynamic value, or the elements of
+// a slice or array. Any number of goroutines may ask at once: an answer is
+// stored only once it is complete, so a lookup never sees a type's answer
+// half made (two goroutines may both work it out, and get the same).
 func walkerOf(t reflect.Type) walker {
+	return walkerIn(t, nil)
+}
+
+// walkerIn is walkerOf for t met while working out the walkers of the
+// types in outer: a type that contains itself (type T []T) carries
+// nothing through itself.
+func walkerIn(t reflect.Type, outer []reflect.Type) walker {
 	if w, ok := walkers.Load(t); ok {
 		return w.(walker)
 	}
-	walkers.Store(t, walker(nil)) // a type that contains itself carries nothing through itself
+	for _, o := range outer {
+		if o == t {
+			return nil
+		}
+	}
 	var w walker
 	switch {
-	case reflect.PointerTo(t).Implements(carrierType):
-		w = func(v reflect.Value, op settleOp) { op.apply(v.Addr().Interface().(Carrier).Origin()) }
-	case reflect.PointerTo(t).Implements(settleableType):
-		w = func(v reflect.Value, op settleOp) { v.Addr().Interface().(settleable).settleAll(op) }
 	case t.Kind() == reflect.Interface:
 		// Any dynamic type: checked per item.
 		w = func(v reflect.Value, op settleOp) {
-			if c, ok := v.Interface().(Carrier); ok {
+			if c, ok := v.Interface().(Carrier); ok && !isNilPointer(c) {
 				op.apply(c.Origin())
 			}
 		}
+	case reflect.PointerTo(t).Implements(carrierType):
+		w = func(v reflect.Value, op settleOp) { op.apply(v.Addr().Interface().(Carrier).Origin()) }
+	case t.Kind() == reflect.Pointer && t.Implements(carrierType):
+		// *M where M embeds a Receipt: the item is held by pointer.
+		w = func(v reflect.Value, op settleOp) {
+			if !v.IsNil() {
+				op.apply(v.Interface().(Carrier).Origin())
+			}
+		}
+	case reflect.PointerTo(t).Implements(settleableType):
+		w = func(v reflect.Value, op settleOp) { v.Addr().Interface().(settleable).settleAll(op) }
 	case t.Kind() == reflect.Slice || t.Kind() == reflect.Array:
-		if ew := walkerOf(t.Elem()); ew != nil {
+		if ew := walkerIn(t.Elem(), append(outer, t)); ew != nil {
 			w = func(v reflect.Value, op settleOp) {
 				for i := range v.Len() {
 					ew(v.Index(i), op)
@@ -233,8 +263,19 @@ func walkerOf(t reflect.Type) walker {
 			}
 		}
 	}
-	walkers.Store(t, w)
+	if len(outer) == 0 {
+		// Only an answer worked out from the top is complete: one for an
+		// inner type may have stopped at a type still being worked out.
+		walkers.Store(t, w)
+	}
 	return w
+}
+
+// isNilPointer reports whether c holds a nil pointer, whose promoted
+// Origin would dereference it.
+func isNilPointer(c Carrier) bool {
+	v := reflect.ValueOf(c)
+	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 
 // settleAll applies op to the receipts of the failed item, so that a dead
