@@ -142,6 +142,9 @@ func (r *receiver[T]) next(idle func() bool, alarm func() <-chan time.Time) (c *
 		if idle != nil && !idle() {
 			return nil, false, false
 		}
+		// The wait begins before the yields: while this goroutine yields,
+		// others run, and their time is not this stage's work (Busy).
+		r.w.waitInput()
 		if r.e.spinning.CompareAndSwap(false, true) {
 			for range spinRounds {
 				if len(r.e.ch) > 0 {
@@ -155,7 +158,6 @@ func (r *receiver[T]) next(idle func() bool, alarm func() <-chan time.Time) (c *
 		if alarm != nil {
 			wake = alarm()
 		}
-		r.w.waitInput()
 		select {
 		case c = <-r.e.ch: // nil once the edge is closed and drained
 		case <-p.ctx.Done():
