@@ -20,8 +20,10 @@ import (
 // consumer panics at construction, and [Pipeline.Wait] panics if a stream is
 // never consumed. Its producer hands nothing on before the consumer is
 // built (the consumer sizes the queue: see [Gather]), so build a stream's
-// consumer before waiting for anything downstream of its producer. The
-// zero Stream is not usable.
+// consumer before waiting for anything downstream of its producer:
+// [Result.Value] and a loop over [ToSeq] panic at once, naming the
+// stream, when they would wait below a stream with no consumer. The zero
+// Stream is not usable.
 type Stream[T any] struct{ e *edge[T] }
 
 // Name returns the name of the stage that produces the stream.

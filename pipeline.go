@@ -142,14 +142,8 @@ func (p *Pipeline) Wait() error {
 	p.sealed = true
 	var dangling []string
 	for _, e := range p.edges {
-		switch {
-		case e.consumer() != nil:
-		case e.deadLetter():
-			dangling = append(dangling, fmt.Sprintf("the dead-letter stream of stage %q (see DeadLetter)", e.producer().name))
-		case e.branchName() != "":
-			dangling = append(dangling, e.branchName())
-		default:
-			dangling = append(dangling, fmt.Sprintf("stream %q (from stage %q)", e.name(), e.producer().name))
+		if e.consumer() == nil {
+			dangling = append(dangling, describeEdge(e))
 		}
 	}
 	p.mu.Unlock()

@@ -120,13 +120,18 @@ func ForEachChunk[T any](p *Pipeline, name string, in Stream[T], n int, f func(c
 type Result[T any] struct {
 	v    T
 	done chan struct{}
+	p    *Pipeline
+	s    *stage
 }
 
 // Value waits until the sink has finished — its input drained, or the
 // pipeline stopped — and returns what it computed. After a failed or
 // cancelled pipeline the value covers only the items that arrived; check
-// [Pipeline.Wait]'s error before trusting it.
+// [Pipeline.Wait]'s error before trusting it. Called before Wait while a
+// stream upstream of the sink has no consumer yet, it would wait for ever
+// (see [Stream]): it stops the pipeline and panics, naming the stream.
 func (r *Result[T]) Value() T {
+	r.p.mustBeFed(r.s, fmt.Sprintf("Value of %s %q", r.s.kind, r.s.name), r.done)
 	<-r.done
 	return r.v
 }
@@ -135,7 +140,7 @@ func (r *Result[T]) Value() T {
 func resultSink[T, A any](p *Pipeline, kind, name string, in Stream[T], init A, each func(acc *A, items []T) error) *Result[A] {
 	s := newStage(p, kind, name, 1)
 	ie := consume(p, s, in, 1)
-	res := &Result[A]{v: init, done: make(chan struct{})}
+	res := &Result[A]{v: init, done: make(chan struct{}), p: p, s: s}
 	s.onStageDone(func() { close(res.done) })
 	sinkStage(p, s, ie, true, 0, nil, func(items []T, _ *onError[T]) error { return each(&res.v, items) })
 	return res
@@ -171,15 +176,18 @@ func Collect[T any](p *Pipeline, name string, in Stream[T]) *Result[[]T] {
 // ToChan starts a one-goroutine sink that sends every item of in on the
 // returned unbuffered channel, which closes when in is drained or the
 // pipeline stops. The caller must receive until the channel closes, or
-// cancel the pipeline: otherwise the stage waits for it forever.
+// cancel the pipeline: otherwise the stage waits for it forever. A receive
+// cannot check the graph as [Result.Value] and [ToSeq] do: build every
+// stream's consumer before receiving.
 func ToChan[T any](p *Pipeline, name string, in Stream[T]) <-chan T {
-	return chanSink(p, "to-chan", name, in, nil)
+	ch, _ := chanSink(p, "to-chan", name, in, nil)
+	return ch
 }
 
 // chanSink starts a one-goroutine sink that sends every item of in on the
 // returned unbuffered channel, closed when the stage ends. Once left is
 // closed, the stage discards the rest of its input.
-func chanSink[T any](p *Pipeline, kind, name string, in Stream[T], left <-chan struct{}) <-chan T {
+func chanSink[T any](p *Pipeline, kind, name string, in Stream[T], left <-chan struct{}) (<-chan T, *stage) {
 	s := newStage(p, kind, name, 1)
 	ie := consume(p, s, in, 1)
 	ch := make(chan T)
@@ -208,7 +216,7 @@ func chanSink[T any](p *Pipeline, kind, name string, in Stream[T], left <-chan s
 		}
 		return nil
 	})
-	return ch
+	return ch, s
 }
 
 // ToSeq starts a one-goroutine sink whose items the caller reads with a
@@ -223,16 +231,19 @@ func chanSink[T any](p *Pipeline, kind, name string, in Stream[T], left <-chan s
 // the loop stops early (break), the stage discards the rest of its input
 // so that the pipeline can finish; cancel the pipeline's context or call
 // [Pipeline.Drain] to stop the work instead. Until the loop starts, the
-// stage waits for it, as [ToChan] does.
+// stage waits for it, as [ToChan] does. A loop begun before Wait while a
+// stream upstream of the sink has no consumer yet would wait for ever (see
+// [Stream]): it stops the pipeline and panics, naming the stream.
 func ToSeq[T any](p *Pipeline, name string, in Stream[T]) iter.Seq[T] {
 	left := make(chan struct{}) // closed when the loop stops early
-	ch := chanSink(p, "to-seq", name, in, left)
+	ch, s := chanSink(p, "to-seq", name, in, left)
 	var used atomic.Bool
 	return func(yield func(T) bool) {
 		if used.Swap(true) {
 			panic(fmt.Sprintf("sluice: ToSeq %q: the sequence may be iterated only once", name))
 		}
 		defer close(left) // once: used lets one iteration through
+		p.mustBeFed(s, fmt.Sprintf("the loop over ToSeq %q", name), nil)
 		for v := range ch {
 			if !yield(v) {
 				return
