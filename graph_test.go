@@ -105,3 +105,24 @@ func TestReadsWaitNormallyOnceTheGraphIsComplete(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestPipelinesWithDefaultNamesAreToldApart checks two unnamed pipelines'
+// names differ, so that a message naming one cannot be read as the other.
+func TestPipelinesWithDefaultNamesAreToldApart(t *testing.T) {
+	a, b := sluice.New(context.Background()), sluice.New(context.Background())
+	if a.Name() == b.Name() {
+		t.Fatalf("got two pipelines both named %q", a.Name())
+	}
+	src := sluice.FromSlice(a, "src", ints(1))
+	msg := panicsWithin(t, func() { sluice.Collect(b, "c", src) })
+	if !strings.Contains(msg, a.Name()) || !strings.Contains(msg, b.Name()) {
+		t.Fatalf("got panic %q, want it to name both %q and %q", msg, a.Name(), b.Name())
+	}
+	sluice.Collect(a, "c", src)
+	if err := a.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Wait(); err != nil {
+		t.Fatal(err)
+	}
+}

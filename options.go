@@ -17,8 +17,9 @@ type optionFunc func(*config)
 
 func (f optionFunc) apply(c *config) { f(c) }
 
-// Named sets the pipeline's name, as shown in [Snapshot]s, on the dashboard
-// and in Prometheus labels.
+// Named sets the pipeline's name, as shown in [Snapshot]s, on the dashboard,
+// in Prometheus labels and in error and panic messages. An empty name
+// keeps the default (see [Pipeline.Name]).
 func Named(name string) Option { return optionFunc(func(c *config) { c.name = name }) }
 
 // DefaultDrainGrace is how long a drain lets [Retry] backoffs run unless

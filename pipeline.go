@@ -69,12 +69,15 @@ func New(ctx context.Context, opts ...Option) *Pipeline {
 	if ctx == nil {
 		panic("sluice: New called with a nil context")
 	}
-	cfg := config{name: "pipeline", grace: DefaultDrainGrace}
+	cfg := config{grace: DefaultDrainGrace}
 	for i, o := range opts {
 		if o == nil {
 			panic(fmt.Sprintf("sluice: New: Option %d is nil", i))
 		}
 		o.apply(&cfg)
+	}
+	if cfg.name == "" {
+		cfg.name = fmt.Sprintf("pipeline-%d", unnamed.Add(1))
 	}
 	c, cancel := context.WithCancelCause(ctx)
 	p := &Pipeline{ctx: c, cancel: cancel, name: cfg.name, start: time.Now(),
@@ -112,7 +115,9 @@ func (p *Pipeline) mustBeMade(what string) {
 	}
 }
 
-// Name returns the pipeline's name (see [Named]); "pipeline" by default.
+// Name returns the pipeline's name (see [Named]). A pipeline not named is
+// "pipeline-N", N counting such pipelines from 1 in the process, so that
+// two are told apart in every message, snapshot and metric.
 func (p *Pipeline) Name() string { return p.name }
 
 // Context returns the scope's context: it is cancelled when a stage fails,
@@ -169,6 +174,9 @@ func (p *Pipeline) Wait() error {
 	}
 	return p.waitErr
 }
+
+// unnamed counts the pipelines made without a name.
+var unnamed atomic.Int64
 
 var errDangling = errors.New("sluice: a stream is never consumed")
 
