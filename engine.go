@@ -137,7 +137,7 @@ func (p *Pipeline) goStage(s *stage, w *worker, run func() error) {
 			w.resume()
 			w.end()
 			if r := recover(); r != nil {
-				p.fail(&PanicError{Stage: s.name, Value: r, Stack: debug.Stack()})
+				p.fail(&PanicError{Stage: s.name, Value: r, At: panicSite(), Stack: debug.Stack()})
 			} else if !returned {
 				p.fail(&StageError{Stage: s.name, Err: ErrGoexit})
 			}
