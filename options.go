@@ -2,6 +2,7 @@ package sluice
 
 import (
 	"fmt"
+	"log/slog"
 	"time"
 )
 
@@ -9,8 +10,10 @@ import (
 type Option interface{ apply(*config) }
 
 type config struct {
-	name  string
-	grace time.Duration // DrainGrace; DefaultDrainGrace unless set
+	name   string
+	grace  time.Duration // DrainGrace; DefaultDrainGrace unless set
+	tracer Tracer        // Tracing; nil: no spans
+	logger *slog.Logger  // Logger; nil: no logs
 }
 
 type optionFunc func(*config)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,6 +22,8 @@ type Pipeline struct {
 	cancel context.CancelCauseFunc
 	name   string
 	start  time.Time
+	tracer Tracer       // Tracing; nil: no spans
+	log    *slog.Logger // Logger; nil: no logs
 
 	// halt is set once the scope is cancelled and every stage is told to
 	// stop; stages read it before each call of a user function. It sits on
@@ -81,7 +84,8 @@ func New(ctx context.Context, opts ...Option) *Pipeline {
 	}
 	c, cancel := context.WithCancelCause(ctx)
 	p := &Pipeline{ctx: c, cancel: cancel, name: cfg.name, start: time.Now(),
-		waited: make(chan struct{}), intake: make(chan struct{}), grace: cfg.grace}
+		waited: make(chan struct{}), intake: make(chan struct{}), grace: cfg.grace,
+		tracer: cfg.tracer, log: cfg.logger}
 	// A cancelled parent raises halt at once, so that a stage busy with a
 	// chunk notices it before its next item, not at its next wait.
 	p.afterFunc(c, func() {

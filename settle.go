@@ -1,6 +1,7 @@
 package sluice
 
 import (
+	"context"
 	"fmt"
 	"reflect"
 	"sync"
@@ -50,6 +51,7 @@ type ticket struct {
 	holds atomic.Int32 // settlements still needed; ≤ 0 once settled
 	to    Settler
 	key   uint64
+	trace context.Context // the message's trace context; nil for none
 }
 
 // failedHolds marks a ticket settled by Fail: no Ack can bring it back to 0.
@@ -75,6 +77,26 @@ func NewReceipt(s Settler, key uint64) Receipt {
 	t := &ticket{to: s, key: key}
 	t.holds.Store(1)
 	return Receipt{t}
+}
+
+// WithTrace attaches the trace context of r's message (a connector's
+// source extracts it from the message's headers with a [Propagator]), so
+// that the spans of every stage that handles an item derived from the
+// message continue its trace. It carries values only: its deadline and
+// cancellation are ignored. Call it before r is handed on; it returns r.
+func (r Receipt) WithTrace(ctx context.Context) Receipt {
+	if r.t != nil {
+		r.t.trace = ctx
+	}
+	return r
+}
+
+// Trace returns the trace context attached by [Receipt.WithTrace], or nil.
+func (r Receipt) Trace() context.Context {
+	if r.t == nil {
+		return nil
+	}
+	return r.t.trace
 }
 
 // IsZero reports whether r is the zero Receipt, which settles nothing.

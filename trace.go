@@ -1,0 +1,56 @@
+package sluice
+
+import "context"
+
+// Tracing, without a dependency: the core defines what a tracer and a
+// propagator must do, and a module of its own (otelx) implements both
+// with OpenTelemetry. A pipeline without a Tracer pays nothing per item.
+
+// Tracing makes the pipeline start a span with t around each call of a
+// stage's function (see [Tracer]). A nil t means no tracing, the default.
+func Tracing(t Tracer) Option { return optionFunc(func(c *config) { c.tracer = t }) }
+
+// Tracer starts a span around each call of a stage's function. Give one to
+// a pipeline with [Tracing]; the otelx module makes one from an
+// OpenTelemetry TracerProvider.
+type Tracer interface {
+	// Start begins the span of one call. ctx is the trace context of the
+	// message the item derives from (see [Receipt.Trace]), or the
+	// pipeline's context when it carries none; the call gets the context
+	// Start returns, so that the function's own spans are children of
+	// this one. end is called once, with the call's error (nil on
+	// success), when the call and its retries are over.
+	Start(ctx context.Context, call Call) (_ context.Context, end func(err error))
+}
+
+// Call describes one call of a stage's function to a [Tracer].
+type Call struct {
+	Pipeline string
+	Stage    string
+	Kind     string // map, filter, for-each, for-each-chunk, …
+	// Items is how many items the call handles: 1, or a chunk's or
+	// batch's length (ForEachChunk, a ForEach over batches).
+	Items int
+	// Links are the trace contexts of the messages behind the items of a
+	// call that handles several (a batch insert): the span links them.
+	// Nil for a call on one item.
+	Links []context.Context
+}
+
+// Headers is a message's headers as a [Propagator] reads and writes them;
+// connectors implement it over their clients' headers. Its methods are
+// those of OpenTelemetry's propagation.TextMapCarrier.
+type Headers interface {
+	Get(key string) string
+	Set(key, value string)
+	Keys() []string
+}
+
+// Propagator carries a trace context in a message's headers: a source
+// extracts it from what it reads, a sink injects it into what it writes.
+// Connectors take one as an option; the otelx module makes one from
+// OpenTelemetry's propagators (W3C trace context by default).
+type Propagator interface {
+	Extract(ctx context.Context, h Headers) context.Context
+	Inject(ctx context.Context, h Headers)
+}
