@@ -51,6 +51,7 @@ type Pipeline struct {
 
 	afterStops []func() bool  // AfterFuncs to stop at Wait (halt on cancel, DrainOn); guarded by mu
 	afters     sync.WaitGroup // those AfterFuncs neither stopped nor finished
+	finishers  []func()       // run by Wait once every goroutine has exited (onFinish); guarded by mu
 
 	wg      sync.WaitGroup
 	errOnce sync.Once
@@ -171,6 +172,7 @@ func (p *Pipeline) Wait() error {
 	p.afters.Wait() // those that had started
 	p.cancel(nil)
 	p.waitErr = p.err
+	p.finish()
 	p.finished = time.Now()
 	close(p.waited)
 	if len(dangling) > 0 {
@@ -190,10 +192,17 @@ var errDangling = errors.New("sluice: a stream is never consumed")
 // recorded instead, as settle does for errors returned then.
 func (p *Pipeline) fail(err error) {
 	p.errOnce.Do(func() {
+		cancelled := false
 		if c := context.Cause(p.ctx); c != nil {
-			err = c
+			err, cancelled = c, true
 		}
 		p.err = err
+		switch {
+		case cancelled:
+			p.logAt(slog.LevelInfo, "pipeline cancelled", slog.String("cause", err.Error()))
+		case err != errIncomplete && err != errDangling:
+			p.logFailed(err)
+		}
 		// halt before cancel: a function that returns because the
 		// context is done must find halt already set, or its stage would
 		// go on to the next item.
@@ -240,6 +249,14 @@ func (p *Pipeline) intakeClosed() bool { return p.noIntake.Load() }
 // times, before or after Wait.
 func (p *Pipeline) Drain() {
 	p.mustBeMade("Drain")
+	p.drain()
+}
+
+// drain closes the intake, logging the drain's start once.
+func (p *Pipeline) drain() {
+	if !p.intakeClosed() {
+		p.logAt(slog.LevelInfo, "drain begun", slog.Duration("grace", p.grace))
+	}
 	p.closeIntake()
 }
 
@@ -260,7 +277,7 @@ func (p *Pipeline) DrainOn(ctx context.Context) {
 		panic(fmt.Sprintf("sluice: pipeline %q: DrainOn called after Wait", p.name))
 	}
 	if ctx.Err() != nil { // drained when DrainOn returns, not when AfterFunc's goroutine runs
-		p.closeIntake()
+		p.drain()
 		return
 	}
 	p.afterFunc(ctx, p.Drain)
