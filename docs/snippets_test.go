@@ -540,7 +540,8 @@ func TestSnippets(t *testing.T) {
 	defer cancel()
 	buildOut := map[string]string{}
 	if len(programs) > 0 {
-		args := append([]string{"build", "-o", filepath.Join(dir, "bin") + "/"}, programs...)
+		// Without symbols and DWARF the links take about half the time.
+		args := append([]string{"build", "-ldflags=-s -w", "-o", filepath.Join(dir, "bin") + "/"}, programs...)
 		out, err := goCmd(ctx, dir, args...)
 		if err != nil {
 			buildOut = byPackage(out)
@@ -592,6 +593,7 @@ func TestSnippets(t *testing.T) {
 			if err := cmd.Run(); err != nil {
 				t.Fatalf("run: %v\n%s", err, out.String())
 			}
+			t.Logf("output:\n%s", out.String())
 		})
 	}
 }
