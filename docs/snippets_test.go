@@ -288,20 +288,26 @@ func topLevelVars(stmts string) ([]string, error) {
 					}
 				}
 			}
-		case *ast.DeclStmt:
-			names = append(names, declNames(s.Decl)...)
+		case *ast.DeclStmt: // var x T must be used; types and constants need not
+			if d, ok := s.Decl.(*ast.GenDecl); ok && d.Tok == token.VAR {
+				names = append(names, declNames(d)...)
+			}
 		}
 	}
 	return names, nil
 }
 
-// files returns the Go files of b's package: name → content.
+// files returns the Go files of b's package: name → content. Every
+// package is named after its directory and has a func Main that runs the
+// block, which the runner calls.
 func (b block) files() (map[string]string, error) {
+	pkg := b.dir()
 	files := map[string]string{}
 	declared := map[string]bool{}
+	hidden := ""
 	if b.hidden != "" {
-		src := fmt.Sprintf("package main\n//line %s:%d\n%s", b.file, b.hline, b.hidden)
-		f, err := parser.ParseFile(token.NewFileSet(), "", src, 0)
+		hidden = fmt.Sprintf("package %s\n//line %s:%d\n%s", pkg, b.file, b.hline, b.hidden)
+		f, err := parser.ParseFile(token.NewFileSet(), "", hidden, 0)
 		if err != nil {
 			return nil, fmt.Errorf("%s: hidden code: %v", b.name(), err)
 		}
@@ -317,17 +323,33 @@ func (b block) files() (map[string]string, error) {
 		if !isWholeFile(b.code) {
 			return nil, fmt.Errorf("%s: a test block must be a whole file", b.name())
 		}
+		if b.hidden != "" {
+			return nil, fmt.Errorf("%s: a test block takes no hidden code", b.name())
+		}
 		files["snippet_test.go"] = line + b.code
+		return files, nil
 	case isWholeFile(b.code):
-		files["main.go"] = line + b.code
+		f, err := parser.ParseFile(token.NewFileSet(), "", b.code, parser.PackageClauseOnly)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", b.name(), err)
+		}
+		if f.Name.Name != "main" {
+			return nil, fmt.Errorf("%s: a whole file is package main (or a test: mode test), not %s", b.name(), f.Name.Name)
+		}
+		// package main becomes package pkg on the same line, so that the
+		// runner can import it; its func main is called by Main.
+		code := b.code[:f.Name.Pos()-1] + pkg + b.code[f.Name.End()-1:]
+		files["main.go"] = line + code
+		files["zz_main.go"] = "package " + pkg + "\n\nfunc Main() { main() }\n"
 	default:
-		// Declarations?
-		src := "package main\n" + line + b.code
-		if _, err := parser.ParseFile(token.NewFileSet(), "", src, 0); err == nil {
-			if !strings.Contains(b.code, "func main()") {
-				src += "\nfunc main() {}\n"
+		src := "package " + pkg + "\n" + line + b.code
+		if _, err := parser.ParseFile(token.NewFileSet(), "", src, 0); err == nil { // declarations
+			if strings.Contains(b.code, "func main()") {
+				src += "\nfunc Main() { main() }\n"
+			} else {
+				src += "\nfunc Main() {}\n"
 			}
-		} else {
+		} else { // statements
 			vars, err := topLevelVars(b.code)
 			if err != nil {
 				return nil, fmt.Errorf("%s: neither a file, declarations nor statements: %v", b.name(), err)
@@ -340,35 +362,39 @@ func (b block) files() (map[string]string, error) {
 					fmt.Fprintf(&uses, "_ = %s\n", v)
 				}
 			}
-			src = "package main\n" +
-				"func main() {\n" +
+			src = "package " + pkg + "\n" +
+				"func Main() {\n" +
 				"\tctx, cancel := context.WithTimeout(context.Background(), time.Minute)\n" +
 				"\terr := run(ctx)\n\tcancel()\n" +
 				"\tif err != nil {\n\t\tfmt.Fprintln(os.Stderr, \"error:\", err)\n\t\tos.Exit(1)\n\t}\n}\n" +
 				"func run(ctx context.Context) error {\n" + line + b.code + "\n" +
 				"//line generated:1\n" + uses.String() + "return nil\n}\n"
-			declared["ctx"] = true
 		}
 		var err error
 		if files["main.go"], err = withImports(src, copyMap(declared)); err != nil {
 			return nil, fmt.Errorf("%s: %v", b.name(), err)
 		}
 	}
-	if b.hidden != "" {
-		src := fmt.Sprintf("package main\n//line %s:%d\n%s", b.file, b.hline, b.hidden)
-		if b.mode == "test" {
-			return nil, fmt.Errorf("%s: a test block takes no hidden code", b.name())
-		}
-		if isWholeFile(b.code) { // the hidden code joins the file's own package
-			pkg := packageName(b.code)
-			src = "package " + pkg + strings.TrimPrefix(src, "package main")
-		}
+	if hidden != "" {
 		var err error
-		if files["hidden.go"], err = withImports(src, copyMap(declared)); err != nil {
+		if files["hidden.go"], err = withImports(hidden, copyMap(declared)); err != nil {
 			return nil, fmt.Errorf("%s: hidden code: %v", b.name(), err)
 		}
 	}
 	return files, nil
+}
+
+// runner returns the main package that runs the block named by its
+// argument (a package directory).
+func runner(dirs []string) string {
+	var imp, tab strings.Builder
+	for i, d := range dirs {
+		fmt.Fprintf(&imp, "\ts%d %q\n", i, "snippets/"+d)
+		fmt.Fprintf(&tab, "\t%q: s%d.Main,\n", d, i)
+	}
+	return "package main\n\nimport (\n\t\"fmt\"\n\t\"os\"\n" + imp.String() + ")\n\n" +
+		"var blocks = map[string]func(){\n" + tab.String() + "}\n\n" +
+		"func main() {\n\tf, ok := blocks[os.Args[1]]\n\tif !ok {\n\t\tfmt.Fprintln(os.Stderr, \"no block\", os.Args[1])\n\t\tos.Exit(2)\n\t}\n\tf()\n}\n"
 }
 
 func copyMap(m map[string]bool) map[string]bool {
@@ -377,14 +403,6 @@ func copyMap(m map[string]bool) map[string]bool {
 		c[k] = v
 	}
 	return c
-}
-
-func packageName(code string) string {
-	f, err := parser.ParseFile(token.NewFileSet(), "", code, parser.PackageClauseOnly)
-	if err != nil {
-		return "main"
-	}
-	return f.Name.Name
 }
 
 // checkExcerpt reports whether each trimmed line of quote appears in text
@@ -533,20 +551,25 @@ func TestSnippets(t *testing.T) {
 		if b.mode == "test" {
 			tests = append(tests, "./"+b.dir())
 		} else {
-			programs = append(programs, "./"+b.dir())
+			programs = append(programs, b.dir())
 		}
 	}
+	// One binary runs every block, each in a process of its own: one link
+	// instead of one per block.
+	write(t, filepath.Join(dir, "runner", "main.go"), runner(programs))
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
+	bin := filepath.Join(dir, "snippets-runner")
 	buildOut := map[string]string{}
+	var buildErr error
 	if len(programs) > 0 {
-		// Without symbols and DWARF the links take about half the time.
-		args := append([]string{"build", "-ldflags=-s -w", "-o", filepath.Join(dir, "bin") + "/"}, programs...)
-		out, err := goCmd(ctx, dir, args...)
-		if err != nil {
+		// Without symbols and DWARF the link takes about half the time.
+		var out []byte
+		out, buildErr = goCmd(ctx, dir, "build", "-ldflags=-s -w", "-o", bin, "./runner")
+		if buildErr != nil {
 			buildOut = byPackage(out)
 			if len(buildOut) == 1 && buildOut[""] != "" {
-				t.Fatalf("go build: %v\n%s", err, out)
+				t.Fatalf("go build: %v\n%s", buildErr, out)
 			}
 		}
 	}
@@ -577,16 +600,15 @@ func TestSnippets(t *testing.T) {
 			if out := buildOut[b.dir()]; out != "" {
 				t.Fatalf("does not compile:\n%s", out)
 			}
-			bin := filepath.Join(dir, "bin", b.dir())
-			if _, err := os.Stat(bin); err != nil {
-				t.Fatalf("not built: %v", err)
+			if buildErr != nil {
+				t.Fatalf("compiles, but not run: other blocks do not compile")
 			}
 			if b.mode == "build" {
 				return
 			}
 			rctx, cancel := context.WithTimeout(ctx, 90*time.Second)
 			defer cancel()
-			cmd := exec.CommandContext(rctx, bin)
+			cmd := exec.CommandContext(rctx, bin, b.dir())
 			cmd.Dir = t.TempDir()
 			var out bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &out
