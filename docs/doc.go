@@ -6,6 +6,8 @@
 //	cd docs && go test -run Snippets .
 //
 // ./scripts/test runs it with every other module that go.work lists.
+// TestFrontDoor (frontdoor_test.go) runs the README's first command,
+// go run ./cmd/sluice demo, on a clean copy of the repository.
 //
 // # Writing a block the harness accepts
 //
@@ -50,7 +52,11 @@
 //
 // Each block is a package of its own in a temporary module that uses the
 // repository's modules through a generated go.work; errors are reported at
-// the block's line in its markdown file. Blocks in other languages (sh,
+// the block's line in its markdown file. One program links every block's
+// package and runs one block per process, so the whole test costs one link:
+// hidden code must not act in init functions or package-level variables
+// (they run in every block's process), and a whole file keeps its side
+// effects in main. Blocks in other languages (sh,
 // text) are not Go and are left alone. NATS blocks run on an embedded
 // server (natsembed); blocks that need Kafka or ClickHouse are built only.
 package docs
