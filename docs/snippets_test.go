@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -449,25 +450,46 @@ func checkExcerpt(quote, text string) error {
 	return nil
 }
 
-// workspace writes a go.work in dir using dir and every module of the
-// repository's workspace, and copies go.work.sum.
+// workspace writes a go.work in dir that uses dir and every module of the
+// repository's workspace, with the repository's replacements (paths made
+// absolute), and copies go.work.sum.
 func workspace(t *testing.T, root, dir string) {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}")
+	cmd := exec.Command("go", "work", "edit", "-json")
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "GOWORK="+filepath.Join(root, "go.work"))
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("go list -m in %s: %v", root, err)
+		t.Fatalf("go work edit -json in %s: %v", root, err)
+	}
+	type modVersion struct{ Path, Version string }
+	var work struct {
+		Go      string
+		Use     []struct{ DiskPath string }
+		Replace []struct {
+			Old, New modVersion
+		}
+	}
+	if err := json.Unmarshal(out, &work); err != nil {
+		t.Fatalf("go work edit -json: %v", err)
+	}
+	abs := func(p string) string {
+		if filepath.IsAbs(p) || !(strings.HasPrefix(p, "./") || strings.HasPrefix(p, "../") || p == "." || p == "..") {
+			return p // already absolute, or a module path
+		}
+		return filepath.Join(root, p)
 	}
 	var w strings.Builder
-	w.WriteString("go 1.26.0\n\nuse (\n\t.\n")
-	for _, d := range strings.Fields(string(out)) {
-		fmt.Fprintf(&w, "\t%s\n", d)
+	fmt.Fprintf(&w, "go %s\n\nuse (\n\t.\n", work.Go)
+	for _, u := range work.Use {
+		fmt.Fprintf(&w, "\t%s\n", abs(u.DiskPath))
 	}
 	w.WriteString(")\n")
+	for _, r := range work.Replace {
+		fmt.Fprintf(&w, "\nreplace %s %s => %s %s\n", r.Old.Path, r.Old.Version, abs(r.New.Path), r.New.Version)
+	}
 	write(t, filepath.Join(dir, "go.work"), w.String())
-	write(t, filepath.Join(dir, "go.mod"), "module snippets\n\ngo 1.26.0\n")
+	write(t, filepath.Join(dir, "go.mod"), "module snippets\n\ngo "+work.Go+"\n")
 	if sum, err := os.ReadFile(filepath.Join(root, "go.work.sum")); err == nil {
 		write(t, filepath.Join(dir, "go.work.sum"), string(sum))
 	}
