@@ -95,7 +95,8 @@ func Example_pipeline() {
 	// 1000 rows stored, each once: true enriched: NYSE:ACME batches of ≤ 500: true
 }
 
-// The README's second pipeline ("Failures that don't stop the world"): a
+// The first pipeline of docs/failures-and-drains.md, with a feed that a
+// drain ends (the guide's own block runs in the docs module's test): a
 // line that does not parse is dead-lettered and quarantined, a store
 // that fails once is retried, one that fails for good (Permanent) is
 // skipped and counted, and a drain (SIGTERM in a real program) lets
