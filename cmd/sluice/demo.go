@@ -7,14 +7,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
-	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/sluicehq/sluice"
 	"github.com/sluicehq/sluice/cmd/sluice/market"
 	"github.com/sluicehq/sluice/connect/natsx/natsembed"
 )
@@ -36,7 +33,7 @@ flags:
   --malformed F      fraction of events made malformed (default 0.01)
   --decoders N       decode and validate workers (default 4)
   --lookup D         round trip of one reference lookup (default 1ms)
-  --nats URL         use this NATS server instead of an embedded one
+  --nats URL         use this NATS server instead (its DEMO_* streams are reset)
   --dash ADDR        serve the live pipeline page at ADDR, e.g. :8080
   --kafka BROKERS    run on Kafka (host:port,…), with --clickhouse
   --clickhouse ADDR  ClickHouse server (host:port, native protocol)
@@ -194,38 +191,4 @@ func printNATS(w io.Writer, r market.NATSResult, f demoFlags) {
 	fmt.Fprintln(w)
 	printStages(w, r.Stages)
 	fmt.Fprintln(w, "\nnext: watch it live with `sluice demo --dash :8080 --duration 60s --rate 20000`, or run it on Kafka and ClickHouse with `sluice demo --kafka BROKERS --clickhouse ADDR`")
-}
-
-// reasons lists dead letters by reason, most frequent first: ": bad
-// price 405, unknown symbol 390", or "".
-func reasons(m map[string]int64) string {
-	if len(m) == 0 {
-		return ""
-	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		if m[keys[i]] != m[keys[j]] {
-			return m[keys[i]] > m[keys[j]]
-		}
-		return keys[i] < keys[j]
-	})
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s %d", k, m[k])
-	}
-	return ": " + strings.Join(parts, ", ")
-}
-
-// printStages writes where the pipeline's time went, stage by stage.
-func printStages(w io.Writer, s sluice.Snapshot) {
-	t := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(t, "  stage          \tworkers\tin\tout\tfailed\tbusy\twaiting\t")
-	for _, st := range s.Stages {
-		fmt.Fprintf(t, "  %-15s\t%d\t%d\t%d\t%d\t%.2fs\t%.2fs\t\n", st.Name, st.Workers, st.In, st.Out, st.Failed, st.Busy.Seconds(), st.Blocked.Seconds())
-	}
-	t.Flush()
-	fmt.Fprintln(w, "  (busy: time the stage's workers spent in its function; waiting: time they waited for input or for room downstream; both summed over the workers)")
 }

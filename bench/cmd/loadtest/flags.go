@@ -124,7 +124,7 @@ func runKafka(args []string, stdout, stderr io.Writer) int {
 // catches signals and runs run.
 func runWith(fs *flag.FlagSet, usage string, f *demoFlags, args []string, stdout, stderr io.Writer,
 	run func(context.Context, *interrupts, demoFlags, io.Writer, io.Writer) error) int {
-	if code, ok := parseFlags(fs, usage, args, stderr); !ok {
+	if code, ok := parseFlags(fs, usage, args, stdout, stderr); !ok {
 		return code
 	}
 	set := map[string]bool{}
@@ -200,23 +200,27 @@ func (f *demoFlags) settle(cmd string, set map[string]bool) string {
 	return ""
 }
 
-// parseFlags parses args with fs, whose -h prints usage and then the
-// flags. ok is false when the command ends here, with code: 0 after -h,
-// 2 after a bad flag (fs has said why) or an argument that is no flag.
-func parseFlags(fs *flag.FlagSet, usage string, args []string, stderr io.Writer) (code int, ok bool) {
+// parseFlags parses args with fs. -h prints usage, then fs's flags, to
+// stdout; a bad flag prints what is wrong (fs does) and one usage line to
+// stderr. ok is false when the command ends here, with code: 0 after -h,
+// 2 after a bad flag or an argument that is no flag.
+func parseFlags(fs *flag.FlagSet, usage string, args []string, stdout, stderr io.Writer) (code int, ok bool) {
 	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, usage)
-		fs.PrintDefaults()
-	}
+	fs.Usage = func() {}
+	oneLine := func() { fmt.Fprintf(stderr, "usage: loadtest %s [flags] (loadtest %[1]s -h lists them)\n", fs.Name()) }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(stdout, usage)
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
 			return 0, false
 		}
+		oneLine()
 		return 2, false
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "loadtest %s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
+		oneLine()
 		return 2, false
 	}
 	return 0, true

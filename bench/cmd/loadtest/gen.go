@@ -68,7 +68,7 @@ func runGen(args []string, stdout, stderr io.Writer) int {
 	fs.Uint64Var(&f.seed, "seed", 4, "seed of the event generator")
 	fs.BoolVar(&f.stdinEOF, "exit-on-stdin-eof", false, "stop producing once stdin reaches EOF (how `loadtest kafka` ends the generator it starts if it dies)")
 	fs.BoolVar(&f.quiet, "quiet", false, "no per-second lines")
-	if code, ok := parseFlags(fs, genUsage, args, stderr); !ok {
+	if code, ok := parseFlags(fs, genUsage, args, stdout, stderr); !ok {
 		return code
 	}
 	if msg := f.check(); msg != "" {

@@ -258,9 +258,6 @@ type KafkaConfig struct {
 	// dies gives its partitions up to the others after 6 s without a
 	// heartbeat (the broker's minimum).
 	Member bool
-	// StopWhenCaughtUp ends the source once it has consumed what the
-	// group had not committed when it joined.
-	StopWhenCaughtUp bool
 
 	// OnStored, if not nil, is called with each batch of rows once its
 	// insert has committed, at committed, before the rows are settled.
@@ -325,9 +322,6 @@ func StartKafka(ctx context.Context, db *sql.DB, cfg KafkaConfig) (*Kafka, error
 	// under the collect stage's 50 ms.
 	opts := []kafkax.SourceOption{kafkax.MaxInFlight(cfg.MaxInFlight),
 		kafkax.WithClient(kgo.FetchMinBytes(fetchBytes), kgo.FetchMaxWait(fetchWait))}
-	if cfg.StopWhenCaughtUp {
-		opts = append(opts, kafkax.StopWhenCaughtUp())
-	}
 	if cfg.Member {
 		opts = append(opts, kafkax.WithClient(kgo.SessionTimeout(6*time.Second)))
 	}
