@@ -73,20 +73,20 @@ var upperNames = func() map[string]string {
 var symbols = []string{"AAPL", "MSFT", "GOOG", "AMZN", "NVDA", "META", "TSLA", "BRK.B", "JPM", "V",
 	"XOM", "UNH", "JNJ", "WMT", "PG", "MA", "HD", "CVX", "KO", "PEP"}
 
-// Refs stands in for a reference-data store that the pipeline queries once
-// per batch: one Lookup costs one round trip (the latency NewRefs is
+// refStore stands in for a reference-data store that the pipeline queries once
+// per batch: one Lookup costs one round trip (the latency newRefs is
 // given). It is safe for concurrent use.
-type Refs struct {
+type refStore struct {
 	mu      sync.RWMutex
 	data    map[string]refData
 	latency time.Duration // simulated round trip per lookup
 	lookups atomic.Int64
 }
 
-// NewRefs returns the reference data of the symbols Generate draws from,
+// newRefs returns the reference data of the symbols Generate draws from,
 // each Lookup sleeping latency first.
-func NewRefs(latency time.Duration) *Refs {
-	r := &Refs{data: make(map[string]refData, len(symbols)), latency: latency}
+func newRefs(latency time.Duration) *refStore {
+	r := &refStore{data: make(map[string]refData, len(symbols)), latency: latency}
 	sectors := []string{"tech", "energy", "health", "finance", "consumer"}
 	for i, s := range symbols {
 		r.data[s] = refData{name: s + " Inc.", sector: sectors[i%len(sectors)], currency: "USD", lot: 100}
@@ -95,7 +95,7 @@ func NewRefs(latency time.Duration) *Refs {
 }
 
 // Lookup returns the reference data of every symbol in syms that it knows.
-func (r *Refs) Lookup(syms map[string]refData) {
+func (r *refStore) Lookup(syms map[string]refData) {
 	r.lookups.Add(1)
 	if r.latency > 0 {
 		time.Sleep(r.latency)
@@ -312,7 +312,7 @@ func encodeEnriched(buf []byte, t Tick, r refData) []byte {
 }
 
 // Lookups returns how many lookups r has answered.
-func (r *Refs) Lookups() int64 { return r.lookups.Load() }
+func (r *refStore) Lookups() int64 { return r.lookups.Load() }
 
 // Known reports whether symbol, upper-case, has reference data: an event
 // of any other symbol is dead-lettered by the pipelines.

@@ -53,11 +53,11 @@ func CheckName(name string) error {
 	return nil
 }
 
-// TableDDL is the columns and engine of the pipeline's table.
-const TableDDL = `(id UInt64, symbol String, price4 Int64, size Int64, ts Int64, notional Int64,
+// tableDDL is the columns and engine of the pipeline's table.
+const tableDDL = `(id UInt64, symbol String, price4 Int64, size Int64, ts Int64, notional Int64,
 	name String, sector String, currency String, lots Int64) ENGINE = MergeTree ORDER BY id`
 
-// CreateTable creates table with TableDDL if it does not exist, dropping
+// CreateTable creates table with tableDDL if it does not exist, dropping
 // it first if fresh.
 func CreateTable(ctx context.Context, db *sql.DB, table string, fresh bool) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -67,7 +67,7 @@ func CreateTable(ctx context.Context, db *sql.DB, table string, fresh bool) erro
 			return fmt.Errorf("dropping table %s: %w", table, err)
 		}
 	}
-	if _, err := db.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS "+table+" "+TableDDL); err != nil {
+	if _, err := db.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS "+table+" "+tableDDL); err != nil {
 		return fmt.Errorf("creating table %s: %w", table, err)
 	}
 	return nil
@@ -211,7 +211,7 @@ func (r *Row) Tick() Tick { return r.tick }
 // Origin returns the receipt of the record it came from.
 func (r *Row) Origin() sluice.Receipt { return r.msg.Receipt }
 
-// rowColumns are the table's columns (TableDDL) as the store writes them:
+// rowColumns are the table's columns (tableDDL) as the store writes them:
 // each value appended to the insert's block typed, with no []any and no
 // boxed value per row.
 var rowColumns = []clickhousex.Column[Row]{
@@ -352,7 +352,7 @@ func (k *Kafka) store(cfg KafkaConfig) func(context.Context, []Row) error {
 }
 
 func (k *Kafka) build(ctx context.Context, cfg KafkaConfig) *sluice.Pipeline {
-	refs := NewRefs(cfg.Lookup)
+	refs := newRefs(cfg.Lookup)
 	p := sluice.New(ctx, sluice.Named("market"))
 	msgs := kafkax.Read(p, "consume", k.Source)
 	var bad sluice.Stream[sluice.Failed[kafkax.Msg]]
@@ -414,7 +414,7 @@ func (k *Kafka) build(ctx context.Context, cfg KafkaConfig) *sluice.Pipeline {
 
 // enrichRows looks up the reference data of the symbols of batch b and
 // points each row that has some at it.
-func enrichRows(refs *Refs, b []Row) {
+func enrichRows(refs *refStore, b []Row) {
 	syms := make(map[string]refData, len(symbols))
 	for i := range b {
 		syms[b[i].tick.Symbol] = refData{}

@@ -131,7 +131,7 @@ func RunNATS(ctx, drain context.Context, url string, cfg NATSConfig) (res NATSRe
 	complete, finish := context.WithCancel(ctx)
 	defer finish()
 	c := &natsCounts{tally: newTally(), finish: finish}
-	refs := NewRefs(cfg.Lookup)
+	refs := newRefs(cfg.Lookup)
 	p := natsPipeline(ctx, src, storedBy(sink, c.onStored), refs, cfg.Decoders)
 	p.DrainOn(drain)
 	p.DrainOn(complete)
@@ -275,7 +275,7 @@ type decoded struct {
 // dead-letter subject with their reason and acknowledged once stored.
 // write stores a batch (see storedBy); the publish stages acknowledge
 // what it stored.
-func natsPipeline(ctx context.Context, src *natsx.Source, write func(context.Context, []outMsg) error, refs *Refs, decoders int) *sluice.Pipeline {
+func natsPipeline(ctx context.Context, src *natsx.Source, write func(context.Context, []outMsg) error, refs *refStore, decoders int) *sluice.Pipeline {
 	p := sluice.New(ctx, sluice.Named("market"))
 	msgs := natsx.Read(p, "consume", src)
 	var bad sluice.Stream[sluice.Failed[natsx.Msg]]
@@ -331,7 +331,7 @@ func deadLetter(m natsx.Msg, reason string) outMsg {
 // enrich turns a batch into messages to publish, looking up the reference
 // data of all its symbols at once; an event whose symbol has none is
 // dead-lettered.
-func enrich(b []item, refs *Refs) []outMsg {
+func enrich(b []item, refs *refStore) []outMsg {
 	syms := make(map[string]refData, len(symbols))
 	for _, it := range b {
 		syms[it.tick.Symbol] = refData{}
