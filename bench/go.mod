@@ -6,7 +6,7 @@ require (
 	github.com/destel/rill v0.8.0
 	github.com/eapache/channels v1.1.0
 	github.com/samber/lo v1.53.0
-	github.com/sluicehq/sluice v0.0.0
+	github.com/sluicehq/sluice v0.1.0
 	github.com/smallnest/chanx v1.2.0
 	github.com/sourcegraph/conc v0.3.0
 	go.uber.org/goleak v1.3.0
@@ -14,9 +14,14 @@ require (
 
 require (
 	github.com/eapache/queue v1.1.0 // indirect
+	github.com/nats-io/nats.go v1.55.0
+	github.com/sluicehq/sluice/cmd/sluice v0.1.0
+	github.com/sluicehq/sluice/connect/clickhousex v0.1.0
+	github.com/sluicehq/sluice/connect/kafkax v0.1.0
+	github.com/sluicehq/sluice/connect/natsx v0.1.0
+	github.com/twmb/franz-go v1.22.2
+	github.com/twmb/franz-go/pkg/kadm v1.19.0
 	go.uber.org/atomic v1.7.0 // indirect
 	go.uber.org/multierr v1.9.0 // indirect
 	golang.org/x/text v0.22.0 // indirect
 )
-
-replace github.com/sluicehq/sluice => ..

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,6 +20,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/sluicehq/sluice/cmd/sluice/market"
 	"github.com/sluicehq/sluice/connect/clickhousex"
 	"github.com/sluicehq/sluice/connect/kafkax"
 )
@@ -102,17 +104,13 @@ func needServices(t *testing.T) services {
 func expected(t *testing.T, brokers, topic string) (good map[string]bool, dead map[string]bool) {
 	t.Helper()
 	good, dead = map[string]bool{}, map[string]bool{}
-	known := map[string]bool{}
-	for _, s := range symbols {
-		known[s] = true
-	}
 	for _, r := range readTopic(t, brokers, topic) {
-		ev, err := decode(r.Value)
-		if err != nil || !known[normalise(ev).symbol] {
+		ev, err := market.Decode(r.Value)
+		if err != nil || !market.Known(market.Normalise(ev).Symbol) {
 			dead[fmt.Sprintf("%d/%d", r.Partition, r.Offset)] = true
 			continue
 		}
-		good[strconv.FormatUint(ev.id, 10)] = true
+		good[strconv.FormatUint(ev.ID, 10)] = true
 	}
 	return good, dead
 }
@@ -177,18 +175,18 @@ func openCH(t *testing.T, addr string) *sql.DB {
 // a rerun: at least once), no other, and that the downstream topic holds
 // every good id after de-duplication and the dead-letter topic every dead
 // event; it returns the table's row count.
-func checkStored(t *testing.T, s services, names kafkaNames, good, dead map[string]bool) int64 {
+func checkStored(t *testing.T, s services, names market.Names, good, dead map[string]bool) int64 {
 	t.Helper()
 	db := openCH(t, s.clickhouse)
 	var rows, ids uint64
 	var notGood uint64
-	if err := db.QueryRowContext(ctxTest(t, 20*time.Second), "SELECT count(), uniqExact(id) FROM "+names.table).Scan(&rows, &ids); err != nil {
+	if err := db.QueryRowContext(ctxTest(t, 20*time.Second), "SELECT count(), uniqExact(id) FROM "+names.Table).Scan(&rows, &ids); err != nil {
 		t.Fatal(err)
 	}
 	if ids != uint64(len(good)) {
 		t.Errorf("ClickHouse: %d distinct ids in %d rows, want %d (N − dead)", ids, rows, len(good))
 	}
-	r, err := db.QueryContext(ctxTest(t, 20*time.Second), "SELECT DISTINCT id FROM "+names.table)
+	r, err := db.QueryContext(ctxTest(t, 20*time.Second), "SELECT DISTINCT id FROM "+names.Table)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +205,7 @@ func checkStored(t *testing.T, s services, names kafkaNames, good, dead map[stri
 	}
 
 	out := map[string]bool{}
-	for _, rec := range readTopic(t, s.kafka, names.out) {
+	for _, rec := range readTopic(t, s.kafka, names.Out) {
 		id, _, _ := strings.Cut(string(rec.Value), ",")
 		if !good[id] {
 			t.Fatalf("downstream record %q is not a valid event's", rec.Value)
@@ -218,7 +216,7 @@ func checkStored(t *testing.T, s services, names kafkaNames, good, dead map[stri
 		t.Errorf("downstream topic: %d distinct events, want %d", len(out), len(good))
 	}
 	got := map[string]bool{}
-	for _, rec := range readTopic(t, s.kafka, names.dead) {
+	for _, rec := range readTopic(t, s.kafka, names.Dead) {
 		var part, off, reason string
 		for _, h := range rec.Headers {
 			switch h.Key {
@@ -237,7 +235,7 @@ func checkStored(t *testing.T, s services, names kafkaNames, good, dead map[stri
 	}
 	for k := range dead {
 		if !got[k] {
-			t.Errorf("event at %s/%s is not in the dead-letter topic", names.in, k)
+			t.Errorf("event at %s/%s is not in the dead-letter topic", names.In, k)
 		}
 	}
 	if len(got) != len(dead) {
@@ -248,45 +246,49 @@ func checkStored(t *testing.T, s services, names kafkaNames, good, dead map[stri
 
 // N events in: N − dead rows in ClickHouse, N − dead records downstream,
 // every dead-lettered event in the dead-letter topic; the summary's
-// queried-back row count equals what it stored.
+// counted-back row count equals what it stored.
 func TestKafkaDemoStoresEveryEventAndDeadLettersTheMalformed(t *testing.T) {
 	s := needServices(t)
 	const n = 20000
-	var out, errOut bytes.Buffer
+	var out bytes.Buffer
 	f := kafkaTestFlags(s, "e2e", n)
-	if err := demoKafka(ctxTest(t, 90*time.Second), nil, f, &out, &errOut); err != nil {
-		t.Fatalf("%v\n%s%s", err, out.String(), errOut.String())
+	if err := demoKafka(ctxTest(t, 90*time.Second), nil, f, &out); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
 	}
 	t.Log(out.String())
-	names := namesFor("e2e")
-	good, dead := expected(t, s.kafka, names.in)
+	names := market.NamesFor("e2e")
+	good, dead := expected(t, s.kafka, names.In)
 	if len(good)+len(dead) != n || len(dead) == 0 {
 		t.Fatalf("input topic: %d valid and %d bad events, want %d in all with some bad", len(good), len(dead), n)
 	}
 	if rows := checkStored(t, s, names, good, dead); rows != int64(len(good)) {
 		t.Errorf("ClickHouse: %d rows, want exactly %d in an uninterrupted run", rows, len(good))
 	}
-	want := fmt.Sprintf("ClickHouse: %d rows in %s, queried back (equal to the rows this run stored)", len(good), names.table)
-	if !strings.Contains(out.String(), want) {
-		t.Errorf("summary lacks %q:\n%s", want, out.String())
+	for _, want := range []string{
+		fmt.Sprintf("ClickHouse: %d rows in %s, counted back after the run (as many as the pipeline stored)", len(good), names.Table),
+		fmt.Sprintf("sluice demo: %d events through the pipeline", n),
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("summary lacks %q:\n%s", want, out.String())
+		}
 	}
-	if !strings.Contains(out.String(), fmt.Sprintf("%d dead-lettered", len(dead))) {
+	if !regexp.MustCompile(fmt.Sprintf(`(?m)^  dead-lettered +%d +records produced to %s`, len(dead), names.Dead)).MatchString(out.String()) {
 		t.Errorf("summary does not count %d dead letters:\n%s", len(dead), out.String())
 	}
 }
 
 func kafkaTestFlags(s services, name string, n int) demoFlags {
 	return demoFlags{kafka: s.kafka, clickhouse: s.clickhouse, name: name, events: n, malformed: 0.01,
-		decoders: 4, lookup: time.Millisecond, inflight: 5000, partitions: 4, storage: "file", quiet: true}
+		decoders: 4, lookup: time.Millisecond}
 }
 
 // SIGTERM in the middle of a run of the built binary drains (summary,
-// exit 0); a rerun of the consumer then stores the rest: nothing is lost.
-func TestKafkaDemoSIGTERMMidRunThenRerunLosesNothing(t *testing.T) {
+// exit 0); a service then stores the rest: nothing is lost.
+func TestKafkaDemoSIGTERMMidRunThenServiceLosesNothing(t *testing.T) {
 	s := needServices(t)
 	const n = 40000
 	d := startDemo(t, "--kafka", s.kafka, "--clickhouse", s.clickhouse, "--name", "sigterm",
-		"--events", strconv.Itoa(n), "--lookup", "100ms", "--inflight", "2000")
+		"--events", strconv.Itoa(n), "--lookup", "100ms")
 	d.await(t, storedLine)
 	if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -294,74 +296,58 @@ func TestKafkaDemoSIGTERMMidRunThenRerunLosesNothing(t *testing.T) {
 	if code := d.wait(t, 60*time.Second); code != 0 {
 		t.Fatalf("exit %d after SIGTERM, want 0:\n%s", code, d.out())
 	}
-	if !strings.Contains(d.out(), "interrupted (terminated): drained") || !strings.Contains(d.out(), "latency, consumed → committed") {
+	if !strings.Contains(d.out(), "interrupted (terminated), drained") || !strings.Contains(d.out(), "consumed from Kafka → row committed in ClickHouse") {
 		t.Fatalf("no drained summary after SIGTERM:\n%s", d.out())
 	}
-	names := namesFor("sigterm")
-	good, dead := expected(t, s.kafka, names.in)
+	names := market.NamesFor("sigterm")
+	good, dead := expected(t, s.kafka, names.In)
 	db := openCH(t, s.clickhouse)
-	first, err := clickhousex.Count(ctxTest(t, 20*time.Second), db, names.table)
+	first, err := clickhousex.Count(ctxTest(t, 20*time.Second), db, names.Table)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if first == 0 || first >= int64(len(good)) {
 		t.Fatalf("the interrupted run stored %d of %d events: SIGTERM did not land mid-run\n%s", first, len(good), d.out())
 	}
-	// The rerun consumes what the group has not committed.
-	var out, errOut bytes.Buffer
-	f := kafkaTestFlags(s, "sigterm", n)
-	f.resume = true
-	if err := demoKafka(ctxTest(t, 90*time.Second), nil, f, &out, &errOut); err != nil {
-		t.Fatalf("rerun: %v\n%s%s", err, out.String(), errOut.String())
+	// A service consumes what the group has not committed; it is
+	// drained once every event is in the table.
+	var out bytes.Buffer
+	drain, stop := context.WithCancel(context.Background())
+	defer stop()
+	served := make(chan error, 1)
+	cfg := market.KafkaConfig{Brokers: s.kafka, Names: names, Decoders: 4, Lookup: time.Millisecond, MaxInFlight: 5000, Member: true}
+	go func() { served <- serve(ctxTest(t, 120*time.Second), drain, s.clickhouse, 4, cfg, nil, &out) }()
+	for deadline := time.Now().Add(60 * time.Second); ; {
+		var ids uint64
+		if err := db.QueryRowContext(ctxTest(t, 10*time.Second), "SELECT uniqExact(id) FROM "+names.Table).Scan(&ids); err != nil {
+			t.Fatal(err)
+		}
+		if ids >= uint64(len(good)) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
-	t.Logf("interrupted run stored %d rows; rerun:\n%s", first, out.String())
+	stop()
+	if err := <-served; err != nil {
+		t.Fatalf("service: %v\n%s", err, out.String())
+	}
+	t.Logf("interrupted run stored %d rows; the service:\n%s", first, out.String())
 	if rows := checkStored(t, s, names, good, dead); rows < int64(len(good)) {
 		t.Errorf("%d rows for %d events", rows, len(good))
 	}
 }
 
-func TestKafkaDemoFlagsGoTogether(t *testing.T) {
-	for _, args := range [][]string{
-		{"demo", "--kafka", "127.0.0.1:1"},
-		{"demo", "--clickhouse", "127.0.0.1:1"},
-		{"demo", "--kafka", "127.0.0.1:1", "--clickhouse", "127.0.0.1:1", "--duration", "1s"},
-	} {
-		code, _, errOut := runCLI(t, args...)
-		if code != 2 || errOut == "" {
-			t.Errorf("%v: exit %d, stderr %q; want 2 and a message", args, code, errOut)
-		}
-	}
-}
-
-// TestKafkaOnlyFlagsAreRejectedWithoutKafka: --resume, --name and
-// --partitions mean nothing to the NATS demo; silently running a fresh NATS
-// demo for `sluice demo --resume` would mislead.
-func TestKafkaOnlyFlagsAreRejectedWithoutKafka(t *testing.T) {
-	for _, args := range [][]string{
-		{"demo", "--resume"},
-		{"demo", "--name", "x"},
-		{"demo", "--partitions", "8"},
-	} {
-		code, _, errOut := runCLI(t, args...)
-		if code != 2 || !strings.Contains(errOut, "--kafka") {
-			t.Errorf("%v: exit %d, stderr %q; want 2 and a message naming --kafka", args, code, errOut)
-		}
-	}
-}
-
-// TestKafkaDemoRejectsANameNoTopicOrTableCanTake: --name becomes topic,
-// group and table names (the table's unquoted in SQL), so a name they
-// cannot take is a flag error before anything is contacted, not a failure
-// halfway through resetting the topics.
 func TestKafkaDemoRejectsANameNoTopicOrTableCanTake(t *testing.T) {
 	for _, name := range []string{"", "a b", "x;DROP TABLE t", "9lives", "a.b", "ü", strings.Repeat("n", 300)} {
-		args := []string{"demo", "--kafka", "127.0.0.1:1", "--clickhouse", "127.0.0.1:1", "--name", name}
-		code, _, errOut := runCLI(t, args...)
-		if code != 2 || !strings.Contains(errOut, "--name") {
-			t.Errorf("--name %q: exit %d, stderr %q; want 2 and a message naming --name", name, code, errOut)
+		for _, cmd := range []string{"demo", "serve"} {
+			args := []string{cmd, "--kafka", "127.0.0.1:1", "--clickhouse", "127.0.0.1:1", "--name", name}
+			code, _, errOut := runCLI(t, args...)
+			if code != 2 || !strings.Contains(errOut, "--name") {
+				t.Errorf("%s --name %q: exit %d, stderr %q; want 2 and a message naming --name", cmd, name, code, errOut)
+			}
 		}
 	}
-	code, _, errOut := runCLI(t, "demo", "--kafka", "127.0.0.1:1", "--clickhouse", "127.0.0.1:1", "--partitions", "3000000000")
+	code, _, errOut := runCLI(t, "serve", "--kafka", "127.0.0.1:1", "--clickhouse", "127.0.0.1:1", "--partitions", "3000000000")
 	if code != 2 || !strings.Contains(errOut, "--partitions") {
 		t.Errorf("--partitions 3000000000: exit %d, stderr %q; want 2 and a message naming --partitions", code, errOut)
 	}

@@ -4,10 +4,10 @@ go 1.26.0
 
 require (
 	github.com/nats-io/nats.go v1.55.0
-	github.com/sluicehq/sluice v0.0.0
-	github.com/sluicehq/sluice/connect/clickhousex v0.0.0-00010101000000-000000000000
-	github.com/sluicehq/sluice/connect/kafkax v0.0.0-00010101000000-000000000000
-	github.com/sluicehq/sluice/connect/natsx v0.0.0
+	github.com/sluicehq/sluice v0.1.0
+	github.com/sluicehq/sluice/connect/clickhousex v0.1.0
+	github.com/sluicehq/sluice/connect/kafkax v0.1.0
+	github.com/sluicehq/sluice/connect/natsx v0.1.0
 	github.com/twmb/franz-go v1.22.2
 	github.com/twmb/franz-go/pkg/kadm v1.19.0
 	go.uber.org/goleak v1.3.0
@@ -34,11 +34,3 @@ require (
 	github.com/stretchr/testify v1.8.1 // indirect
 	github.com/twmb/franz-go/pkg/kmsg v1.15.0 // indirect
 )
-
-replace github.com/sluicehq/sluice => ../..
-
-replace github.com/sluicehq/sluice/connect/natsx => ../../connect/natsx
-
-replace github.com/sluicehq/sluice/connect/kafkax => ../../connect/kafkax
-
-replace github.com/sluicehq/sluice/connect/clickhousex => ../../connect/clickhousex

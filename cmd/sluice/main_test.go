@@ -30,28 +30,58 @@ func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	return code, out.String(), errOut.String()
 }
 
-func TestBadFlagsAreRejected(t *testing.T) {
-	for _, args := range [][]string{
-		{"squares"},
-		{"bench"},
-		{"nosuch"},
-	} {
-		code, _, errOut := runCLI(t, args...)
-		if code != 2 || errOut == "" {
-			t.Fatalf("%v: got exit %d, stderr %q; want exit 2 and a message", args, code, errOut)
+// No command, an unknown one, or one the command no longer has: exit 2
+// with the usage on stderr. No command line exits 0 without doing its
+// job, but help.
+func TestWithoutACommandItPrintsUsageAndExits2(t *testing.T) {
+	for _, args := range [][]string{{}, {"squares"}, {"gen"}, {"nosuch"}} {
+		code, out, errOut := runCLI(t, args...)
+		if code != 2 || !strings.Contains(errOut, "usage: sluice COMMAND") || out != "" {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and the usage on stderr", args, code, out, errOut)
 		}
 	}
 }
 
-// `sluice help` lists the demo and says what it does in words a user can
-// place: no reference to the write-ups the project grew from.
-func TestHelpListsTheDemoInUsersWords(t *testing.T) {
-	code, out, _ := runCLI(t, "help")
-	if code != 0 || !strings.Contains(out, "  demo ") || !strings.Contains(out, "NATS JetStream") {
-		t.Fatalf("sluice help: exit %d, output %q; want exit 0 and the demo with what it runs on", code, out)
+// `sluice help` and each command's -h say what it does in words a user
+// can place, each within 25 lines.
+func TestHelpIsShortAndInUsersWords(t *testing.T) {
+	for _, args := range [][]string{{"help"}, {"demo", "-h"}, {"serve", "--help"}} {
+		code, out, errOut := runCLI(t, args...)
+		if code != 0 || errOut != "" || out == "" {
+			t.Errorf("%v: exit %d, stderr %q; want exit 0 and the help on stdout", args, code, errOut)
+		}
+		if n := strings.Count(out, "\n"); n > 25 {
+			t.Errorf("%v: %d lines of help, want at most 25:\n%s", args, n, out)
+		}
+		for _, word := range []string{"seed", "write-up", "180k", "nak"} {
+			if strings.Contains(strings.ToLower(out), word) {
+				t.Errorf("%v: the help says %q:\n%s", args, word, out)
+			}
+		}
 	}
-	if strings.Contains(strings.ToLower(out), "seed") {
-		t.Errorf("sluice help mentions a seed: %q", out)
+	_, out, _ := runCLI(t, "help")
+	if !strings.Contains(out, "  demo ") || !strings.Contains(out, "  serve ") {
+		t.Errorf("sluice help lists no demo and serve:\n%s", out)
+	}
+}
+
+// A bad flag prints what is wrong and one usage line, and exits 2.
+func TestABadFlagPrintsTheErrorAndOneUsageLine(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"demo", "--bogus"}, "flag provided but not defined: -bogus"},
+		{[]string{"demo", "--events", "x"}, "invalid value"},
+		{[]string{"demo", "--events", "0"}, "--events must be"},
+		{[]string{"serve", "--kafka", "k:1"}, "--kafka and --clickhouse are required"},
+		{[]string{"serve", "extra"}, "unexpected argument"},
+	} {
+		code, out, errOut := runCLI(t, c.args...)
+		lines := strings.Split(strings.TrimSpace(errOut), "\n")
+		if code != 2 || out != "" || len(lines) != 2 || !strings.Contains(lines[0], c.want) || !strings.HasPrefix(lines[1], "usage: sluice "+c.args[0]) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2, %q and one usage line", c.args, code, out, errOut, c.want)
+		}
 	}
 }
 

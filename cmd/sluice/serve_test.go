@@ -2,15 +2,14 @@ package main
 
 import (
 	"context"
-	"os/exec"
-	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/sluicehq/sluice/cmd/sluice/market"
 )
 
 // groupMembers returns how many members group has and how many partitions
@@ -45,73 +44,68 @@ func awaitGroup(t *testing.T, adm *kadm.Client, group, topic string, members, pa
 	}
 }
 
-// Three `demo --serve` processes share the partitions while a generator
-// produces; one is SIGKILLed mid-stream; the other two take its
+// Three `sluice serve` processes share the partitions while events are
+// produced; one is SIGKILLed mid-stream; the other two take its
 // partitions over, and every event is stored at least once: the distinct
 // ids in ClickHouse are the events produced less the dead letters.
 func TestKafkaServiceMembersTakeOverAKilledMembersPartitions(t *testing.T) {
 	s := needServices(t)
 	const partitions = 6
-	names := namesFor("svc")
+	names := market.NamesFor("svc")
 	cl, err := kgo.NewClient(kgo.SeedBrokers(s.kafka))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
-	if err := resetKafka(ctxTest(t, 30*time.Second), adm, partitions, names.group, names.in, names.out, names.dead); err != nil {
+	if err := market.ResetTopics(ctxTest(t, 30*time.Second), adm, partitions, names.Group, names.In, names.Out, names.Dead); err != nil {
 		t.Fatal(err)
 	}
-	if err := createTable(ctxTest(t, 30*time.Second), openCH(t, s.clickhouse), names.table, true); err != nil {
+	if err := market.CreateTable(ctxTest(t, 30*time.Second), openCH(t, s.clickhouse), names.Table, true); err != nil {
 		t.Fatal(err)
 	}
 	var members []*demoProcess
 	for range 3 {
-		members = append(members, startDemo(t, "--kafka", s.kafka, "--clickhouse", s.clickhouse, "--name", "svc", "--serve"))
+		members = append(members, startCLI(t, "serve", "--kafka", s.kafka, "--clickhouse", s.clickhouse, "--name", "svc"))
 	}
-	awaitGroup(t, adm, names.group, names.in, 3, partitions, 60*time.Second)
+	awaitGroup(t, adm, names.Group, names.In, 3, partitions, 60*time.Second)
 
-	bin, err := cliBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	gen := exec.Command(bin, "gen", "--kafka", s.kafka, "--topic", names.in, "--rate", "2000", "--duration", "8s", "--quiet")
-	var genOut strings.Builder
-	gen.Stdout = &genOut
-	if err := gen.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if gen.ProcessState == nil {
-			gen.Process.Kill()
-			gen.Wait()
+	// 16 000 events over about 8 s, in batches of 500 every 250 ms.
+	produced := make(chan int64, 1)
+	go func() {
+		var n int64
+		defer func() { produced <- n }()
+		for i := 0; i < 32; i++ {
+			k, err := market.Produce(context.Background(), s.kafka, names.In, i*500, 500, 0.01)
+			n += k
+			if err != nil {
+				t.Errorf("producing: %v", err)
+				return
+			}
+			time.Sleep(250 * time.Millisecond)
 		}
-	})
+	}()
 	members[0].await(t, storedLine) // mid-stream: the first member stores
 	if err := members[0].cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	members[0].wait(t, 10*time.Second)
-	awaitGroup(t, adm, names.group, names.in, 2, partitions, 30*time.Second)
-	if err := gen.Wait(); err != nil {
-		t.Fatalf("generator: %v\n%s", err, genOut.String())
+	awaitGroup(t, adm, names.Group, names.In, 2, partitions, 30*time.Second)
+	n := <-produced
+	if n != 16000 {
+		t.Fatalf("produced %d events, want 16000", n)
 	}
-	m := genLine.FindStringSubmatch(strings.TrimSpace(genOut.String()))
-	if m == nil {
-		t.Fatalf("generator printed no summary: %q", genOut.String())
-	}
-	produced, _ := strconv.ParseInt(m[1], 10, 64)
 
-	good, dead := expected(t, s.kafka, names.in)
-	if int64(len(good)+len(dead)) != produced {
-		t.Fatalf("input topic: %d events, the generator produced %d", len(good)+len(dead), produced)
+	good, dead := expected(t, s.kafka, names.In)
+	if int64(len(good)+len(dead)) != n {
+		t.Fatalf("input topic: %d events, %d were produced", len(good)+len(dead), n)
 	}
 	db := openCH(t, s.clickhouse)
 	var ids uint64
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		err := db.QueryRowContext(ctx, "SELECT uniqExact(id) FROM "+names.table).Scan(&ids)
+		err := db.QueryRowContext(ctx, "SELECT uniqExact(id) FROM "+names.Table).Scan(&ids)
 		cancel()
 		if err != nil {
 			t.Fatal(err)
@@ -130,9 +124,9 @@ func TestKafkaServiceMembersTakeOverAKilledMembersPartitions(t *testing.T) {
 		}
 	}
 	if ids != uint64(len(good)) {
-		t.Fatalf("ClickHouse: %d distinct ids, want produced − dead letters = %d − %d = %d", ids, produced, len(dead), len(good))
+		t.Fatalf("ClickHouse: %d distinct ids, want produced − dead letters = %d − %d = %d", ids, n, len(dead), len(good))
 	}
 	rows := checkStored(t, s, names, good, dead)
 	t.Logf("produced %d, dead-lettered %d, %d distinct ids in %d rows (at least once: a killed member's unsettled records are stored again)",
-		produced, len(dead), ids, rows)
+		n, len(dead), ids, rows)
 }

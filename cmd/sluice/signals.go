@@ -63,7 +63,7 @@ func (in *interrupts) watch(ch <-chan os.Signal) {
 			return
 		}
 		if n == 0 {
-			fmt.Fprintf(in.stderr, "sluice demo: %v: draining (taking no new events, finishing what is inside); signal again to exit at once\n", sig)
+			fmt.Fprintf(in.stderr, "sluice: %v: draining (taking no new events, finishing what is inside); signal again to exit at once\n", sig)
 			in.drain(fmt.Errorf("%v", sig))
 			continue
 		}
@@ -72,7 +72,7 @@ func (in *interrupts) watch(ch <-chan os.Signal) {
 			f()
 		}
 		in.mu.Unlock()
-		fmt.Fprintf(in.stderr, "sluice demo: %v again: exiting at once\n", sig)
+		fmt.Fprintf(in.stderr, "sluice: %v again: exiting at once\n", sig)
 		code := 1
 		if s, ok := sig.(syscall.Signal); ok {
 			code = 128 + int(s)

@@ -81,6 +81,12 @@ type demoProcess struct {
 
 func startDemo(t *testing.T, args ...string) *demoProcess {
 	t.Helper()
+	return startCLI(t, append([]string{"demo"}, args...)...)
+}
+
+// startCLI starts the built command with args.
+func startCLI(t *testing.T, args ...string) *demoProcess {
+	t.Helper()
 	if runtime.GOOS != "linux" {
 		t.Skip("signals and /proc/net/tcp are checked on Linux")
 	}
@@ -89,7 +95,7 @@ func startDemo(t *testing.T, args ...string) *demoProcess {
 		t.Fatal(err)
 	}
 	d := &demoProcess{tmp: t.TempDir(), lines: make(chan string, 1024)}
-	d.cmd = exec.Command(bin, append([]string{"demo"}, args...)...)
+	d.cmd = exec.Command(bin, args...)
 	d.cmd.Env = append(os.Environ(), "TMPDIR="+d.tmp)
 	pr, pw, err := os.Pipe()
 	if err != nil {
@@ -189,14 +195,14 @@ var (
 	storedLine   = regexp.MustCompile(`stored ([1-9]\d*)$`)
 	drainingLine = regexp.MustCompile(`draining`)
 	dashLine     = regexp.MustCompile(`dash: live pipeline page at http://([\d.]+):(\d+)/`)
-	drainedLine  = regexp.MustCompile(`drained: .* of the (\d+) it had received, (\d+) were stored and acknowledged, (\d+) handed back unprocessed \(nak\), (\d+) unsettled`)
+	drainedLine  = regexp.MustCompile(`drained: of the (\d+) events the pipeline had received, (\d+) were stored and acknowledged, (\d+) handed back to the server unprocessed \(it delivers them again\), (\d+) left unsettled`)
 )
 
 // SIGTERM in the middle of a run drains: the summary prints, everything
 // the source took is settled, the temporary store is removed, exit 0. The
 // page asked for with --dash :PORT listens on loopback only.
 func TestSIGTERMMidRunDrainsPrintsTheSummaryAndRemovesTheStore(t *testing.T) {
-	d := startDemo(t, "--duration", "60s", "--rate", "5000", "--inflight", "1000", "--lookup", "50ms", "--dash", ":0")
+	d := startDemo(t, "--duration", "60s", "--rate", "5000", "--lookup", "50ms", "--dash", ":0")
 	dash := d.await(t, dashLine)
 	if dash[1] != "127.0.0.1" {
 		t.Errorf("--dash :0 printed the page at host %s; want 127.0.0.1", dash[1])
@@ -217,7 +223,7 @@ func TestSIGTERMMidRunDrainsPrintsTheSummaryAndRemovesTheStore(t *testing.T) {
 	}
 	out := d.out()
 	m := drainedLine.FindStringSubmatch(out)
-	if m == nil || !strings.Contains(out, "\ndemo: ") || !strings.Contains(out, "where the pipeline's time goes") {
+	if m == nil || !strings.Contains(out, "\nsluice demo: ") || !strings.Contains(out, " stage ") {
 		t.Fatalf("no drain report and summary after SIGTERM:\n%s", out)
 	}
 	recv, acked, naked, unsettled := atoi(m[1]), atoi(m[2]), atoi(m[3]), atoi(m[4])
@@ -233,7 +239,7 @@ func TestSIGTERMMidRunDrainsPrintsTheSummaryAndRemovesTheStore(t *testing.T) {
 // temporary store is removed all the same.
 func TestSecondSIGTERMExitsAtOnceAndRemovesTheStore(t *testing.T) {
 	// A slow reference lookup keeps the drain going for a while.
-	d := startDemo(t, "--duration", "60s", "--rate", "5000", "--inflight", "5000", "--lookup", "300ms")
+	d := startDemo(t, "--duration", "60s", "--rate", "5000", "--lookup", "300ms")
 	d.await(t, storedLine)
 	d.cmd.Process.Signal(syscall.SIGTERM)
 	d.await(t, drainingLine) // the first is handled: the second is not merged with it
@@ -243,7 +249,7 @@ func TestSecondSIGTERMExitsAtOnceAndRemovesTheStore(t *testing.T) {
 	if code != 128+int(syscall.SIGTERM) {
 		t.Fatalf("exit %d after a second SIGTERM; want %d:\n%s", code, 128+int(syscall.SIGTERM), d.out())
 	}
-	if strings.Contains(d.out(), "\ndemo: ") {
+	if strings.Contains(d.out(), "\nsluice demo: ") {
 		t.Fatalf("a summary after the second signal: it did not exit at once:\n%s", d.out())
 	}
 	t.Logf("exited %v after the second signal", time.Since(start).Round(time.Millisecond))

@@ -2,11 +2,9 @@ module github.com/sluicehq/sluice/connect/clickhousex
 
 go 1.26.0
 
-replace github.com/sluicehq/sluice => ../..
-
 require (
 	github.com/ClickHouse/clickhouse-go v1.5.4
-	github.com/sluicehq/sluice v0.0.0
+	github.com/sluicehq/sluice v0.1.0
 )
 
 require (

@@ -2,10 +2,8 @@ module github.com/sluicehq/sluice/connect/kafkax
 
 go 1.26.0
 
-replace github.com/sluicehq/sluice => ../..
-
 require (
-	github.com/sluicehq/sluice v0.0.0
+	github.com/sluicehq/sluice v0.1.0
 	github.com/twmb/franz-go v1.22.2
 	github.com/twmb/franz-go/pkg/kadm v1.19.0
 	github.com/twmb/franz-go/pkg/kmsg v1.15.0

@@ -2,12 +2,10 @@ module github.com/sluicehq/sluice/connect/natsx
 
 go 1.26.0
 
-replace github.com/sluicehq/sluice => ../..
-
 require (
 	github.com/nats-io/nats-server/v2 v2.15.2
 	github.com/nats-io/nats.go v1.55.0
-	github.com/sluicehq/sluice v0.0.0
+	github.com/sluicehq/sluice v0.1.0
 	go.uber.org/goleak v1.3.0
 )
 

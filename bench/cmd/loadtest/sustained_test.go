@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/sluicehq/sluice/cmd/sluice/market"
 	"net"
 	"os"
 	"path/filepath"
@@ -100,21 +101,17 @@ func TestSustainedBadFlagsExit2BeforeContactingAnything(t *testing.T) {
 		args []string
 		flag string
 	}{
-		{[]string{"demo", "--rate", "-5", "--duration", "5s"}, "--rate"},
-		{[]string{"demo", "--rate", "100000000", "--duration", "5s"}, "--rate"},
-		{[]string{"demo", "--duration", "5s"}, "--rate"},
-		{[]string{"demo", "--rate", "1000"}, "--duration"},
-		{[]string{"demo", "--rate", "1000", "--duration", "1s"}, "--duration"},
-		{[]string{"demo", "--rate", "1000", "--duration", "48h"}, "--duration"},
-		{[]string{"demo", "--rate", "1000", "--duration", "-3s"}, "--duration"},
-		{[]string{"demo", "--rate", "1000", "--duration", "5s", "--resume"}, "--resume"},
-		{[]string{"demo", "--serve", "--rate", "1000", "--duration", "5s"}, "--serve"},
-		{[]string{"demo", "--rate", "1000", "--duration", "5s", "--warmup", "-1s"}, "--warmup"},
-		{[]string{"demo", "--rate", "1000", "--duration", "5s", "--warmup", "11m"}, "--warmup"},
-		{[]string{"demo", "--rate", "1000", "--duration", "24h", "--warmup", "1m"}, "--warmup"},
-		{[]string{"demo", "--warmup", "5s"}, "--warmup"},
-		{[]string{"demo", "--serve", "--warmup", "5s"}, "--warmup"},
-		{[]string{"demo", "--serve", "--resume"}, "--serve"},
+		{[]string{"kafka", "--rate", "-5", "--duration", "5s"}, "--rate"},
+		{[]string{"kafka", "--rate", "100000000", "--duration", "5s"}, "--rate"},
+		{[]string{"kafka", "--duration", "5s"}, "--rate"},
+		{[]string{"kafka", "--rate", "1000"}, "--duration"},
+		{[]string{"kafka", "--rate", "1000", "--duration", "1s"}, "--duration"},
+		{[]string{"kafka", "--rate", "1000", "--duration", "48h"}, "--duration"},
+		{[]string{"kafka", "--rate", "1000", "--duration", "-3s"}, "--duration"},
+		{[]string{"kafka", "--rate", "1000", "--duration", "5s", "--warmup", "-1s"}, "--warmup"},
+		{[]string{"kafka", "--rate", "1000", "--duration", "5s", "--warmup", "11m"}, "--warmup"},
+		{[]string{"kafka", "--rate", "1000", "--duration", "24h", "--warmup", "1m"}, "--warmup"},
+		{[]string{"kafka", "--warmup", "5s"}, "--warmup"},
 		{[]string{"gen", "--rate", "1000", "--duration", "5s"}, "--topic"},
 		{[]string{"gen", "--topic", "t", "--duration", "5s"}, "--rate"},
 		{[]string{"gen", "--topic", "t", "--rate", "-1", "--duration", "5s"}, "--rate"},
@@ -125,8 +122,8 @@ func TestSustainedBadFlagsExit2BeforeContactingAnything(t *testing.T) {
 		{[]string{"gen", "--topic", "t", "--rate", "1000", "--duration", "5s", "extra"}, "unexpected"},
 	} {
 		args := c.args
-		if args[0] == "demo" {
-			args = append(append([]string{"demo"}, kc...), args[1:]...)
+		if args[0] == "kafka" {
+			args = append(append([]string{"kafka"}, kc...), args[1:]...)
 		} else {
 			args = append([]string{"gen", "--kafka", addr}, args[1:]...)
 		}
@@ -199,8 +196,8 @@ func TestKafkaSustainedRunReportsEachSecondAndStoresEveryEvent(t *testing.T) {
 	if produced < rate*window*95/100 {
 		t.Fatalf("the generator produced %d events, want about %d", produced, rate*window)
 	}
-	names := namesFor("sustained")
-	good, dead := expected(t, s.kafka, names.in)
+	names := market.NamesFor("sustained")
+	good, dead := expected(t, s.kafka, names.In)
 	if int64(len(good)+len(dead)) != produced || len(dead) == 0 {
 		t.Fatalf("input topic: %d valid and %d bad events, want %d in all with some bad", len(good), len(dead), produced)
 	}
@@ -210,15 +207,15 @@ func TestKafkaSustainedRunReportsEachSecondAndStoresEveryEvent(t *testing.T) {
 }
 
 // The generator child dies with the demo: SIGKILL the demo mid-window and
-// the `sluice gen` it started is gone soon after.
+// the `loadtest gen` it started is gone soon after.
 func TestKafkaSustainedGeneratorDiesWithTheDemo(t *testing.T) {
 	s := needServices(t)
 	d := startDemo(t, "--kafka", s.kafka, "--clickhouse", s.clickhouse, "--name", "orphan",
 		"--rate", "500", "--duration", "60s")
 	d.await(t, sustainedLine)
-	pid := genPID(t, namesFor("orphan").in)
+	pid := genPID(t, market.NamesFor("orphan").In)
 	if pid == 0 {
-		t.Fatalf("no `sluice gen` child producing to %s:\n%s", namesFor("orphan").in, d.out())
+		t.Fatalf("no `loadtest gen` child producing to %s:\n%s", market.NamesFor("orphan").In, d.out())
 	}
 	if err := d.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
@@ -234,7 +231,7 @@ func TestKafkaSustainedGeneratorDiesWithTheDemo(t *testing.T) {
 	}
 }
 
-// genPID returns the pid of the `sluice gen` process producing to topic,
+// genPID returns the pid of the `loadtest gen` process producing to topic,
 // or 0.
 func genPID(t *testing.T, topic string) int {
 	t.Helper()

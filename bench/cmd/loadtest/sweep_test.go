@@ -14,7 +14,7 @@ import (
 // neither the broker nor the server.
 func TestSweepBadFlagsExit2BeforeContactingAnything(t *testing.T) {
 	addr, accepted := listener(t)
-	kc := []string{"demo", "--kafka", addr, "--clickhouse", addr}
+	kc := []string{"kafka", "--kafka", addr, "--clickhouse", addr}
 	for _, c := range []struct {
 		args []string
 		want string
@@ -29,8 +29,6 @@ func TestSweepBadFlagsExit2BeforeContactingAnything(t *testing.T) {
 		{[]string{"--sweep", "a:b:c"}, "FROM:TO:STEP"},
 		{[]string{"--sweep", "1000:5000:1000", "--rate", "1000"}, "--rate"},
 		{[]string{"--sweep", "1000:5000:1000", "--rate", "0"}, "--rate"},
-		{[]string{"--sweep", "1000:5000:1000", "--serve"}, "--serve"},
-		{[]string{"--sweep", "1000:5000:1000", "--resume"}, "--resume"},
 		{[]string{"--sweep", "1000:5000:1000", "--duration", "1s"}, "--duration"},
 		{[]string{"--sweep", "1000:5000:1000", "--duration", "48h"}, "--duration"},
 		{[]string{"--report", "x.html"}, "--sweep"},
@@ -41,7 +39,7 @@ func TestSweepBadFlagsExit2BeforeContactingAnything(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and a message with %q", c.args, code, errOut, c.want)
 		}
 	}
-	if code, _, errOut := runCLI(t, "demo", "--sweep", "1000:5000:1000"); code != 2 || !strings.Contains(errOut, "--kafka") {
+	if code, _, errOut := runCLI(t, "kafka", "--sweep", "1000:5000:1000"); code != 2 || !strings.Contains(errOut, "--kafka") {
 		t.Errorf("--sweep without --kafka: exit %d, stderr %q; want 2 naming --kafka", code, errOut)
 	}
 	time.Sleep(100 * time.Millisecond)
@@ -89,7 +87,7 @@ func TestSweepStepOf(t *testing.T) {
 		s := &sustainedRun{f: demoFlags{rate: 1000}, window: 4 * time.Second, produced: 4000, storedWin: 3960,
 			samples: []lagSample{{time.Second, 10}, {2 * time.Second, 5}, {3 * time.Second, 8}, {4 * time.Second, 3}}}
 		for range 100 {
-			s.cons.add(lat)
+			s.cons.Add(lat)
 		}
 		return s
 	}
@@ -115,7 +113,7 @@ func TestSweepHTMLIsSelfContainedWithChartAndReferences(t *testing.T) {
 		t.Fatal(err)
 	}
 	page := string(b)
-	for _, want := range []string{"<svg", "</svg>", "<polyline", "seed 180k/s", "seed p50 40 ms", "seed p99 120 ms", "Highest sustainable rate: 1000 events/s", "lag &lt;grew&gt;", "shorter than the 30 s"} {
+	for _, want := range []string{"<svg", "</svg>", "<polyline", "published 180k/s", "published p50 40 ms", "published p99 120 ms", "Highest sustainable rate: 1000 events/s", "lag &lt;grew&gt;", "shorter than the 30 s"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("report lacks %q", want)
 		}

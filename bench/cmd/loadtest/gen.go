@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/sluicehq/sluice/cmd/sluice/market"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -15,7 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// `sluice gen` is the sustained demo's load generator: a process of its
+// `loadtest gen` is the sustained demo's load generator: a process of its
 // own, so that the pipeline's CPU accounting is the pipeline's alone. It
 // produces market events to a topic at --rate for --duration, paced by a
 // ticker in small bursts; each event's timestamp field is the time it was
@@ -29,7 +30,7 @@ const maxRate = 10_000_000
 // maxDuration is the longest --duration accepted.
 const maxDuration = 24 * time.Hour
 
-// genFlags are the flags of `sluice gen`.
+// genFlags are the flags of `loadtest gen`.
 type genFlags struct {
 	kafka, topic string
 	rate         int
@@ -41,8 +42,8 @@ type genFlags struct {
 	quiet        bool
 }
 
-// genUsage heads `sluice gen -h`; the flags follow it.
-const genUsage = `usage: sluice gen --kafka BROKERS --topic TOPIC --rate R --duration D [flags]
+// genUsage heads `loadtest gen -h`; the flags follow it.
+const genUsage = `usage: loadtest gen --kafka BROKERS --topic TOPIC --rate R --duration D [flags]
 
 Produces market events (id,symbol,price,size,produce-time-ns; some
 malformed) to TOPIC at R events per second for D, in bursts every 5 ms,
@@ -65,13 +66,13 @@ func runGen(args []string, stdout, stderr io.Writer) int {
 	fs.Float64Var(&f.malformed, "malformed", 0.01, "fraction of events that are malformed")
 	fs.IntVar(&f.firstID, "first-id", 0, "id of the first event; the next ones count up")
 	fs.Uint64Var(&f.seed, "seed", 4, "seed of the event generator")
-	fs.BoolVar(&f.stdinEOF, "exit-on-stdin-eof", false, "stop producing once stdin reaches EOF (how `sluice demo` ends the generator it starts if it dies)")
+	fs.BoolVar(&f.stdinEOF, "exit-on-stdin-eof", false, "stop producing once stdin reaches EOF (how `loadtest kafka` ends the generator it starts if it dies)")
 	fs.BoolVar(&f.quiet, "quiet", false, "no per-second lines")
-	if code, ok := parseFlags(fs, genUsage, args, stderr); !ok {
+	if code, ok := parseFlags(fs, genUsage, args, stdout, stderr); !ok {
 		return code
 	}
 	if msg := f.check(); msg != "" {
-		fmt.Fprintln(stderr, "sluice gen:", msg)
+		fmt.Fprintln(stderr, "loadtest gen:", msg)
 		return 2
 	}
 	in := catchSignals(stderr)
@@ -88,7 +89,7 @@ func runGen(args []string, stdout, stderr io.Writer) int {
 	res, err := generateAt(ctx, f, stdout)
 	res.print(stdout, f)
 	if err != nil {
-		fmt.Fprintln(stderr, "sluice gen:", err)
+		fmt.Fprintln(stderr, "loadtest gen:", err)
 		return 1
 	}
 	return 0
@@ -168,10 +169,10 @@ loop:
 	for {
 		now := time.Now()
 		for n := due(f.rate, now.Sub(start), f.duration); sent < n; sent++ {
-			buf = genEvent(buf[:0], rng, f.firstID+int(sent), time.Now().UnixNano(), f.malformed)
+			buf = market.Generate(buf[:0], rng, f.firstID+int(sent), time.Now().UnixNano(), f.malformed)
 			v := append([]byte(nil), buf...)
 			// Not ctx: what is handed over is flushed, even after a signal.
-			cl.Produce(context.Background(), &kgo.Record{Key: eventKey(v), Value: v}, promise)
+			cl.Produce(context.Background(), &kgo.Record{Key: market.EventKey(v), Value: v}, promise)
 		}
 		if !f.quiet && now.After(nextLine) {
 			fmt.Fprintf(stdout, "gen: %6.1fs  produced %d  acknowledged %d\n", now.Sub(start).Seconds(), sent, acked.Load())

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"github.com/sluicehq/sluice/cmd/sluice/market"
 	"strings"
 	"time"
 
@@ -20,7 +21,7 @@ import (
 // same columns in one transaction; produce one record per event to a
 // downstream topic and wait for every acknowledgement; then commit the
 // offsets — and nothing else (no decoding, no enrichment). The backlog
-// mode's ceiling (demo_kafka_ceiling.go) and the sweep's bare steps
+// mode's ceiling (kafka_ceiling.go) and the sweep's bare steps
 // (sweep_compare.go) both run it.
 type bareLoop struct {
 	cons, prod *kgo.Client
@@ -58,20 +59,20 @@ func bareZero(**kgo.Record) int64   { return 0 }
 func bareEmpty(**kgo.Record) string { return "" }
 
 // openBareLoop connects a bare loop to the topics and table of names.
-func openBareLoop(brokers string, names kafkaNames, db *sql.DB) (*bareLoop, error) {
+func openBareLoop(brokers string, names market.Names, db *sql.DB) (*bareLoop, error) {
 	seeds := strings.Split(brokers, ",")
-	cons, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.ConsumerGroup(names.group),
-		kgo.ConsumeTopics(names.in), kgo.DisableAutoCommit())
+	cons, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.ConsumerGroup(names.Group),
+		kgo.ConsumeTopics(names.In), kgo.DisableAutoCommit())
 	if err != nil {
 		return nil, err
 	}
-	prod, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.DefaultProduceTopic(names.out),
+	prod, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.DefaultProduceTopic(names.Out),
 		kgo.RequiredAcks(kgo.AllISRAcks()), kgo.ProducerLinger(0))
 	if err != nil {
 		cons.Close()
 		return nil, err
 	}
-	w := clickhousex.NewColumnWriter(db, names.table, bareColumns)
+	w := clickhousex.NewColumnWriter(db, names.Table, bareColumns)
 	return &bareLoop{cons: cons, prod: prod, w: w,
 		batch: make([]*kgo.Record, 0, bareBatch), polled: make([]time.Time, 0, bareBatch), outs: make([]*kgo.Record, 0, bareBatch)}, nil
 }
@@ -143,17 +144,17 @@ func fatalFetchErr(fs kgo.Fetches) error {
 
 // freshBare resets the topics, group and table of names for a bare loop,
 // and returns the function that deletes them again (to free the space).
-func freshBare(ctx context.Context, adm *kadm.Client, db *sql.DB, partitions int, names kafkaNames) (drop func(), err error) {
-	if err := resetKafka(ctx, adm, partitions, names.group, names.in, names.out); err != nil {
+func freshBare(ctx context.Context, adm *kadm.Client, db *sql.DB, partitions int, names market.Names) (drop func(), err error) {
+	if err := market.ResetTopics(ctx, adm, partitions, names.Group, names.In, names.Out); err != nil {
 		return nil, err
 	}
-	if err := createTable(ctx, db, names.table, true); err != nil {
+	if err := market.CreateTable(ctx, db, names.Table, true); err != nil {
 		return nil, err
 	}
 	return func() {
 		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		_, _ = db.ExecContext(cctx, "DROP TABLE IF EXISTS "+names.table)
-		_, _ = adm.DeleteTopics(cctx, names.in, names.out)
+		_, _ = db.ExecContext(cctx, "DROP TABLE IF EXISTS "+names.Table)
+		_, _ = adm.DeleteTopics(cctx, names.In, names.Out)
 	}, nil
 }

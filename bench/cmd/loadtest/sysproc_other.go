@@ -5,5 +5,5 @@ package main
 import "syscall"
 
 // childAttr: outside Linux a child ends by its stdin's EOF when this
-// process dies (`sluice gen --exit-on-stdin-eof`).
+// process dies (`loadtest gen --exit-on-stdin-eof`).
 func childAttr() *syscall.SysProcAttr { return nil }

@@ -1,4 +1,4 @@
-package main
+package market
 
 import (
 	"context"
@@ -16,69 +16,85 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sluicehq/sluice"
-	"github.com/sluicehq/sluice/cmd/sluice/internal/hist"
 	natsx "github.com/sluicehq/sluice/connect/natsx"
 )
 
-// decoded is an event after the decode stage.
-type decoded struct {
-	msg natsx.Msg
-	ev  event
+// The NATS JetStream pipeline's streams and subjects. RunNATS deletes and
+// re-creates the streams, empty, when it starts.
+const (
+	NATSIn       = "DEMO_MARKET"
+	NATSOut      = "DEMO_ENRICHED"
+	NATSDead     = "DEMO_DEAD"
+	NATSInSubj   = "market.events"
+	NATSOutSubj  = "market.enriched"
+	NATSDeadSubj = "market.dead"
+	natsDurable  = "demo"
+)
+
+// ReasonHeader is the header of a NATS dead letter that says why the event
+// was dead-lettered.
+const ReasonHeader = "Demo-Reason"
+
+// NATSConfig is what RunNATS generates and how the pipeline runs.
+type NATSConfig struct {
+	Events      int           // events to generate, when Duration is 0
+	Duration    time.Duration // generate for this long instead of Events
+	Rate        int           // events per second to aim at; 0: as fast as the server stores them
+	Malformed   float64       // fraction of events made malformed
+	Decoders    int           // decode+validate workers
+	Lookup      time.Duration // one reference lookup's round trip (one per batch)
+	MaxInFlight int           // the consumer's MaxAckPending
+	Storage     jetstream.StorageType
+
+	// Progress, if not nil, gets a line a second.
+	Progress io.Writer
+	// OnStart, if not nil, gets the pipeline before it runs (to show it
+	// on a dash page).
+	OnStart func(*sluice.Pipeline)
 }
 
-// marketResult is what one demo run measured.
-type marketResult struct {
-	generated int64
-	stored    int64 // enriched events stored in the output stream
-	dead      int64 // dead-lettered
-	reasons   map[string]int64
-	wall      time.Duration
-	genWall   time.Duration // until the generator had every event stored
-	fig       figures
-	lat, e2e  latencies
-	lookups   int64
-	batches   int64
-	src       natsx.SourceStats
-	sink      natsx.SinkStats
-	snap      sluice.Snapshot
-	client    string
-	drained   error // the cause of a drain that ended the run early (the signal), or nil
+// NATSResult is what one RunNATS measured.
+type NATSResult struct {
+	Generated int64            // events the server stored in the input stream
+	Stored    int64            // enriched events stored in the output stream
+	Dead      int64            // dead letters stored
+	Reasons   map[string]int64 // dead letters by reason
+	Wall      time.Duration    // from the generator's start until every event was stored (or the drain ended)
+	GenWall   time.Duration    // until the generator had every event stored
+	Latency   Latencies        // fetched from the input stream → result stored
+	EndToEnd  Latencies        // input stored → result stored, one event in 8
+	Lookups   int64
+	Batches   int64
+	Source    natsx.SourceStats
+	Sink      natsx.SinkStats
+	Stages    sluice.Snapshot
+	Client    nats.Statistics // the pipeline's connection
+	Drained   error           // the cause of a drain that ended the run early, or nil
 }
 
-func (r marketResult) perSec() float64 { return float64(r.stored+r.dead) / r.wall.Seconds() }
+// PerSec is the events settled (stored or dead-lettered) per second.
+func (r NATSResult) PerSec() float64 { return float64(r.Stored+r.Dead) / r.Wall.Seconds() }
 
-func (r marketResult) print(w io.Writer) {
-	if r.drained != nil {
-		fmt.Fprintf(w, "interrupted (%v): drained: the source took no new events; of the %d it had received, %d were stored and acknowledged, %d handed back unprocessed (nak), %d unsettled\n",
-			r.drained, r.src.Received, r.src.Acked, r.src.HandedBack, r.src.InFlight)
+// ResetStream deletes the stream name and creates it again, empty, for
+// subject.
+func ResetStream(ctx context.Context, js jetstream.JetStream, name, subject string, storage jetstream.StorageType) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := js.DeleteStream(ctx, name); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
+		return fmt.Errorf("resetting stream %s: %w", name, err)
 	}
-	n := r.generated // all of them were stored, unless drained
-	if r.drained != nil {
-		n = r.stored + r.dead
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: name, Subjects: []string{subject}, Storage: storage}); err != nil {
+		return fmt.Errorf("creating stream %s: %w", name, err)
 	}
-	fmt.Fprintf(w, "demo: %d events in %.2fs = %s events/s; %d enriched and stored, %d dead-lettered %v\n",
-		n, r.wall.Seconds(), si(r.perSec()), r.stored, r.dead, r.reasons)
-	fmt.Fprintf(w, "generator: %d events stored in the input stream in %.2fs = %s events/s, concurrently with the pipeline\n",
-		r.generated, r.genWall.Seconds(), si(float64(r.generated)/r.genWall.Seconds()))
-	fmt.Fprintf(w, "latency, fetched → stored: p50 %s  p99 %s  max %s\n", ms(r.lat.q(0.5)), ms(r.lat.q(0.99)), ms(r.lat.max))
-	fmt.Fprintf(w, "latency, input stored → output stored (1 in 8): p50 %s  p99 %s  max %s\n", ms(r.e2e.q(0.5)), ms(r.e2e.q(0.99)), ms(r.e2e.max))
-	fmt.Fprintf(w, "reference lookups: %d for %d batches\n", r.lookups, r.batches)
-	fmt.Fprintf(w, "source: %+v\nsink: %+v\n%s\n", r.src, r.sink, r.client)
-	fmt.Fprintf(w, "process (pipeline + generator + embedded server if any): %s, %.1f µs CPU per event\n",
-		r.fig, r.fig.CPU().Seconds()*1e6/float64(max(1, r.generated)))
-	fmt.Fprintln(w, "where the pipeline's time goes (per stage, summed over its goroutines):")
-	for _, s := range r.snap.Stages {
-		fmt.Fprintf(w, "  %-18s %2d goroutines  in %8d  out %8d  failed %6d  busy %7.2fs  waiting %7.2fs\n",
-			s.Name, s.Workers, s.In, s.Out, s.Failed, s.Busy.Seconds(), s.Blocked.Seconds())
-	}
+	return nil
 }
 
-// runMarket generates events and runs the market-event pipeline over them until
-// every one is stored, or until drain is done: then the generator stops,
-// the pipeline drains (its source takes no new message; what it holds is
-// stored and acknowledged) and the result covers what was stored. It
-// prints progress every second (unless f.quiet).
-func runMarket(ctx context.Context, drain context.Context, url string, f demoFlags, stdout io.Writer, d *liveDash) (res marketResult, err error) {
+// RunNATS resets the pipeline's streams on the server at url, generates
+// events into the input stream and runs the pipeline over them until every
+// one is stored, or until drain is done: then the generator stops, the
+// pipeline drains (its source takes no new message; what it holds is
+// stored and acknowledged) and the result covers what was stored.
+func RunNATS(ctx, drain context.Context, url string, cfg NATSConfig) (res NATSResult, err error) {
 	genConn, err := natsx.Connect(url, nats.Name("sluice-demo-generator"))
 	if err != nil {
 		return res, err
@@ -93,10 +109,15 @@ func runMarket(ctx context.Context, drain context.Context, url string, f demoFla
 	if err != nil {
 		return res, err
 	}
+	for _, s := range [][2]string{{NATSIn, NATSInSubj}, {NATSOut, NATSOutSubj}, {NATSDead, NATSDeadSubj}} {
+		if err := ResetStream(ctx, js, s[0], s[1], cfg.Storage); err != nil {
+			return res, err
+		}
+	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	src, err := natsx.NewSource(ctx, js, demoIn, demoDurable,
-		natsx.FetchBatch(500), natsx.MaxInFlight(f.inflight), natsx.AckWait(30*time.Second))
+	src, err := natsx.NewSource(ctx, js, NATSIn, natsDurable,
+		natsx.FetchBatch(500), natsx.MaxInFlight(cfg.MaxInFlight), natsx.AckWait(30*time.Second))
 	if err != nil {
 		return res, err
 	}
@@ -109,32 +130,27 @@ func runMarket(ctx context.Context, drain context.Context, url string, f demoFla
 	// source takes nothing more, and it ends as it does at a signal.
 	complete, finish := context.WithCancel(ctx)
 	defer finish()
-	c := &marketCounts{tally: newTally(), finish: finish}
-	refs := newRefService(f.lookup)
-	p := marketPipeline(ctx, src, storedBy(sink, c.onStored), refs, f.decoders)
+	c := &natsCounts{tally: newTally(), finish: finish}
+	refs := newRefs(cfg.Lookup)
+	p := natsPipeline(ctx, src, storedBy(sink, c.onStored), refs, cfg.Decoders)
 	p.DrainOn(drain)
 	p.DrainOn(complete)
-	if d != nil {
-		d.show(p)
+	if cfg.OnStart != nil {
+		cfg.OnStart(p)
 	}
-	stopProfile, err := profile(f)
-	if err != nil {
-		return res, err
-	}
-	defer stopProfile()
-	res, err = c.run(ctx, drain, p, src, genConn, f, stdout)
+	res, err = c.run(ctx, drain, p, src, genConn, cfg)
 	cancel(nil)
 	if err != nil {
 		return res, err
 	}
-	res.src, res.sink = src.Stats(), sink.Stats()
-	res.lookups = refs.lookups.Load()
-	res.client = connStats(nc)
+	res.Source, res.Sink = src.Stats(), sink.Stats()
+	res.Lookups = refs.Lookups()
+	res.Client = nc.Stats()
 	return res, nil
 }
 
-// marketCounts is what a NATS demo run counts as the sink stores.
-type marketCounts struct {
+// natsCounts is what a NATS run counts as the sink stores.
+type natsCounts struct {
 	committed, stored, dead, generated atomic.Int64
 	genDone                            atomic.Bool
 	doneAt                             atomic.Int64 // when every generated event was stored, in Unix ns
@@ -145,21 +161,23 @@ type marketCounts struct {
 
 // onStored counts a stored batch: latencies (input stored → output
 // stored for one in eight), dead letters by reason, and the run's end.
-func (c *marketCounts) onStored(b []outMsg) {
+func (c *natsCounts) onStored(b []outMsg) {
 	now := time.Now()
 	var nDead int64
 	c.tally.mu.Lock()
 	for i := range b {
 		o := &b[i]
-		c.tally.fetched(now.Sub(o.in.Received()))
+		d := now.Sub(o.in.Received())
+		c.tally.lat.Add(d)
+		c.tally.window.Add(d)
 		if c.sampleTick.Add(1)&7 == 0 {
 			if md, err := o.in.Metadata(); err == nil {
-				c.tally.e2e.add(now.Sub(md.Timestamp))
+				c.tally.e2e.Add(now.Sub(md.Timestamp))
 			}
 		}
-		if o.Subject == demoDeadSubj {
+		if o.Subject == NATSDeadSubj {
 			nDead++
-			c.tally.reasons[o.Header.Get(demoReason)]++
+			c.tally.reasons[o.Header.Get(ReasonHeader)]++
 		}
 	}
 	c.tally.mu.Unlock()
@@ -171,7 +189,7 @@ func (c *marketCounts) onStored(b []outMsg) {
 
 // checkDone ends the run once the generator is done and every event it
 // generated is stored.
-func (c *marketCounts) checkDone() {
+func (c *natsCounts) checkDone() {
 	if c.genDone.Load() && c.committed.Load() >= c.generated.Load() {
 		c.doneAt.CompareAndSwap(0, time.Now().UnixNano())
 		c.finish()
@@ -180,8 +198,7 @@ func (c *marketCounts) checkDone() {
 
 // run starts the generator and the progress lines, waits for the pipeline
 // p, and returns what the run measured.
-func (c *marketCounts) run(ctx, drain context.Context, p *sluice.Pipeline, src *natsx.Source, genConn *nats.Conn, f demoFlags, stdout io.Writer) (res marketResult, err error) {
-	m := startMeasure()
+func (c *natsCounts) run(ctx, drain context.Context, p *sluice.Pipeline, src *natsx.Source, genConn *nats.Conn, cfg NATSConfig) (res NATSResult, err error) {
 	start := time.Now()
 	genErr := make(chan error, 1)
 	genCtx, stopGen := context.WithCancel(ctx)
@@ -189,8 +206,8 @@ func (c *marketCounts) run(ctx, drain context.Context, p *sluice.Pipeline, src *
 	defer context.AfterFunc(drain, stopGen)()
 	go func() {
 		defer stopGen()
-		err := generateTo(genCtx, genConn, demoInSubj, f, &c.generated)
-		res.genWall = time.Since(start) // read after genErr
+		err := GenerateNATS(genCtx, genConn, NATSInSubj, cfg, &c.generated)
+		res.GenWall = time.Since(start) // read after genErr
 		c.genDone.Store(true)
 		c.checkDone()
 		genErr <- err
@@ -198,16 +215,15 @@ func (c *marketCounts) run(ctx, drain context.Context, p *sluice.Pipeline, src *
 	progressDone, progressExited := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(progressExited)
-		if !f.quiet {
-			progress(stdout, start, progressDone, &c.committed, &c.dead, c.tally, src)
+		if cfg.Progress != nil {
+			progress(cfg.Progress, start, progressDone, &c.committed, &c.dead, c.tally, src)
 		}
 	}()
 	werr := p.Wait()
-	res.wall = time.Since(start)
+	res.Wall = time.Since(start)
 	if at := c.doneAt.Load(); at > 0 {
-		res.wall = time.Unix(0, at).Sub(start) // not counting the drain's end
+		res.Wall = time.Unix(0, at).Sub(start) // not counting the drain's end
 	}
-	res.fig = m.stop()
 	close(progressDone)
 	<-progressExited
 	stopGen() // if the pipeline failed
@@ -219,21 +235,34 @@ func (c *marketCounts) run(ctx, drain context.Context, p *sluice.Pipeline, src *
 		return res, fmt.Errorf("generator: %w", gerr)
 	}
 	if drain.Err() != nil { // a signal ended the run
-		res.drained = context.Cause(drain)
+		res.Drained = context.Cause(drain)
 	}
-	res.generated = c.generated.Load()
-	res.stored, res.dead = c.stored.Load(), c.dead.Load()
-	res.reasons, res.lat, res.e2e = c.tally.results()
-	res.snap = p.Stats()
-	for _, s := range res.snap.Stages {
+	res.Generated = c.generated.Load()
+	res.Stored, res.Dead = c.stored.Load(), c.dead.Load()
+	res.Reasons, res.Latency, res.EndToEnd = c.tally.results()
+	res.Stages = p.Stats()
+	for _, s := range res.Stages.Stages {
 		if s.Name == "enrich" {
-			res.batches = s.In
+			res.Batches = s.In
 		}
 	}
 	return res, nil
 }
 
-// marketPipeline builds the market-event pipeline:
+// item travels through the pipeline after normalisation: the message it
+// came from (to be acknowledged once its result is stored) and its tick.
+type item struct {
+	msg  natsx.Msg
+	tick Tick
+}
+
+// decoded is an event after the decode stage.
+type decoded struct {
+	msg natsx.Msg
+	ev  Event
+}
+
+// natsPipeline builds the market-event pipeline on NATS JetStream:
 //
 //	consume → decode+validate (n workers) → normalise (1) → collect (500, 50 ms)
 //	        → enrich (2 workers, one reference lookup per batch) → publish (2 workers)
@@ -246,16 +275,16 @@ func (c *marketCounts) run(ctx, drain context.Context, p *sluice.Pipeline, src *
 // dead-letter subject with their reason and acknowledged once stored.
 // write stores a batch (see storedBy); the publish stages acknowledge
 // what it stored.
-func marketPipeline(ctx context.Context, src *natsx.Source, write func(context.Context, []outMsg) error, refs *refService, decoders int) *sluice.Pipeline {
+func natsPipeline(ctx context.Context, src *natsx.Source, write func(context.Context, []outMsg) error, refs *refStore, decoders int) *sluice.Pipeline {
 	p := sluice.New(ctx, sluice.Named("market"))
 	msgs := natsx.Read(p, "consume", src)
 	var bad sluice.Stream[sluice.Failed[natsx.Msg]]
 	dec := sluice.Map(p, "decode", msgs, decoders, func(_ context.Context, m natsx.Msg) (decoded, error) {
-		ev, err := decode(m.Data())
+		ev, err := Decode(m.Data())
 		return decoded{msg: m, ev: ev}, err
 	}, sluice.DeadLetter(&bad))
 	norm := sluice.Map(p, "normalise", dec, 1, func(_ context.Context, d decoded) (item, error) {
-		return item{msg: d.msg, tick: normalise(d.ev)}, nil
+		return item{msg: d.msg, tick: Normalise(d.ev)}, nil
 	})
 	batches := sluice.Batch(p, "collect", norm, 500, 50*time.Millisecond)
 	outs := sluice.Map(p, "enrich", batches, 2, func(_ context.Context, b []item) ([]outMsg, error) {
@@ -271,14 +300,14 @@ func marketPipeline(ctx context.Context, src *natsx.Source, write func(context.C
 }
 
 // outMsg is a message to publish with the message it came from, which the
-// demo's measurements read; its Out's From settles that message.
+// run's measurements read; its Out's From settles that message.
 type outMsg struct {
 	natsx.Out
 	in natsx.Msg
 }
 
-// storedBy returns the demo's write: sink.Write, as natsx.Publish calls
-// it, then onStored with the batch it stored.
+// storedBy returns the pipeline's write: sink.Write, as natsx.Publish
+// calls it, then onStored with the batch it stored.
 func storedBy(sink *natsx.Sink, onStored func([]outMsg)) func(context.Context, []outMsg) error {
 	return func(ctx context.Context, b []outMsg) error {
 		outs := make([]natsx.Out, len(b))
@@ -293,43 +322,40 @@ func storedBy(sink *natsx.Sink, onStored func([]outMsg)) func(context.Context, [
 	}
 }
 
-// demoReason is the header that carries why an event was dead-lettered.
-const demoReason = "Demo-Reason"
-
 // deadLetter is the message that dead-letters m for reason.
 func deadLetter(m natsx.Msg, reason string) outMsg {
-	return outMsg{natsx.Out{Subject: demoDeadSubj, Data: m.Data(), ID: m.ID(), From: m.Receipt,
-		Header: nats.Header{demoReason: []string{reason}}}, m}
+	return outMsg{natsx.Out{Subject: NATSDeadSubj, Data: m.Data(), ID: m.ID(), From: m.Receipt,
+		Header: nats.Header{ReasonHeader: []string{reason}}}, m}
 }
 
 // enrich turns a batch into messages to publish, looking up the reference
 // data of all its symbols at once; an event whose symbol has none is
 // dead-lettered.
-func enrich(b []item, refs *refService) []outMsg {
+func enrich(b []item, refs *refStore) []outMsg {
 	syms := make(map[string]refData, len(symbols))
 	for _, it := range b {
-		syms[it.tick.symbol] = refData{}
+		syms[it.tick.Symbol] = refData{}
 	}
 	refs.Lookup(syms)
 	outs := make([]outMsg, len(b))
 	buf := make([]byte, 0, 96*len(b))
 	for i, it := range b {
-		r, ok := syms[it.tick.symbol]
+		r, ok := syms[it.tick.Symbol]
 		if !ok {
 			outs[i] = deadLetter(it.msg, "unknown symbol")
 			continue
 		}
 		n := len(buf)
 		buf = encodeEnriched(buf, it.tick, r)
-		outs[i] = outMsg{natsx.Out{Subject: demoOutSubj, Data: buf[n:len(buf):len(buf)], ID: it.msg.ID(), From: it.msg.Receipt}, it.msg}
+		outs[i] = outMsg{natsx.Out{Subject: NATSOutSubj, Data: buf[n:len(buf):len(buf)], ID: it.msg.ID(), From: it.msg.Receipt}, it.msg}
 	}
 	return outs
 }
 
-// generateTo publishes f.events market events (or as many as it can in
-// f.duration) to subject, at f.rate per second if set, counting in
-// generated those the server has stored.
-func generateTo(ctx context.Context, nc *nats.Conn, subject string, f demoFlags, generated *atomic.Int64) error {
+// GenerateNATS publishes cfg.Events market events (or as many as it can in
+// cfg.Duration) to subject, at cfg.Rate per second if set, each with the
+// message ID "ev-N"; it counts in generated those the server has stored.
+func GenerateNATS(ctx context.Context, nc *nats.Conn, subject string, cfg NATSConfig, generated *atomic.Int64) error {
 	var failed atomic.Int64
 	var firstErr atomic.Value
 	js, err := jetstream.New(nc, jetstream.WithPublishAsyncErrHandler(func(_ jetstream.JetStream, _ *nats.Msg, err error) {
@@ -345,20 +371,20 @@ func generateTo(ctx context.Context, nc *nats.Conn, subject string, f demoFlags,
 	start := time.Now()
 	var buf []byte
 	for i := 0; ; {
-		if f.duration > 0 {
-			if time.Since(start) >= f.duration {
+		if cfg.Duration > 0 {
+			if time.Since(start) >= cfg.Duration {
 				return nil
 			}
-		} else if i >= f.events {
+		} else if i >= cfg.Events {
 			return nil
 		}
 		n := window
-		if f.duration == 0 {
-			n = min(n, f.events-i)
+		if cfg.Duration == 0 {
+			n = min(n, cfg.Events-i)
 		}
 		ts := time.Now().UnixNano()
 		for range n {
-			buf = genEvent(buf[:0], rng, i, ts, f.malformed)
+			buf = Generate(buf[:0], rng, i, ts, cfg.Malformed)
 			data := append([]byte(nil), buf...)
 			if _, err := js.PublishAsync(subject, data, jetstream.WithMsgID("ev-"+strconv.Itoa(i))); err != nil {
 				return err
@@ -376,8 +402,8 @@ func generateTo(ctx context.Context, nc *nats.Conn, subject string, f demoFlags,
 			return fmt.Errorf("%d events not stored: %v", failed.Load(), firstErr.Load())
 		}
 		generated.Store(int64(i))
-		if f.rate > 0 {
-			ahead := time.Duration(float64(i)/float64(f.rate)*1e9) - time.Since(start)
+		if cfg.Rate > 0 {
+			ahead := time.Duration(float64(i)/float64(cfg.Rate)*1e9) - time.Since(start)
 			if ahead > 0 && !sleepCtx(ctx, ahead) {
 				return ctx.Err()
 			}
@@ -408,77 +434,38 @@ func progress(w io.Writer, start time.Time, done <-chan struct{}, committed, dea
 		case now := <-t.C:
 			c := committed.Load()
 			win := tally.takeWindow()
-			fmt.Fprintf(w, "%6.1fs  events/s %7s  latency p50 %-7s p99 %-7s  in-flight %6d  dead-lettered %6d  stored %d\n",
-				now.Sub(start).Seconds(), si(float64(c-last)/now.Sub(lastAt).Seconds()),
-				ms(win.q(0.5)), ms(win.q(0.99)), src.Stats().InFlight, dead.Load(), c)
+			fmt.Fprintf(w, "%6.1fs  %7s events/s  fetched → stored p50 %-7s p99 %-7s  in flight %6d  dead-lettered %6d  stored %d\n",
+				now.Sub(start).Seconds(), SI(float64(c-last)/now.Sub(lastAt).Seconds()),
+				Ms(win.Q(0.5)), Ms(win.Q(0.99)), src.Stats().InFlight, dead.Load(), c)
 			last, lastAt = c, now
 		}
 	}
 }
 
-// tally is what the sink's commits measured: latencies and dead letters by
+// tally is what the sink's writes measured: latencies and dead letters by
 // reason. The sink's workers add to it under mu; the progress line and the
-// summary read it.
+// result read it.
 type tally struct {
 	mu       sync.Mutex
-	lat, e2e latencies // fetched → stored; input stored → output stored (sampled)
-	window   latencies // fetched → stored since the last takeWindow
+	lat, e2e Latencies // fetched → stored; input stored → output stored (sampled)
+	window   Latencies // fetched → stored since the last takeWindow
 	reasons  map[string]int64
 }
 
 func newTally() *tally { return &tally{reasons: map[string]int64{}} }
 
-// fetched adds the latency, fetched → stored, of one committed event.
-// The caller holds mu.
-func (t *tally) fetched(d time.Duration) {
-	t.lat.add(d)
-	t.window.add(d)
-}
-
 // takeWindow returns the fetched → stored latencies since its last call.
-func (t *tally) takeWindow() latencies {
+func (t *tally) takeWindow() Latencies {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	w := t.window
-	t.window = latencies{}
+	t.window = Latencies{}
 	return w
 }
 
 // results returns copies of the dead letters by reason and the latencies.
-func (t *tally) results() (reasons map[string]int64, lat, e2e latencies) {
+func (t *tally) results() (reasons map[string]int64, lat, e2e Latencies) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return maps.Clone(t.reasons), t.lat, t.e2e
-}
-
-// latencies is a histogram of durations (internal/hist: quantiles within
-// 1/16 of the true value) and their exact maximum. The zero value is
-// empty.
-type latencies struct {
-	c   hist.Counts
-	max time.Duration
-}
-
-func (l *latencies) add(d time.Duration) {
-	d = max(d, 0)
-	l.c.Add(uint64(d))
-	l.max = max(l.max, d)
-}
-
-// q returns the q-quantile, or 0 when empty. Interpolated inside its
-// bucket, it never exceeds the exact maximum.
-func (l *latencies) q(q float64) time.Duration {
-	return min(time.Duration(l.c.Quantile(q)), l.max)
-}
-
-// ms formats d in milliseconds with two significant digits or so.
-func ms(d time.Duration) string {
-	v := d.Seconds() * 1e3
-	switch {
-	case v < 1:
-		return fmt.Sprintf("%.2fms", v)
-	case v < 10:
-		return fmt.Sprintf("%.1fms", v)
-	}
-	return fmt.Sprintf("%.0fms", v)
 }

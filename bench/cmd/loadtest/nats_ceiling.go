@@ -10,10 +10,11 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/sluicehq/sluice/cmd/sluice/market"
 	natsx "github.com/sluicehq/sluice/connect/natsx"
 )
 
-// The broker's ceiling: the demo's generator, and a bare nats.go loop that
+// The broker's ceiling: the pipeline's generator, and a bare nats.go loop that
 // does what the demo's pipeline does to the broker — fetch a batch, publish
 // one message per input with its ID, wait for the server's acks, then
 // acknowledge the inputs — and nothing else.
@@ -50,10 +51,14 @@ func runCeiling(ctx context.Context, url string, f demoFlags) (ceilResult, error
 	if err != nil {
 		return res, err
 	}
-	if err := resetStreams(ctx, js, storageOf(f), ceilIn, ceilOut); err != nil {
+	resetBoth := func(ctx context.Context) error {
+		return errors.Join(market.ResetStream(ctx, js, ceilIn, ceilInSubj, storageOf(f)),
+			market.ResetStream(ctx, js, ceilOut, ceilOutSubj, storageOf(f)))
+	}
+	if err := resetBoth(ctx); err != nil {
 		return res, err
 	}
-	defer func() { _ = resetStreams(context.Background(), js, storageOf(f), ceilIn, ceilOut) }() // free the space
+	defer func() { _ = resetBoth(context.Background()) }() // free the space
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	cons, err := js.CreateOrUpdateConsumer(cctx, ceilIn, jetstream.ConsumerConfig{
 		Durable: "ceiling", AckPolicy: jetstream.AckExplicitPolicy, MaxAckPending: f.inflight,
@@ -70,7 +75,7 @@ func runCeiling(ctx context.Context, url string, f demoFlags) (ceilResult, error
 	genErr := make(chan error, 1)
 	start := time.Now()
 	go func() {
-		err := generateTo(ctx, genConn, ceilInSubj, f, &generated)
+		err := market.GenerateNATS(ctx, genConn, ceilInSubj, natsConfig(f, nil), &generated)
 		genDone.Store(true)
 		genErr <- err
 	}()

@@ -1,52 +1,44 @@
-package main
+package market
 
 import (
 	"bytes"
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	natsx "github.com/sluicehq/sluice/connect/natsx"
 )
 
-// Seed 004's market events. On the wire an event is one line of
-// comma-separated fields:
+// The market events. On the wire an event is one line of comma-separated
+// fields:
 //
 //	id,symbol,price,size,unix-nanoseconds
 //
-// e.g. "42,aapl,187.2300,100,1700000000000000000". The generator sends
-// symbols in mixed case and prices with varying decimals, which the
-// pipeline normalises; a fraction of events is malformed on purpose.
+// e.g. "42,aapl,187.2300,100,1700000000000000000". Generate writes symbols
+// in mixed case and prices with varying decimals, which Normalise tidies;
+// a fraction of events is malformed on purpose.
 
-// event is a decoded, validated market event.
-type event struct {
-	id     uint64
-	symbol string
-	price4 int64 // price × 10⁴, rounded half up
-	size   int64
-	ts     int64 // unix nanoseconds
+// Event is a decoded, validated market event.
+type Event struct {
+	ID     uint64
+	Symbol string
+	Price4 int64 // price × 10⁴, rounded half up
+	Size   int64
+	TS     int64 // unix nanoseconds
 }
 
-// tick is an event after normalisation: upper-case symbol, price in
+// Tick is an event after normalisation: upper-case symbol, price in
 // ten-thousandths, notional value.
-type tick struct {
-	id       uint64
-	symbol   string
-	price4   int64 // price × 10⁴
-	size     int64
-	ts       int64
-	notional int64 // price4 × size
-}
-
-// item travels through the pipeline after normalisation: the message it
-// came from (to be acknowledged once its result is stored) and its tick.
-type item struct {
-	msg  natsx.Msg
-	tick tick
+type Tick struct {
+	ID       uint64
+	Symbol   string
+	Price4   int64 // price × 10⁴
+	Size     int64
+	TS       int64 // unix nanoseconds
+	Notional int64 // Price4 × Size
 }
 
 // refData is a symbol's reference data.
@@ -81,17 +73,20 @@ var upperNames = func() map[string]string {
 var symbols = []string{"AAPL", "MSFT", "GOOG", "AMZN", "NVDA", "META", "TSLA", "BRK.B", "JPM", "V",
 	"XOM", "UNH", "JNJ", "WMT", "PG", "MA", "HD", "CVX", "KO", "PEP"}
 
-// refService stands in for the reference-data store that the market-event write-up queried
-// per batch: one Lookup per batch, costing one round trip.
-type refService struct {
+// refStore stands in for a reference-data store that the pipeline queries once
+// per batch: one Lookup costs one round trip (the latency newRefs is
+// given). It is safe for concurrent use.
+type refStore struct {
 	mu      sync.RWMutex
 	data    map[string]refData
 	latency time.Duration // simulated round trip per lookup
 	lookups atomic.Int64
 }
 
-func newRefService(latency time.Duration) *refService {
-	r := &refService{data: make(map[string]refData, len(symbols)), latency: latency}
+// newRefs returns the reference data of the symbols Generate draws from,
+// each Lookup sleeping latency first.
+func newRefs(latency time.Duration) *refStore {
+	r := &refStore{data: make(map[string]refData, len(symbols)), latency: latency}
 	sectors := []string{"tech", "energy", "health", "finance", "consumer"}
 	for i, s := range symbols {
 		r.data[s] = refData{name: s + " Inc.", sector: sectors[i%len(sectors)], currency: "USD", lot: 100}
@@ -100,7 +95,7 @@ func newRefService(latency time.Duration) *refService {
 }
 
 // Lookup returns the reference data of every symbol in syms that it knows.
-func (r *refService) Lookup(syms map[string]refData) {
+func (r *refStore) Lookup(syms map[string]refData) {
 	r.lookups.Add(1)
 	if r.latency > 0 {
 		time.Sleep(r.latency)
@@ -116,9 +111,9 @@ func (r *refService) Lookup(syms map[string]refData) {
 	}
 }
 
-// genEvent appends event number i to buf: well-formed, or with probability
+// Generate appends event number i to buf: well-formed, or with probability
 // bad malformed in one of several ways. ts is its timestamp.
-func genEvent(buf []byte, rng *rand.Rand, i int, ts int64, bad float64) []byte {
+func Generate(buf []byte, rng *rand.Rand, i int, ts int64, bad float64) []byte {
 	sym := symbols[rng.IntN(len(symbols))]
 	if rng.IntN(2) == 0 {
 		sym = lower(sym)
@@ -172,56 +167,56 @@ var (
 	errTime   = errors.New("bad timestamp")
 )
 
-// decode parses and validates one event line. It allocates nothing for a
+// Decode parses and validates one event line. It allocates nothing for a
 // well-formed event of a known symbol: the numbers are read from the
 // bytes, the symbol is interned.
-func decode(line []byte) (event, error) {
+func Decode(line []byte) (Event, error) {
 	var f [5][]byte
 	n := 0
 	for n < 4 {
 		i := bytes.IndexByte(line, ',')
 		if i < 0 {
-			return event{}, errFields
+			return Event{}, errFields
 		}
 		f[n], line = line[:i], line[i+1:]
 		n++
 	}
 	if bytes.IndexByte(line, ',') >= 0 {
-		return event{}, errFields
+		return Event{}, errFields
 	}
 	f[4] = line
 	if len(f[0]) == 0 {
-		return event{}, errFields
+		return Event{}, errFields
 	}
 	id, ok := parseDigits(f[0])
 	if !ok {
-		return event{}, errID
+		return Event{}, errID
 	}
 	if len(f[1]) == 0 || len(f[1]) > 8 {
-		return event{}, errSymbol
+		return Event{}, errSymbol
 	}
 	for _, c := range f[1] {
 		if !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || c == '.') {
-			return event{}, errSymbol
+			return Event{}, errSymbol
 		}
 	}
 	price4, ok := parsePrice4(f[2])
 	if !ok || price4 <= 0 || price4 >= 1e11 { // (0, 10⁷)
-		return event{}, errPrice
+		return Event{}, errPrice
 	}
 	size, ok := parseDigits(f[3])
 	if !ok || size == 0 || size > math.MaxInt64 {
-		return event{}, errSize
+		return Event{}, errSize
 	}
 	ts, ok := parseDigits(f[4])
 	if !ok || ts == 0 || ts > math.MaxInt64 {
-		return event{}, errTime
+		return Event{}, errTime
 	}
 	sym, ok := symbolNames[string(f[1])] // no allocation for a known symbol
 	if !ok {
 		sym = string(f[1])
 	}
-	return event{id: id, symbol: sym, price4: price4, size: int64(size), ts: int64(ts)}, nil
+	return Event{ID: id, Symbol: sym, Price4: price4, Size: int64(size), TS: int64(ts)}, nil
 }
 
 // parseDigits reads a decimal number of 1 to 19 digits, nothing else.
@@ -265,9 +260,9 @@ func parsePrice4(b []byte) (int64, bool) {
 	return int64(math.Floor(p*1e4 + 0.5)), true
 }
 
-// normalise upper-cases the symbol.
-func normalise(e event) tick {
-	sym := e.symbol
+// Normalise upper-cases the symbol.
+func Normalise(e Event) Tick {
+	sym := e.Symbol
 	for i := 0; i < len(sym); i++ {
 		if 'a' <= sym[i] && sym[i] <= 'z' {
 			if u, ok := upperNames[sym]; ok {
@@ -278,7 +273,7 @@ func normalise(e event) tick {
 			break
 		}
 	}
-	return tick{id: e.id, symbol: sym, price4: e.price4, size: e.size, ts: e.ts, notional: e.price4 * e.size}
+	return Tick{ID: e.ID, Symbol: sym, Price4: e.Price4, Size: e.Size, TS: e.TS, Notional: e.Price4 * e.Size}
 }
 
 func upper(s string) string {
@@ -294,18 +289,18 @@ func upper(s string) string {
 // encodeEnriched appends the enriched event's line to buf:
 //
 //	id,symbol,price4,size,ts,notional,name,sector,currency,lots
-func encodeEnriched(buf []byte, t tick, r refData) []byte {
-	buf = strconv.AppendUint(buf, t.id, 10)
+func encodeEnriched(buf []byte, t Tick, r refData) []byte {
+	buf = strconv.AppendUint(buf, t.ID, 10)
 	buf = append(buf, ',')
-	buf = append(buf, t.symbol...)
+	buf = append(buf, t.Symbol...)
 	buf = append(buf, ',')
-	buf = strconv.AppendInt(buf, t.price4, 10)
+	buf = strconv.AppendInt(buf, t.Price4, 10)
 	buf = append(buf, ',')
-	buf = strconv.AppendInt(buf, t.size, 10)
+	buf = strconv.AppendInt(buf, t.Size, 10)
 	buf = append(buf, ',')
-	buf = strconv.AppendInt(buf, t.ts, 10)
+	buf = strconv.AppendInt(buf, t.TS, 10)
 	buf = append(buf, ',')
-	buf = strconv.AppendInt(buf, t.notional, 10)
+	buf = strconv.AppendInt(buf, t.Notional, 10)
 	buf = append(buf, ',')
 	buf = append(buf, r.name...)
 	buf = append(buf, ',')
@@ -313,5 +308,24 @@ func encodeEnriched(buf []byte, t tick, r refData) []byte {
 	buf = append(buf, ',')
 	buf = append(buf, r.currency...)
 	buf = append(buf, ',')
-	return strconv.AppendInt(buf, (t.size+r.lot-1)/r.lot, 10)
+	return strconv.AppendInt(buf, (t.Size+r.lot-1)/r.lot, 10)
+}
+
+// Lookups returns how many lookups r has answered.
+func (r *refStore) Lookups() int64 { return r.lookups.Load() }
+
+// Known reports whether symbol, upper-case, has reference data: an event
+// of any other symbol is dead-lettered by the pipelines.
+func Known(symbol string) bool { return slices.Contains(symbols, symbol) }
+
+// EventKey returns the upper-cased symbol of an event line, the key the
+// generators produce it under (so that a symbol's events keep their
+// order), or nil for a line without one.
+func EventKey(line []byte) []byte {
+	_, rest, ok := bytes.Cut(line, []byte{','})
+	if !ok {
+		return nil
+	}
+	sym, _, _ := bytes.Cut(rest, []byte{','})
+	return bytes.ToUpper(sym)
 }

@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// The sweep of the Kafka demo (`sluice demo --kafka … --sweep FROM:TO:STEP`):
+// The sweep of the Kafka demo (`loadtest kafka … --sweep FROM:TO:STEP`):
 // one sustained window (the sustained mode, topics and table reset) at
 // FROM events/s, then FROM+STEP, … up to TO. A step passes when its window
 // HELD (see heldVerdict) and its p99, consume → committed in ClickHouse,
@@ -20,7 +20,7 @@ import (
 // With --compare the bare loop (sweep_compare.go) runs the same steps.
 
 // sweepP99 is the most a passing step's p99 (consume → ClickHouse) may be:
-// the seed's 120 ms.
+// the published p99 of 120 ms.
 const sweepP99 = 120 * time.Millisecond
 
 // maxSweepSteps bounds the number of steps a sweep may ask for.
@@ -80,8 +80,6 @@ func checkSweep(f demoFlags, set map[string]bool) string {
 		return "--sweep runs on Kafka and ClickHouse: it needs --kafka and --clickhouse"
 	case set["rate"]:
 		return "--sweep sets the rate of each step: it does not go with --rate"
-	case f.serve || f.resume:
-		return "--sweep resets and generates each step: it does not go with --serve or --resume"
 	case f.duration < 2*time.Second || f.duration > maxDuration:
 		return fmt.Sprintf("--duration (each step's window) must be at least 2s and at most %s, got %s", maxDuration, f.duration)
 	}
@@ -116,7 +114,7 @@ func stepOf(s *sustainedRun) sweepStep {
 	}
 	st.in = float64(s.produced) / s.window.Seconds()
 	st.stored = float64(s.storedWin) / s.window.Seconds()
-	st.p50, st.p90, st.p99, st.max = s.cons.q(0.5), s.cons.q(0.9), s.cons.q(0.99), s.cons.max
+	st.p50, st.p90, st.p99, st.max = s.cons.Q(0.5), s.cons.Q(0.9), s.cons.Q(0.99), s.cons.Max()
 	st.cpu = s.cpuPerEvent()
 	if n := len(s.samples); n > 0 {
 		st.lag = s.samples[n-1].lag
@@ -261,7 +259,7 @@ func printSweep(w io.Writer, steps []sweepStep, planned int) {
 		fmt.Fprintf(w, "%d of %d steps run: the sweep stopped at the first step that did not pass\n", len(steps), planned)
 	}
 	if best := highest(steps); best > 0 {
-		fmt.Fprintf(w, "highest sustainable rate: %d events/s (held, p99 consume → ClickHouse ≤ %s); the seed's write-up: 180k events/s, p50 40 ms, p99 120 ms\n", best, ms(sweepP99))
+		fmt.Fprintf(w, "highest sustainable rate: %d events/s (held, p99 consume → ClickHouse ≤ %s); a published figure for this pipeline with the brokers on other machines: 180k events/s, p50 40 ms, p99 120 ms\n", best, ms(sweepP99))
 	} else {
 		fmt.Fprintf(w, "no step passed: no sustainable rate found in the range\n")
 	}

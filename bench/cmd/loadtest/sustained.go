@@ -10,18 +10,17 @@ import (
 	"os/exec"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 
-	"github.com/sluicehq/sluice/connect/kafkax"
+	"github.com/sluicehq/sluice/cmd/sluice/market"
 )
 
-// Sustained mode of the Kafka demo (`sluice demo --kafka … --rate R
-// --duration D`): the pipeline starts on the empty topic, then the demo
-// starts `sluice gen` as a child process that produces at R events/s for D
+// Sustained mode of the Kafka load test (`loadtest kafka … --rate R
+// --duration D`): the pipeline starts on the empty topic, then it
+// starts `loadtest gen` as a child process that produces at R events/s for D
 // (the window) while the pipeline runs, so that the pipeline process's CPU
 // is the pipeline's alone. Every second the demo prints the events/s in
 // (acknowledged by the broker: the topic's end offsets) and stored, the
@@ -80,7 +79,7 @@ func heldVerdict(rate int, window time.Duration, produced int64, samples []lagSa
 // the samples and the window's figures.
 type sustainedRun struct {
 	f              demoFlags
-	names          kafkaNames
+	names          market.Names
 	adm            *kadm.Client
 	in             *interrupts
 	stdout, stderr io.Writer
@@ -94,8 +93,8 @@ type sustainedRun struct {
 	window       time.Duration
 	produced     int64 // in the topic at the end of the window
 	storedWin    int64 // rows committed during the window
-	cons         latencies
-	prod         latencies
+	cons         market.Latencies
+	prod         market.Latencies
 	genLine      string
 	drainWall    time.Duration
 	drainEvts    int64
@@ -104,7 +103,7 @@ type sustainedRun struct {
 
 // genArgs are the arguments of the generator child.
 func (s *sustainedRun) genArgs() []string {
-	return []string{"gen", "--kafka", s.f.kafka, "--topic", s.names.in,
+	return []string{"gen", "--kafka", s.f.kafka, "--topic", s.names.In,
 		"--rate", strconv.Itoa(s.f.rate), "--duration", (s.f.warmup + s.f.duration).String(),
 		"--malformed", strconv.FormatFloat(s.f.malformed, 'g', -1, 64), "--exit-on-stdin-eof", "--quiet"}
 }
@@ -114,12 +113,12 @@ func (s *sustainedRun) genArgs() []string {
 func (s *sustainedRun) endOffsets() (int64, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	r, err := s.adm.ListEndOffsets(ctx, s.names.in)
+	r, err := s.adm.ListEndOffsets(ctx, s.names.In)
 	if err == nil {
 		err = r.Error()
 	}
 	if err != nil {
-		return 0, fmt.Errorf("reading the end offsets of %s: %w", s.names.in, err)
+		return 0, fmt.Errorf("reading the end offsets of %s: %w", s.names.In, err)
 	}
 	var n int64
 	r.Each(func(o kadm.ListedOffset) { n += o.Offset })
@@ -166,16 +165,16 @@ func (s *sustainedRun) awaitAssigned(stopped <-chan struct{}) error {
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		r, err := s.adm.DescribeGroups(ctx, s.names.group)
+		r, err := s.adm.DescribeGroups(ctx, s.names.Group)
 		cancel()
 		if err == nil {
-			g := r[s.names.group]
-			if g.Err == nil && g.State == "Stable" && len(r.AssignedPartitions()[s.names.in]) == s.f.partitions {
+			g := r[s.names.Group]
+			if g.Err == nil && g.State == "Stable" && len(r.AssignedPartitions()[s.names.In]) == s.f.partitions {
 				return nil
 			}
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("the group %s had not taken the %d partitions of %s after 60s (last error: %v)", s.names.group, s.f.partitions, s.names.in, err)
+			return fmt.Errorf("the group %s had not taken the %d partitions of %s after 60s (last error: %v)", s.names.Group, s.f.partitions, s.names.In, err)
 		}
 		select {
 		case <-stopped:
@@ -250,9 +249,9 @@ func (c *child) end() {
 // watch is runKafkaMarket's watcher for sustained mode: it starts the
 // generator, prints a line a second, judges the window when the generator
 // exits, and calls done once every event in the topic is settled.
-func (s *sustainedRun) watch(src *kafkax.Source, tally *ktally, stored, dead *atomic.Int64, _ time.Time, done func(time.Time)) (stop func()) {
+func (s *sustainedRun) watch(k *market.Kafka, tally *ktally, _ time.Time, done func(time.Time)) (stop func()) {
 	stopped, exited := make(chan struct{}), make(chan struct{})
-	w := &windowWatch{s: s, src: src, tally: tally, stored: stored, dead: dead, done: done}
+	w := &windowWatch{s: s, k: k, tally: tally, done: done}
 	go func() {
 		defer close(exited)
 		w.run(stopped)
@@ -265,12 +264,11 @@ func (s *sustainedRun) watch(src *kafkax.Source, tally *ktally, stored, dead *at
 
 // windowWatch is the state of the sustained mode's watching goroutine.
 type windowWatch struct {
-	s            *sustainedRun
-	src          *kafkax.Source
-	tally        *ktally
-	stored, dead *atomic.Int64
-	done         func(time.Time)
-	once         sync.Once
+	s     *sustainedRun
+	k     *market.Kafka
+	tally *ktally
+	done  func(time.Time)
+	once  sync.Once
 
 	gstart             time.Time // when the generator started
 	lastIn, lastStored int64     // at the last line
@@ -329,7 +327,7 @@ func (w *windowWatch) run(stopped <-chan struct{}) {
 // open ends the warm-up and opens the window.
 func (w *windowWatch) open(now time.Time) error {
 	s := w.s
-	if err := s.openWindow(now, w.stored.Load()); err != nil {
+	if err := s.openWindow(now, w.k.Stored()); err != nil {
 		return err
 	}
 	w.tally.setSteady(true)
@@ -349,8 +347,8 @@ func (w *windowWatch) close(c *child) error {
 	if err != nil {
 		return err
 	}
-	settled := w.src.Stats().Acked
-	s.closeWindow(now, in, w.stored.Load(), settled)
+	settled := w.k.Source.Stats().Acked
+	s.closeWindow(now, in, w.k.Stored(), settled)
 	w.tally.setSteady(false)
 	s.cons, s.prod = w.tally.steadyFigures()
 	if now.Sub(w.lastAt) >= 500*time.Millisecond { // else the next line covers it
@@ -370,7 +368,7 @@ func (w *windowWatch) close(c *child) error {
 func (w *windowWatch) tick(now time.Time, genOver bool) error {
 	s := w.s
 	if w.target >= 0 {
-		if settled := w.src.Stats().Acked; settled >= w.target {
+		if settled := w.k.Source.Stats().Acked; settled >= w.target {
 			s.drainWall, s.drainEvts = now.Sub(w.drainStart), settled-w.drainSettled0
 			w.once.Do(func() { w.done(now) })
 			w.target = -2
@@ -391,7 +389,7 @@ func (w *windowWatch) tick(now time.Time, genOver bool) error {
 	case s.wstart.IsZero():
 		phase = "warmup"
 	default:
-		s.sample(now, in-w.src.Stats().Acked)
+		s.sample(now, in-w.k.Source.Stats().Acked)
 	}
 	w.line(now, in, phase)
 	return nil
@@ -399,15 +397,15 @@ func (w *windowWatch) tick(now time.Time, genOver bool) error {
 
 // line prints the figures since the last line.
 func (w *windowWatch) line(now time.Time, in int64, phase string) {
-	settled := w.src.Stats().Acked
-	st := w.stored.Load()
+	settled := w.k.Source.Stats().Acked
+	st := w.k.Stored()
 	cons, prod := w.tally.takeWindow()
 	dt := now.Sub(w.lastAt).Seconds()
 	if !w.s.f.quiet {
 		fmt.Fprintf(w.s.stdout, "%6.1fs %-6s in %7s/s  stored %7s/s  lag %7d  consume→CH p50 %-6s p90 %-6s p99 %-6s max %-6s  produced→CH p50 %-6s p90 %-6s p99 %-6s max %-6s  dead %d\n",
 			now.Sub(w.gstart).Seconds(), phase, si(float64(in-w.lastIn)/dt), si(float64(st-w.lastStored)/dt), in-settled,
-			ms(cons.q(0.5)), ms(cons.q(0.9)), ms(cons.q(0.99)), ms(cons.max),
-			ms(prod.q(0.5)), ms(prod.q(0.9)), ms(prod.q(0.99)), ms(prod.max), w.dead.Load())
+			ms(cons.Q(0.5)), ms(cons.Q(0.9)), ms(cons.Q(0.99)), ms(cons.Max()),
+			ms(prod.Q(0.5)), ms(prod.Q(0.9)), ms(prod.Q(0.99)), ms(prod.Max()), w.k.Dead())
 	}
 	w.lastIn, w.lastStored, w.lastAt = in, st, now
 }
@@ -429,9 +427,9 @@ func (s *sustainedRun) print(w io.Writer) {
 	fmt.Fprintf(w, "CPU in the window: this process %.1f µs per event in (%.0f ms a second; the generator is a process of its own)\n",
 		s.cpuPerEvent(), s.cpuWin.Seconds()*1e3/s.window.Seconds())
 	fmt.Fprintf(w, "latency in the window, consume → row committed in ClickHouse: p50 %s  p90 %s  p99 %s  max %s\n",
-		ms(s.cons.q(0.5)), ms(s.cons.q(0.9)), ms(s.cons.q(0.99)), ms(s.cons.max))
+		ms(s.cons.Q(0.5)), ms(s.cons.Q(0.9)), ms(s.cons.Q(0.99)), ms(s.cons.Max()))
 	fmt.Fprintf(w, "latency in the window, produced → row committed in ClickHouse: p50 %s  p90 %s  p99 %s  max %s\n",
-		ms(s.prod.q(0.5)), ms(s.prod.q(0.9)), ms(s.prod.q(0.99)), ms(s.prod.max))
+		ms(s.prod.Q(0.5)), ms(s.prod.Q(0.9)), ms(s.prod.Q(0.99)), ms(s.prod.Max()))
 	if held {
 		fmt.Fprintf(w, "HELD: the pipeline kept up with %d events/s: %s\n", s.f.rate, why)
 	} else {
@@ -464,18 +462,18 @@ func (t *ktally) setSteady(on bool) {
 	t.mu.Unlock()
 }
 
-func (t *ktally) steadyFigures() (cons, prod latencies) {
+func (t *ktally) steadyFigures() (cons, prod market.Latencies) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.steadyCons, t.steadyProd
 }
 
 // takeWindow returns and resets the per-second latencies.
-func (t *ktally) takeWindow() (cons, prod latencies) {
+func (t *ktally) takeWindow() (cons, prod market.Latencies) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	cons, prod = t.window, t.prodWindow
-	t.window, t.prodWindow = latencies{}, latencies{}
+	t.window, t.prodWindow = market.Latencies{}, market.Latencies{}
 	return cons, prod
 }
 
@@ -496,8 +494,6 @@ func checkSustained(f demoFlags) string {
 		return fmt.Sprintf("--duration must be at least 2s (to judge whether the rate held) and at most %s, got %s", maxDuration, f.duration)
 	case f.duration+f.warmup > maxDuration:
 		return fmt.Sprintf("--warmup and --duration together must be at most %s, got %s", maxDuration, f.warmup+f.duration)
-	case f.resume:
-		return "--resume generates nothing: it does not go with --rate and --duration"
 	}
 	return ""
 }

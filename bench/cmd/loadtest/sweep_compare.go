@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/sluicehq/sluice/cmd/sluice/market"
 	"io"
 	"strings"
 	"sync"
@@ -21,7 +22,7 @@ import (
 // bare hand-written loop on the same brokers — the loop of the backlog
 // mode's ceiling (poll up to 500 records or 50 ms → insert into ClickHouse
 // → produce, acks from all replicas → commit offsets; no decoding, no
-// enrichment) — fed by the same `sluice gen` child at the same rate, on
+// enrichment) — fed by the same `loadtest gen` child at the same rate, on
 // topics and a table of its own (NAME-bare-…). Its latency is from the poll
 // that returned a record to the commit of its row in ClickHouse; it is
 // judged by the same rule as the pipeline's steps.
@@ -29,7 +30,7 @@ import (
 // bareStep runs one sustained window of the bare loop at rate.
 func bareStep(ctx context.Context, in *interrupts, adm *kadm.Client, db *sql.DB, f demoFlags, rate int, stdout, stderr io.Writer) (sweepStep, error) {
 	f.rate = rate
-	names := namesFor(f.name + "-bare")
+	names := market.NamesFor(f.name + "-bare")
 	drop, err := freshBare(ctx, adm, db, f.partitions, names)
 	if err != nil {
 		return sweepStep{rate: rate}, err
@@ -71,7 +72,7 @@ type bareRun struct {
 
 	mu     sync.Mutex
 	steady bool
-	lat    latencies
+	lat    market.Latencies
 }
 
 func startBareRun(ctx context.Context, l *bareLoop) *bareRun {
@@ -103,7 +104,7 @@ func (r *bareRun) loop(ctx context.Context) error {
 		r.mu.Lock()
 		if r.steady {
 			for _, p := range l.polled {
-				r.lat.add(now.Sub(p))
+				r.lat.Add(now.Sub(p))
 			}
 		}
 		r.mu.Unlock()
@@ -115,7 +116,7 @@ func (r *bareRun) loop(ctx context.Context) error {
 }
 
 // setSteady turns the measuring on or off, and returns what it measured.
-func (r *bareRun) setSteady(on bool) latencies {
+func (r *bareRun) setSteady(on bool) market.Latencies {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.steady = on

@@ -1,0 +1,10 @@
+// Package market is the example service that the sluice command runs: a
+// market-event pipeline — decode, validate, normalise, batch, enrich,
+// store, publish — with its event format and generator, on NATS JetStream
+// (RunNATS) or on Kafka and ClickHouse (StartKafka).
+//
+// It is a package of its own so that the benchmark lab (bench/ in the
+// repository, a module users never download) measures the very pipeline
+// the command runs. Its API follows the command's needs and may change
+// between versions; a program of your own should copy what it uses.
+package market

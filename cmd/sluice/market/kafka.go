@@ -1,0 +1,432 @@
+package market
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/sluicehq/sluice"
+	"github.com/sluicehq/sluice/connect/clickhousex"
+	"github.com/sluicehq/sluice/connect/kafkax"
+)
+
+// Names are the topics, consumer group and ClickHouse table of the Kafka
+// pipeline called name (see NamesFor).
+type Names struct {
+	In, Out, Dead, Group, Table string
+}
+
+// NamesFor returns the names of the pipeline called name: topics
+// NAME-market (input), NAME-enriched (output) and NAME-dead (dead
+// letters), group NAME and table NAME_events (with - as _). name must
+// pass CheckName.
+func NamesFor(name string) Names {
+	return Names{In: name + "-market", Out: name + "-enriched", Dead: name + "-dead",
+		Group: name, Table: strings.ReplaceAll(name, "-", "_") + "_events"}
+}
+
+// validName is what a pipeline's name may be: its topics (NAME-enriched,
+// at most 249 characters), group and table (NAME_events, with - as _,
+// unquoted in SQL) all take it.
+var validName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]*$`)
+
+const maxNameLen = 249 - len("-enriched")
+
+// CheckName returns an error if name cannot name a pipeline's topics,
+// group and table.
+func CheckName(name string) error {
+	if !validName.MatchString(name) || len(name) > maxNameLen {
+		return fmt.Errorf("--name must start with a letter and hold only ASCII letters, digits, - and _ (at most %d), got %q", maxNameLen, name)
+	}
+	return nil
+}
+
+// tableDDL is the columns and engine of the pipeline's table.
+const tableDDL = `(id UInt64, symbol String, price4 Int64, size Int64, ts Int64, notional Int64,
+	name String, sector String, currency String, lots Int64) ENGINE = MergeTree ORDER BY id`
+
+// CreateTable creates table with tableDDL if it does not exist, dropping
+// it first if fresh.
+func CreateTable(ctx context.Context, db *sql.DB, table string, fresh bool) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if fresh {
+		if _, err := db.ExecContext(ctx, "DROP TABLE IF EXISTS "+table); err != nil {
+			return fmt.Errorf("dropping table %s: %w", table, err)
+		}
+	}
+	if _, err := db.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS "+table+" "+tableDDL); err != nil {
+		return fmt.Errorf("creating table %s: %w", table, err)
+	}
+	return nil
+}
+
+// ResetTopics deletes group and topics, then creates the topics again,
+// empty, with partitions partitions each.
+func ResetTopics(ctx context.Context, adm *kadm.Client, partitions int, group string, topics ...string) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	// A fresh broker has no group coordinator until its offsets topic
+	// exists: retry while it says so.
+	for {
+		r, err := adm.DeleteGroups(ctx, group)
+		if err == nil {
+			err = r[group].Err
+		}
+		if err == nil || errors.Is(err, kerr.GroupIDNotFound) {
+			break
+		}
+		if errors.Is(err, kerr.NonEmptyGroup) {
+			return fmt.Errorf("deleting group %s (is another run using the name %s?): %w", group, group, err)
+		}
+		if !sleepCtx(ctx, 200*time.Millisecond) {
+			return fmt.Errorf("deleting group %s: %w", group, err)
+		}
+	}
+	if _, err := adm.DeleteTopics(ctx, topics...); err != nil {
+		return fmt.Errorf("deleting topics: %w", err)
+	}
+	left := topics
+	for len(left) > 0 {
+		r, err := adm.CreateTopics(ctx, int32(partitions), 1, nil, left...)
+		if err != nil {
+			return fmt.Errorf("creating topics: %w", err)
+		}
+		left = nil
+		for _, t := range r.Sorted() {
+			switch {
+			case t.Err == nil:
+			case errors.Is(t.Err, kerr.TopicAlreadyExists): // still being deleted
+				left = append(left, t.Topic)
+			default:
+				return fmt.Errorf("creating topic %s: %w", t.Topic, t.Err)
+			}
+		}
+		if len(left) > 0 && !sleepCtx(ctx, 100*time.Millisecond) {
+			return fmt.Errorf("creating topics %v: %w", left, ctx.Err())
+		}
+	}
+	return nil
+}
+
+// EnsureTopics creates those of topics that do not exist yet, with
+// partitions partitions; it deletes nothing.
+func EnsureTopics(ctx context.Context, adm *kadm.Client, partitions int, topics ...string) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	r, err := adm.CreateTopics(ctx, int32(partitions), 1, nil, topics...)
+	if err != nil {
+		return fmt.Errorf("creating topics: %w", err)
+	}
+	for _, t := range r.Sorted() {
+		if t.Err != nil && !errors.Is(t.Err, kerr.TopicAlreadyExists) {
+			return fmt.Errorf("creating topic %s: %w", t.Topic, t.Err)
+		}
+	}
+	return nil
+}
+
+// Produce produces n market events, numbered from first, to topic, keyed
+// by symbol (EventKey), as fast as the brokers take them, and returns how
+// many they acknowledged.
+func Produce(ctx context.Context, brokers, topic string, first, n int, malformed float64) (int64, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(brokers, ",")...), kgo.DefaultProduceTopic(topic),
+		kgo.ProducerLinger(2*time.Millisecond), kgo.MaxBufferedRecords(20000))
+	if err != nil {
+		return 0, err
+	}
+	defer cl.Close()
+	var stored atomic.Int64
+	var mu sync.Mutex
+	var firstErr error
+	promise := func(_ *kgo.Record, err error) {
+		if err != nil {
+			mu.Lock()
+			if firstErr == nil {
+				firstErr = err
+			}
+			mu.Unlock()
+			return
+		}
+		stored.Add(1)
+	}
+	rng := rand.New(rand.NewPCG(4, uint64(first)+4))
+	var buf []byte
+	ts := time.Now().UnixNano()
+	for i := range n {
+		if i%1000 == 0 {
+			if ctx.Err() != nil {
+				break
+			}
+			ts = time.Now().UnixNano()
+		}
+		buf = Generate(buf[:0], rng, first+i, ts, malformed)
+		v := append([]byte(nil), buf...)
+		cl.Produce(ctx, &kgo.Record{Key: EventKey(v), Value: v}, promise)
+	}
+	if err := cl.Flush(ctx); err != nil {
+		return stored.Load(), err
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if firstErr != nil {
+		return stored.Load(), fmt.Errorf("%d of %d events not stored: %w", int64(n)-stored.Load(), n, firstErr)
+	}
+	return stored.Load(), nil
+}
+
+// epoch is what the rows' receive times count from (monotonic).
+var epoch = time.Now()
+
+// Row is an event on its way from the enrich stage to ClickHouse and the
+// output topic; it carries the receipt of its record. It is kept small
+// (its reference data behind a pointer): the stages from the batch to the
+// fan-out's two copies each copy it.
+type Row struct {
+	msg  kafkax.Msg
+	at   time.Duration // since epoch, when the decode stage received it
+	tick Tick
+	ref  *refData // nil: its symbol has no reference data (dead-lettered)
+}
+
+// Received returns when the pipeline received the row's record from the
+// source.
+func (r *Row) Received() time.Time { return epoch.Add(r.at) }
+
+// Tick returns the row's event.
+func (r *Row) Tick() Tick { return r.tick }
+
+// Origin returns the receipt of the record it came from.
+func (r *Row) Origin() sluice.Receipt { return r.msg.Receipt }
+
+// rowColumns are the table's columns (tableDDL) as the store writes them:
+// each value appended to the insert's block typed, with no []any and no
+// boxed value per row.
+var rowColumns = []clickhousex.Column[Row]{
+	clickhousex.UInt64Column("id", func(r *Row) uint64 { return r.tick.ID }),
+	clickhousex.StringColumn("symbol", func(r *Row) string { return r.tick.Symbol }),
+	clickhousex.Int64Column("price4", func(r *Row) int64 { return r.tick.Price4 }),
+	clickhousex.Int64Column("size", func(r *Row) int64 { return r.tick.Size }),
+	clickhousex.Int64Column("ts", func(r *Row) int64 { return r.tick.TS }),
+	clickhousex.Int64Column("notional", func(r *Row) int64 { return r.tick.Notional }),
+	clickhousex.StringColumn("name", func(r *Row) string { return r.ref.name }),
+	clickhousex.StringColumn("sector", func(r *Row) string { return r.ref.sector }),
+	clickhousex.StringColumn("currency", func(r *Row) string { return r.ref.currency }),
+	clickhousex.Int64Column("lots", func(r *Row) int64 { return (r.tick.Size + r.ref.lot - 1) / r.ref.lot }),
+}
+
+var errUnknownSymbol = errors.New("unknown symbol")
+
+// The encode stage's slabs: encodeSlab bytes each, a new one once fewer
+// than encodeRoom bytes (more than an encoded line) are left.
+const (
+	encodeSlab = 64 << 10
+	encodeRoom = 512
+)
+
+// The source's fetches: see StartKafka.
+const (
+	fetchBytes = 256 << 10
+	fetchWait  = 25 * time.Millisecond
+)
+
+// storeInserts is how many ClickHouse inserts the store stage runs at
+// once; each takes every row waiting, up to clickhousex.DefaultGather.
+const storeInserts = clickhousex.DefaultSinkWorkers
+
+// KafkaConfig is how StartKafka runs the pipeline.
+type KafkaConfig struct {
+	Brokers     string        // host:port,…
+	Names       Names         // its topics, group and table
+	Decoders    int           // decode+validate workers
+	Lookup      time.Duration // one reference lookup's round trip (one per batch)
+	MaxInFlight int           // most records received and not yet settled
+
+	// Member makes the source a long-lived member of its group: one that
+	// dies gives its partitions up to the others after 6 s without a
+	// heartbeat (the broker's minimum).
+	Member bool
+
+	// OnStored, if not nil, is called with each batch of rows once its
+	// insert has committed, at committed, before the rows are settled.
+	// It runs on the store stage's goroutines, concurrently.
+	OnStored func(rows []Row, committed time.Time)
+	// OnDead, if not nil, is called with the reason of each dead letter
+	// as it is made.
+	OnDead func(reason string)
+}
+
+// Kafka is the pipeline on Kafka and ClickHouse, started by StartKafka.
+type Kafka struct {
+	Pipeline *sluice.Pipeline
+	Source   *kafkax.Source
+	Sink     *kafkax.Sink
+	Writer   *clickhousex.Writer[Row]
+
+	stored, dead atomic.Int64
+}
+
+// Stored returns the rows committed in ClickHouse so far.
+func (k *Kafka) Stored() int64 { return k.stored.Load() }
+
+// Dead returns the dead letters made so far.
+func (k *Kafka) Dead() int64 { return k.dead.Load() }
+
+// Close closes the source, committing what it settled (the error says if
+// that failed: those records are read again), and the sink. Call it after
+// the pipeline's Wait.
+func (k *Kafka) Close() error {
+	err := k.Source.Close()
+	k.Sink.Close()
+	return err
+}
+
+// StartKafka starts the market-event pipeline on Kafka and ClickHouse:
+//
+//	consume → decode+validate+normalise (n workers) → collect (500, 50 ms)
+//	        → enrich (2 workers, one reference lookup per batch) → check (unknown symbols to the dead letters)
+//	        → fan-out, two copies of each row:
+//	             store (2 inserts at once, each of every row waiting, up to 16384)
+//	             encode → publish (batch produce to the output topic)
+//	decode+validate's and check's dead letters → dead-letter → publish-dead
+//
+// A record is committed once its row is committed in ClickHouse and its
+// enriched record is acknowledged by the broker: no stage settles
+// anything; every item carries its record's receipt, and the core settles
+// it once the item is stored (both copies, and a dead letter once
+// produced). The topics and the table must exist. The caller waits for
+// the pipeline, drains it to stop it, then calls Close; ctx ends the
+// clients.
+func StartKafka(ctx context.Context, db *sql.DB, cfg KafkaConfig) (*Kafka, error) {
+	sink, err := kafkax.NewSink(ctx, cfg.Brokers, kafkax.SinkWorkers(2))
+	if err != nil {
+		return nil, err
+	}
+	// A fetch waits for fetchBytes of records, or fetchWait: at a
+	// sustained rate the broker would otherwise answer each fetch with the
+	// few records that arrived since the last, and the source, and every
+	// stage after it, would wake and spend a round trip's CPU on each.
+	// It adds at most fetchWait to the produced → ClickHouse latency,
+	// under the collect stage's 50 ms.
+	opts := []kafkax.SourceOption{kafkax.MaxInFlight(cfg.MaxInFlight),
+		kafkax.WithClient(kgo.FetchMinBytes(fetchBytes), kgo.FetchMaxWait(fetchWait))}
+	if cfg.Member {
+		opts = append(opts, kafkax.WithClient(kgo.SessionTimeout(6*time.Second)))
+	}
+	src, err := kafkax.NewSource(ctx, cfg.Brokers, cfg.Names.Group, []string{cfg.Names.In}, opts...)
+	if err != nil {
+		sink.Close()
+		return nil, err
+	}
+	k := &Kafka{Source: src, Sink: sink,
+		Writer: clickhousex.NewColumnWriter(db, cfg.Names.Table, rowColumns, clickhousex.SinkWorkers(storeInserts))}
+	k.Pipeline = k.build(ctx, cfg)
+	return k, nil
+}
+
+// store inserts a batch of rows, then counts them and calls cfg.OnStored;
+// the stage that calls it settles the rows after.
+func (k *Kafka) store(cfg KafkaConfig) func(context.Context, []Row) error {
+	return func(ctx context.Context, rows []Row) error {
+		if err := k.Writer.Write(ctx, rows); err != nil {
+			return err
+		}
+		if cfg.OnStored != nil {
+			cfg.OnStored(rows, time.Now())
+		}
+		k.stored.Add(int64(len(rows)))
+		return nil
+	}
+}
+
+func (k *Kafka) build(ctx context.Context, cfg KafkaConfig) *sluice.Pipeline {
+	refs := newRefs(cfg.Lookup)
+	p := sluice.New(ctx, sluice.Named("market"))
+	msgs := kafkax.Read(p, "consume", k.Source)
+	var bad sluice.Stream[sluice.Failed[kafkax.Msg]]
+	norm := sluice.Map(p, "decode", msgs, cfg.Decoders, func(_ context.Context, m kafkax.Msg) (Row, error) {
+		at := time.Since(epoch)
+		ev, err := Decode(m.Value())
+		if err != nil {
+			return Row{}, err
+		}
+		return Row{msg: m, at: at, tick: Normalise(ev)}, nil
+	}, sluice.DeadLetter(&bad))
+	batches := sluice.Batch(p, "collect", norm, 500, 50*time.Millisecond)
+	enriched := sluice.Map(p, "enrich", batches, 2, func(_ context.Context, b []Row) ([]Row, error) {
+		enrichRows(refs, b)
+		return b, nil
+	})
+	var unknown sluice.Stream[sluice.Failed[Row]]
+	good := sluice.Map(p, "check", sluice.Unbatch(p, "rows", enriched), 1, func(_ context.Context, r Row) (Row, error) {
+		if r.ref == nil {
+			return r, errUnknownSymbol
+		}
+		return r, nil
+	}, sluice.DeadLetter(&unknown))
+	copies := sluice.Broadcast(p, "fan-out", good, 2, sluice.Chunk(500))
+	sluice.ForEachChunk(p, "store", copies[0], storeInserts, k.store(cfg),
+		sluice.Gather(clickhousex.DefaultGather), sluice.Retry(3, 100*time.Millisecond, time.Second))
+	// The encode stage (one goroutine) carves the records' values out of
+	// a slab instead of allocating each; the key is the value's symbol
+	// field. Neither is modified once handed on.
+	var slab []byte
+	outs := sluice.Map(p, "encode", copies[1], 1, func(_ context.Context, r Row) (kafkax.Out, error) {
+		if cap(slab)-len(slab) < encodeRoom {
+			slab = make([]byte, 0, encodeSlab)
+		}
+		start := len(slab)
+		slab = encodeEnriched(slab, r.tick, *r.ref)
+		v := slab[start:len(slab):len(slab)]
+		i := bytes.IndexByte(v, ',') + 1 // after the id
+		key := v[i : i+len(r.tick.Symbol) : i+len(r.tick.Symbol)]
+		return kafkax.Out{Topic: cfg.Names.Out, Key: key, Value: v, From: r.msg.Receipt}, nil
+	}, sluice.Chunk(500))
+	kafkax.Produce(p, "publish", outs, k.Sink)
+	deadLetter := func(m kafkax.Msg, err error) kafkax.Out {
+		if cfg.OnDead != nil {
+			cfg.OnDead(err.Error())
+		}
+		k.dead.Add(1)
+		return kafkax.DeadLetterOut(m, cfg.Names.Dead, err)
+	}
+	badOuts := sluice.Map(p, "dead-letter", bad, 1, func(_ context.Context, f sluice.Failed[kafkax.Msg]) (kafkax.Out, error) {
+		return deadLetter(f.Item, f.Err), nil
+	})
+	unknownOuts := sluice.Map(p, "unknown", unknown, 1, func(_ context.Context, f sluice.Failed[Row]) (kafkax.Out, error) {
+		return deadLetter(f.Item.msg, f.Err), nil
+	})
+	kafkax.Produce(p, "publish-dead", sluice.Merge(p, "dead", badOuts, unknownOuts), k.Sink)
+	return p
+}
+
+// enrichRows looks up the reference data of the symbols of batch b and
+// points each row that has some at it.
+func enrichRows(refs *refStore, b []Row) {
+	syms := make(map[string]refData, len(symbols))
+	for i := range b {
+		syms[b[i].tick.Symbol] = refData{}
+	}
+	refs.Lookup(syms)
+	found := make([]refData, 0, len(syms))
+	bySym := make(map[string]*refData, len(syms))
+	for s, d := range syms {
+		found = append(found, d)
+		bySym[s] = &found[len(found)-1]
+	}
+	for i := range b {
+		b[i].ref = bySym[b[i].tick.Symbol] // nil when unknown
+	}
+}

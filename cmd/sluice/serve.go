@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/sluicehq/sluice/cmd/sluice/market"
+	"github.com/sluicehq/sluice/connect/clickhousex"
+)
+
+const serveHelp = `usage: sluice serve --kafka BROKERS --clickhouse ADDR [flags]
+
+Runs the market-event pipeline as a service, one member of the consumer
+group NAME: it reads market events from the topic NAME-market, decodes,
+validates, normalises, batches and enriches them, inserts each batch into
+the ClickHouse table NAME_events and produces the enriched events to
+NAME-enriched; malformed events go to NAME-dead. A record is committed once
+its row and its enriched record are both stored (at least once). Missing
+topics and the table are created; nothing is deleted. Several processes
+share the partitions; those of one that dies move to the others within 6 s.
+SIGTERM or SIGINT drains: no new records, those inside are stored and
+committed, a summary, exit 0. A second signal exits at once.
+
+flags:
+  --kafka BROKERS    Kafka brokers, host:port,… (required)
+  --clickhouse ADDR  ClickHouse server, host:port, native protocol (required)
+  --name NAME        names the topics, group and table (default demo)
+  --partitions N     partitions of the topics it creates (default 4)
+  --decoders N       decode and validate workers (default 4)
+  --lookup D         round trip of one reference lookup (default 1ms)
+  --dash ADDR        serve the live pipeline page at ADDR, e.g. :8080
+`
+
+func runServe(args []string, stdout, stderr io.Writer) int {
+	var kafka, clickhouse, name, dash string
+	var partitions, decoders int
+	var lookup time.Duration
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.StringVar(&kafka, "kafka", "", "")
+	fs.StringVar(&clickhouse, "clickhouse", "", "")
+	fs.StringVar(&name, "name", "demo", "")
+	fs.IntVar(&partitions, "partitions", 4, "")
+	fs.IntVar(&decoders, "decoders", 4, "")
+	fs.DurationVar(&lookup, "lookup", time.Millisecond, "")
+	fs.StringVar(&dash, "dash", "", "")
+	if code, ok := parseFlags(fs, serveHelp, args, stdout, stderr); !ok {
+		return code
+	}
+	switch {
+	case kafka == "" || clickhouse == "":
+		return badFlags(fs, stderr, "--kafka and --clickhouse are required")
+	case partitions < 1 || partitions > math.MaxInt32:
+		return badFlags(fs, stderr, fmt.Sprintf("--partitions must be ≥ 1 (and fit in 32 bits), got %d", partitions))
+	case decoders < 1 || lookup < 0:
+		return badFlags(fs, stderr, "--decoders must be ≥ 1 and --lookup ≥ 0")
+	}
+	if err := market.CheckName(name); err != nil {
+		return badFlags(fs, stderr, err.Error())
+	}
+	var live *liveDash
+	if dash != "" {
+		var err error
+		if _, err = dashAddr(dash); err != nil {
+			return badFlags(fs, stderr, err.Error())
+		}
+		if live, err = startDash(dash, stdout); err != nil {
+			fmt.Fprintln(stderr, "sluice serve:", err)
+			return 1
+		}
+	}
+	in := catchSignals(stderr)
+	defer in.stop()
+	cfg := market.KafkaConfig{Brokers: kafka, Names: market.NamesFor(name), Decoders: decoders, Lookup: lookup,
+		MaxInFlight: 5000, Member: true}
+	err := serve(context.Background(), in.Draining(), clickhouse, partitions, cfg, live, stdout)
+	if live != nil {
+		err = errors.Join(err, live.stop())
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "sluice serve:", err)
+		return 1
+	}
+	return 0
+}
+
+// serve creates the topics and the table if they are missing, then runs
+// the pipeline as a member of its group until drain.
+func serve(ctx, drain context.Context, clickhouse string, partitions int, cfg market.KafkaConfig, live *liveDash, stdout io.Writer) error {
+	names := cfg.Names
+	db, err := clickhousex.Open(ctx, clickhouse)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(cfg.Brokers, ",")...))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	if err := market.EnsureTopics(ctx, kadm.NewClient(cl), partitions, names.In, names.Out, names.Dead); err != nil {
+		return err
+	}
+	if err := market.CreateTable(ctx, db, names.Table, false); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "serving: a member of group %s, reading %s, storing in ClickHouse table %s and %s (dead letters %s), until SIGTERM\n",
+		names.Group, names.In, names.Table, names.Out, names.Dead)
+	res, err := runKafka(ctx, drain, db, cfg, 0, live, stdout)
+	if err != nil {
+		return err
+	}
+	res.print(stdout, names, "sluice serve")
+	return nil
+}
