@@ -110,7 +110,7 @@ var stageRows = []stageRow{
 			_ = h(ctx, v)
 			return v % 7
 		})
-		return collected(sluice.Collect(p, "out", sluice.Merge(p, "merge", parts...)))
+		return collected(sluice.Collect(p, "out", sluice.Merge(p, "merge", parts)))
 	}},
 	{name: "From", errs: true, source: true, build: func(p *sluice.Pipeline, xs []int, _ int, h hook, opts ...sluice.StageOption) func() []int {
 		src := sluice.From(p, "stage", func(ctx context.Context, out *sluice.Emitter[int]) error {
@@ -189,7 +189,7 @@ var stageRows = []stageRow{
 	}},
 	{name: "Merge", errs: true, build: func(p *sluice.Pipeline, xs []int, _ int, h hook, opts ...sluice.StageOption) func() []int {
 		half := len(xs) / 2
-		m := sluice.Merge(p, "stage", sluice.FromSlice(p, "a", xs[:half]), sluice.FromSlice(p, "b", xs[half:]))
+		m := sluice.Merge(p, "stage", []sluice.Stream[int]{sluice.FromSlice(p, "a", xs[:half]), sluice.FromSlice(p, "b", xs[half:])})
 		return sinkVia(p, m, h)
 	}},
 	{name: "Broadcast", errs: true, build: func(p *sluice.Pipeline, xs []int, _ int, h hook, opts ...sluice.StageOption) func() []int {

@@ -711,6 +711,6 @@ func kafkaPipeline(ctx context.Context, src *kafkax.Source, sink *kafkax.Sink, s
 	unknownOuts := sluice.Map(p, "unknown", unknown, 1, func(_ context.Context, f sluice.Failed[krow]) (kafkax.Out, error) {
 		return deadLetter(f.Item.msg, f.Err), nil
 	})
-	kafkax.Produce(p, "publish-dead", sluice.Merge(p, "dead", badOuts, unknownOuts), sink)
+	kafkax.Produce(p, "publish-dead", sluice.Merge(p, "dead", []sluice.Stream[kafkax.Out]{badOuts, unknownOuts}), sink)
 	return p
 }
