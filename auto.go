@@ -62,7 +62,7 @@ func Auto(lo, hi int) StageOption {
 	if lo < 1 || hi < lo || hi > maxAutoWorkers {
 		panic(fmt.Sprintf("sluice: Auto(%d, %d): want 1 ≤ min ≤ max ≤ %d", lo, hi, maxAutoWorkers))
 	}
-	return option(optAuto, fmt.Sprintf("Auto(%d, %d)", lo, hi), func(c *stageConfig) { c.autoMin, c.autoMax = lo, hi })
+	return option(fitsPool, fmt.Sprintf("Auto(%d, %d)", lo, hi), func(c *stageConfig) { c.autoMin, c.autoMax = lo, hi })
 }
 
 // maxAutoWorkers bounds Auto's max: each possible worker costs a slot in

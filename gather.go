@@ -26,7 +26,7 @@ func Gather(n int) StageOption {
 	if n < 1 {
 		panic(fmt.Sprintf("sluice: Gather must be ≥ 1, got %d", n))
 	}
-	return option(optGather, fmt.Sprintf("Gather(%d)", n), func(c *stageConfig) { c.gather = n })
+	return option(fitsChunkSink, fmt.Sprintf("Gather(%d)", n), func(c *stageConfig) { c.gather = n })
 }
 
 // gatherer is one ForEachChunk worker's end of Gather: it forms calls of

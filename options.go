@@ -106,7 +106,7 @@ func Buffer(n int) StageOption {
 	if n < 1 {
 		panic(fmt.Sprintf("sluice: Buffer must be ≥ 1, got %d", n))
 	}
-	return option(optBuffer, fmt.Sprintf("Buffer(%d)", n), func(c *stageConfig) { c.buffer = n })
+	return option(fitsOutput, fmt.Sprintf("Buffer(%d)", n), func(c *stageConfig) { c.buffer = n })
 }
 
 // Chunk sets the most items moved between goroutines at once on the stage's
@@ -120,7 +120,7 @@ func Chunk(n int) StageOption {
 	if n < 1 {
 		panic(fmt.Sprintf("sluice: Chunk must be ≥ 1, got %d", n))
 	}
-	return option(optChunk, fmt.Sprintf("Chunk(%d)", n), func(c *stageConfig) { c.chunk = n })
+	return option(fitsOutput, fmt.Sprintf("Chunk(%d)", n), func(c *stageConfig) { c.chunk = n })
 }
 
 // Overflow says what a stage does when its output edge is full.
@@ -158,7 +158,7 @@ func OnFull(o Overflow) StageOption {
 	if o < Block || o > DropOldest {
 		panic(fmt.Sprintf("sluice: unknown overflow policy %d", int(o)))
 	}
-	return option(optOnFull, fmt.Sprintf("OnFull(%v)", o), func(c *stageConfig) { c.overflow = o })
+	return option(fitsOutput, fmt.Sprintf("OnFull(%v)", o), func(c *stageConfig) { c.overflow = o })
 }
 
 // Window bounds how many items [OrderedMap] holds between taking them and
@@ -170,5 +170,5 @@ func Window(n int) StageOption {
 	if n < 1 {
 		panic(fmt.Sprintf("sluice: Window must be ≥ 1, got %d", n))
 	}
-	return option(optWindow, fmt.Sprintf("Window(%d)", n), func(c *stageConfig) { c.window, c.setWindow = n, true })
+	return option(fitsOrdered, fmt.Sprintf("Window(%d)", n), func(c *stageConfig) { c.window, c.setWindow = n, true })
 }

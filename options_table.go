@@ -5,11 +5,11 @@ import (
 	"strings"
 )
 
-// Which stage options fit which stages, in one table. Each option says
-// what it is (optionKey) and how the user wrote it ("Window(8)"); a stage
-// says what kind it is (stageKind); stageOptions applies the options and
-// panics on one that does not fit, naming the stage, the option and where
-// it fits.
+// Which stage options fit which stages, in one table. Each option
+// declares where it fits (one of the fits below) and how the user
+// wrote it ("Window(8)"); a stage says what kind it is (stageKind);
+// stageOptions applies the options and panics on one that does not fit,
+// naming the stage, the option and where it fits.
 
 // stageKind is one kind of stage that takes options, as a bit of a set.
 type stageKind uint16
@@ -53,64 +53,40 @@ const (
 		kindBatch | kindUnbatch | kindPartition | kindBroadcast | kindMerge
 )
 
-// optionKey names a stage option.
-type optionKey uint8
-
-const (
-	optBuffer optionKey = iota
-	optChunk
-	optOnFull
-	optWindow
-	optGather
-	optSkipErrors
-	optDeadLetter
-	optRetry
-	optTimeout
-	optThrottle
-	optAuto
-	optCount
-)
-
-// optionFit is a row of the table: the kinds an option fits, what those
-// kinds are called as a group (empty: the list says it), and a hint for a
-// sink that is given it.
+// optionFit is where an option fits: the kinds of stage, what they are
+// called as a group (empty: the list of kinds says it), and a hint for a
+// sink given it.
 type optionFit struct {
 	fits  stageKind
 	group string
 	sink  string
 }
 
-// optionFits is the table, by option.
-var optionFits = [optCount]optionFit{
-	optBuffer:     {withOutput, "stages with an output edge", edgeHint},
-	optChunk:      {withOutput, "stages with an output edge", edgeHint},
-	optOnFull:     {withOutput, "stages with an output edge", edgeHint},
-	optWindow:     {kindOrderedMap, "", ""},
-	optGather:     {kindForEachChunk, "", ""},
-	optSkipErrors: {withFunction, "stages with a function that returns an error", ""},
-	optDeadLetter: {withFunction, "stages with a function that returns an error", ""},
-	optRetry:      {withFunction, "stages with a function that returns an error", ""},
-	optTimeout:    {withFunction, "stages with a function that returns an error", ""},
-	optThrottle:   {withFunction, "stages with a function that returns an error", ""},
-	optAuto:       {withPool, "stages with a pool of workers", ""},
-}
+// The table: every option declares one of these as where it fits.
+var (
+	fitsOutput    = optionFit{withOutput, "stages with an output edge", edgeHint}               // Buffer, Chunk, OnFull
+	fitsFunction  = optionFit{withFunction, "stages with a function that returns an error", ""} // the call chain's: SkipErrors, DeadLetter, Retry, Timeout, Throttle
+	fitsPool      = optionFit{withPool, "stages with a pool of workers", ""}                    // Auto
+	fitsOrdered   = optionFit{kindOrderedMap, "", ""}                                           // Window
+	fitsChunkSink = optionFit{kindForEachChunk, "", ""}                                         // Gather
+)
 
 const edgeHint = "; a sink has none: give it to the stage that feeds this one"
 
-// stageOption is every StageOption: what it is, as the user wrote it, and
-// what it sets.
+// stageOption is every StageOption: where it fits, how the user wrote it,
+// and what it sets.
 type stageOption struct {
-	key  optionKey
+	fit  optionFit
 	show string // "Window(8)"
 	set  func(c *stageConfig)
 }
 
 func (o stageOption) applyStage(c *stageConfig) { o.set(c) }
 
-// option returns a StageOption of key, shown as show, that sets what set
-// sets.
-func option(key optionKey, show string, set func(c *stageConfig)) StageOption {
-	return stageOption{key: key, show: show, set: set}
+// option returns a StageOption that fits where fit says, shown in
+// messages as show, and sets what set sets.
+func option(fit optionFit, show string, set func(c *stageConfig)) StageOption {
+	return stageOption{fit: fit, show: show, set: set}
 }
 
 // stageOptions applies the options given to stage name of kind k, in
@@ -123,7 +99,7 @@ func stageOptions(k stageKind, name string, opts []StageOption) stageConfig {
 			panic(fmt.Sprintf("sluice: %s %q: StageOption %d is nil", k, name, i))
 		}
 		so := o.(stageOption)
-		if fit := optionFits[so.key]; fit.fits&k == 0 {
+		if fit := so.fit; fit.fits&k == 0 {
 			panic(fmt.Sprintf("sluice: %s %q: %s applies only to %s%s", k, name, so.show, fit.where(), fit.hint(k)))
 		}
 		so.set(&c)

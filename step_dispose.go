@@ -11,7 +11,7 @@ import (
 // pipeline; the item's receipts are acknowledged (see [Receipt]). With
 // [Retry], the item is dropped after its last attempt.
 func SkipErrors() StageOption {
-	return option(optSkipErrors, "SkipErrors()", func(c *stageConfig) { c.calls.skip = true })
+	return option(fitsFunction, "SkipErrors()", func(c *stageConfig) { c.calls.skip = true })
 }
 
 // DeadLetter makes a stage route each item whose function failed to a
@@ -29,7 +29,7 @@ func DeadLetter[T any](dst *Stream[Failed[T]]) StageOption {
 	if dst == nil {
 		panic("sluice: DeadLetter: nil destination")
 	}
-	return option(optDeadLetter, "DeadLetter", func(c *stageConfig) { c.calls.dead = dst })
+	return option(fitsFunction, "DeadLetter", func(c *stageConfig) { c.calls.dead = dst })
 }
 
 // dispose is the last step of a stage's chain when it has SkipErrors or

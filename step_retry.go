@@ -33,7 +33,7 @@ func Retry(attempts int, base, maxDelay time.Duration) StageOption {
 		panic(fmt.Sprintf("sluice: Retry: want 0 ≤ base ≤ maxDelay, got base %v, maxDelay %v", base, maxDelay))
 	}
 	show := fmt.Sprintf("Retry(%d, %v, %v)", attempts, base, maxDelay)
-	return option(optRetry, show, func(c *stageConfig) {
+	return option(fitsFunction, show, func(c *stageConfig) {
 		c.calls.use(&retryStep{attempts: attempts, base: base, maxDelay: maxDelay})
 	})
 }

@@ -34,7 +34,7 @@ func Throttle(l Limiter) StageOption {
 	if l == nil {
 		panic("sluice: Throttle: nil Limiter")
 	}
-	return option(optThrottle, fmt.Sprintf("Throttle(%T)", l), func(c *stageConfig) { c.calls.use(throttleStep{l}) })
+	return option(fitsFunction, fmt.Sprintf("Throttle(%T)", l), func(c *stageConfig) { c.calls.use(throttleStep{l}) })
 }
 
 // throttleStep waits on the limiter before each call, counting the time

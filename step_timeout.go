@@ -20,7 +20,7 @@ func Timeout(d time.Duration) StageOption {
 	if d <= 0 {
 		panic(fmt.Sprintf("sluice: Timeout must be > 0, got %v", d))
 	}
-	return option(optTimeout, fmt.Sprintf("Timeout(%v)", d), func(c *stageConfig) { c.calls.use(timeoutStep{d}) })
+	return option(fitsFunction, fmt.Sprintf("Timeout(%v)", d), func(c *stageConfig) { c.calls.use(timeoutStep{d}) })
 }
 
 // timeoutStep gives each call a context that expires after d.
