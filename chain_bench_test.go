@@ -2,6 +2,7 @@ package sluice_test
 
 import (
 	"context"
+	"syscall"
 	"testing"
 	"time"
 
@@ -10,12 +11,34 @@ import (
 
 // BenchmarkBareCall runs Map and ForEach with no option over 1M ints, one
 // worker each: what a stage costs per item when its call chain is the bare
-// call (the plain loop).
+// call (the plain loop); and, for scale, an edge hop alone (a generator
+// into a Reduce, as BenchmarkEdgeHop's impl=sluice).
 func BenchmarkBareCall(b *testing.B) {
 	const n = 1 << 20
 	xs := ints(n)
+	b.Run("stage=edge-hop", func(b *testing.B) { // BenchmarkEdgeHop's impl=sluice
+		b.ReportAllocs()
+		cpu0 := cpuNs()
+		for b.Loop() {
+			p := sluice.New(context.Background())
+			src := sluice.From(p, "gen", func(_ context.Context, out *sluice.Emitter[int]) error {
+				for i := range n {
+					if !out.Send(i) {
+						return nil
+					}
+				}
+				return nil
+			})
+			sum := sluice.Reduce(p, "sum", src, 0, func(a, v int) int { return a + v })
+			if err := p.Wait(); err != nil || sum.Value() != sumTo(n) {
+				b.Fatalf("got sum %d, err %v; want %d", sum.Value(), err, sumTo(n))
+			}
+		}
+		perItemCPU(b, n, cpu0)
+	})
 	b.Run("stage=Map", func(b *testing.B) {
 		b.ReportAllocs()
+		cpu0 := cpuNs()
 		for b.Loop() {
 			p := sluice.New(context.Background())
 			m := sluice.Map(p, "inc", sluice.FromSlice(p, "src", xs), 1, func(_ context.Context, v int) (int, error) { return v + 1, nil })
@@ -24,10 +47,11 @@ func BenchmarkBareCall(b *testing.B) {
 				b.Fatalf("got sum %d, err %v; want %d", sum.Value(), err, sumTo(n)+n)
 			}
 		}
-		perItem(b, n)
+		perItemCPU(b, n, cpu0)
 	})
 	b.Run("stage=ForEach", func(b *testing.B) {
 		b.ReportAllocs()
+		cpu0 := cpuNs()
 		for b.Loop() {
 			p := sluice.New(context.Background())
 			sum := 0
@@ -36,7 +60,7 @@ func BenchmarkBareCall(b *testing.B) {
 				b.Fatalf("got sum %d, err %v; want %d", sum, err, sumTo(n))
 			}
 		}
-		perItem(b, n)
+		perItemCPU(b, n, cpu0)
 	})
 }
 
@@ -62,6 +86,7 @@ func BenchmarkChainSteps(b *testing.B) {
 	} {
 		b.Run("steps="+c.name, func(b *testing.B) {
 			b.ReportAllocs()
+			cpu0 := cpuNs()
 			for b.Loop() {
 				p := sluice.New(context.Background())
 				m := sluice.Map(p, "inc", sluice.FromSlice(p, "src", xs), 1, inc, c.opts...)
@@ -70,7 +95,25 @@ func BenchmarkChainSteps(b *testing.B) {
 					b.Fatalf("got sum %d, err %v; want %d", sum.Value(), err, sumTo(n)+n)
 				}
 			}
-			perItem(b, n)
+			perItemCPU(b, n, cpu0)
 		})
 	}
+}
+
+// cpuNs is the CPU time the process has used, user and system, in ns: a
+// figure that other processes on a loaded machine disturb less than the
+// wall time.
+func cpuNs() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+// perItemCPU reports ns/item (wall) and cpu-ns/item: the process's CPU
+// time since cpu0 over the items of every iteration.
+func perItemCPU(b *testing.B, items int, cpu0 int64) {
+	perItem(b, items)
+	b.ReportMetric(float64(cpuNs()-cpu0)/float64(b.N)/float64(items), "cpu-ns/item")
 }

@@ -49,8 +49,7 @@ func ForEach[T any](p *Pipeline, name string, in Stream[T], n int, f func(ctx co
 	ctx := p.ctx
 	rc := receiptsOf[T]()
 	sinkStage(p, s, ie, true, 0, func(i int, w *worker) (func([]T) error, *chain[T]) {
-		ch := ic.worker(i, w, func(ctx context.Context, v *T) error { return f(ctx, *v) })
-		if ch == nil { // the plain loop
+		if ic.cs == nil { // the plain loop
 			return func(items []T) error {
 				for i, v := range items {
 					if p.halted() {
@@ -66,6 +65,7 @@ func ForEach[T any](p *Pipeline, name string, in Stream[T], n int, f func(ctx co
 				return nil
 			}, nil
 		}
+		ch := ic.worker(i, w, func(ctx context.Context, v *T) error { return f(ctx, *v) })
 		return func(items []T) error {
 			for i := range items {
 				switch err := ch.run(ctx, &items[i]); err {

@@ -43,7 +43,9 @@ type mapper[T, U any] struct {
 
 func newMapper[T, U any](p *Pipeline, ic itemCalls[T], i int, w *worker, f func(context.Context, T) (U, error)) *mapper[T, U] {
 	m := &mapper[T, U]{p: p, f: f}
-	m.ch = ic.worker(i, w, m.call)
+	if ic.cs != nil {
+		m.ch = ic.worker(i, w, m.call)
+	}
 	return m
 }
 
