@@ -44,15 +44,13 @@ type mapper[T, U any] struct {
 func newMapper[T, U any](p *Pipeline, ic itemCalls[T], i int, w *worker, f func(context.Context, T) (U, error)) *mapper[T, U] {
 	m := &mapper[T, U]{p: p, f: f}
 	if ic.cs != nil {
-		m.ch = ic.worker(i, w, m.call)
+		// The chain's call of f on *v, which leaves its result in m.res.
+		m.ch = ic.worker(i, w, func(ctx context.Context, v *T) (err error) {
+			m.res, err = f(ctx, *v)
+			return err
+		})
 	}
 	return m
-}
-
-// call is the chain's call of f on *v.
-func (m *mapper[T, U]) call(ctx context.Context, v *T) (err error) {
-	m.res, err = m.f(ctx, *v)
-	return err
 }
 
 // apply calls f on items into dst (len(dst) ≥ len(items)). It returns how
