@@ -56,13 +56,17 @@ type chunkCall[T any] struct {
 	f      func(context.Context, []T) error
 	rc     receipts[T]
 	ds     *disposer[T] // nil: a failed item fails the pipeline
+	cur    []T          // the items of the call at hand: those still to store
 	calls  int          // calls made for the items at hand
 	errs   []error      // errs[i] is the last error of the call's i-th item still failed
 	gaveUp []Failed[T]  // items whose error is permanent, with the calls made
 }
 
-// begin readies c for a new call's items.
-func (c *chunkCall[T]) begin() {
+// begin readies c for a call with items. The chain gets &c.cur, which
+// lives as long as c does: a pointer to the caller's slice would move it
+// to the heap at every call.
+func (c *chunkCall[T]) begin(items []T) {
+	c.cur = items
 	c.calls = 0
 	clear(c.errs)
 	c.errs = c.errs[:0]
@@ -162,13 +166,16 @@ func (c *chunkCall[T]) settleGaveUp() error {
 	return nil
 }
 
-// done finishes a call whose chain returned err: once it succeeded, it
-// acknowledges the items stored last and settles those that failed for
-// good on the way. It returns nil once every item is settled.
-func (c *chunkCall[T]) done(v *[]T, err error) error {
+// done finishes the call begun with begin, whose chain returned err: once
+// it succeeded, it acknowledges the items stored last and settles those
+// that failed for good on the way. It returns nil once every item is
+// settled.
+func (c *chunkCall[T]) done(err error) error {
+	items := c.cur
+	c.cur = nil
 	switch err {
 	case nil:
-		c.rc.each(*v, ack)
+		c.rc.each(items, ack)
 		return c.settleGaveUp()
 	case errSettled:
 		return nil

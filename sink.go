@@ -116,15 +116,14 @@ func ForEachChunk[T any](p *Pipeline, name string, in Stream[T], n int, f func(c
 			ch = cs.worker(w, cc.call, nil)
 		}
 		return func(items []T) error {
-			if ch == nil {
-				if p.halted() {
-					return errStopped
-				}
-				cc.begin()
-				return cc.done(&items, cc.call(ctx, &items))
+			if ch == nil && p.halted() {
+				return errStopped
 			}
-			cc.begin()
-			return cc.done(&items, ch.run(ctx, &items))
+			cc.begin(items)
+			if ch == nil {
+				return cc.done(cc.call(ctx, &cc.cur))
+			}
+			return cc.done(ch.run(ctx, &cc.cur))
 		}, ch
 	})
 }

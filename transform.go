@@ -196,12 +196,14 @@ func FlatMap[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(ctx
 		// emit checks the halt flag as the loop does before each call:
 		// once the pipeline stops it returns false at once, not only when
 		// the chunk fills. A result that carries a receipt holds it
-		// before it leaves (see Receipt).
-		emit := func(u U) bool {
-			if rout != nil {
+		// before it leaves (see Receipt); only then is u's address taken,
+		// which moves u to the heap.
+		emit := func(u U) bool { return !p.halted() && out.send(u) }
+		if rout != nil {
+			emit = func(u U) bool {
 				rout(&u, settleOp{hold: 1})
+				return !p.halted() && out.send(u)
 			}
-			return !p.halted() && out.send(u)
 		}
 		m := newMapper(p, ic, i, w, func(ctx context.Context, v T) (struct{}, error) { return struct{}{}, f(ctx, v, emit) })
 		return func(items []T) error {
