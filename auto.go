@@ -62,19 +62,12 @@ func Auto(lo, hi int) StageOption {
 	if lo < 1 || hi < lo || hi > maxAutoWorkers {
 		panic(fmt.Sprintf("sluice: Auto(%d, %d): want 1 ≤ min ≤ max ≤ %d", lo, hi, maxAutoWorkers))
 	}
-	return stageOptionFunc(func(c *stageConfig) { c.autoMin, c.autoMax = lo, hi })
+	return option(fitsPool, fmt.Sprintf("Auto(%d, %d)", lo, hi), func(c *stageConfig) { c.autoMin, c.autoMax = lo, hi })
 }
 
 // maxAutoWorkers bounds Auto's max: each possible worker costs a slot in
 // the stage's per-worker tallies.
 const maxAutoWorkers = 4096
-
-// noAuto panics if a stage without a pool of workers was given Auto.
-func noAuto(kind, name string, cfg stageConfig) {
-	if cfg.autoMax != 0 {
-		panic(fmt.Sprintf("sluice: %s %q: Auto(%d, %d) applies only to stages with a pool of workers", kind, name, cfg.autoMin, cfg.autoMax))
-	}
-}
 
 // Why a stage's worker count last changed, as [AutoStats].Reason says it.
 const (

@@ -29,15 +29,13 @@ func Batch[T any](p *Pipeline, name string, in Stream[T], size int, maxWait time
 	}
 	// By default the output holds about 2048 items' worth of batches,
 	// handed on one at a time, and at least one chunk of a Chunk given.
-	cfg := stageOptions("Batch", name, opts)
+	cfg := stageOptions(kindBatch, name, opts)
 	if cfg.chunk == 0 {
 		cfg.chunk = 1
 	}
 	if cfg.buffer == 0 {
 		cfg.buffer = max(cfg.chunk, 2048/size)
 	}
-	noWindow("Batch", name, cfg)
-	noErrorPolicy("Batch", name, cfg)
 	s := newStage(p, "batch", name, 1)
 	ie := consume(p, s, in, 1)
 	ie.unmeasured()
@@ -115,21 +113,21 @@ func (b *batcher[T]) alarm() <-chan time.Time {
 // Unbatch starts a one-goroutine stage that sends on every item of every
 // slice of in, in order.
 func Unbatch[T any](p *Pipeline, name string, in Stream[[]T], opts ...StageOption) Stream[T] {
-	cfg := stageOptions("Unbatch", name, opts)
-	noWindow("Unbatch", name, cfg)
-	noErrorPolicy("Unbatch", name, cfg)
+	cfg := stageOptions(kindUnbatch, name, opts)
 	s := newStage(p, "unbatch", name, 1)
 	ie := consume(p, s, in, 1)
 	oe := newEdge[T](p, s, 1, cfg)
-	mapStage(p, s, ie, oe, nil, func(items [][]T, out *sender[T], _ *onError[[]T]) error {
-		for _, b := range items {
-			for _, v := range b {
-				if !out.send(v) {
-					return errStopped
+	mapStage(p, s, ie, oe, func(_ int, _ *worker, out *sender[T]) (func([][]T) error, *chain[[]T]) {
+		return func(items [][]T) error {
+			for _, b := range items {
+				for _, v := range b {
+					if !out.send(v) {
+						return errStopped
+					}
 				}
 			}
-		}
-		return nil
+			return nil
+		}, nil
 	})
 	return Stream[T]{oe}
 }

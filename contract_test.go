@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -110,7 +111,7 @@ var stageRows = []stageRow{
 			_ = h(ctx, v)
 			return v % 7
 		})
-		return collected(sluice.Collect(p, "out", sluice.Merge(p, "merge", parts...)))
+		return collected(sluice.Collect(p, "out", sluice.Merge(p, "merge", parts)))
 	}},
 	{name: "From", errs: true, source: true, build: func(p *sluice.Pipeline, xs []int, _ int, h hook, opts ...sluice.StageOption) func() []int {
 		src := sluice.From(p, "stage", func(ctx context.Context, out *sluice.Emitter[int]) error {
@@ -189,7 +190,7 @@ var stageRows = []stageRow{
 	}},
 	{name: "Merge", errs: true, build: func(p *sluice.Pipeline, xs []int, _ int, h hook, opts ...sluice.StageOption) func() []int {
 		half := len(xs) / 2
-		m := sluice.Merge(p, "stage", sluice.FromSlice(p, "a", xs[:half]), sluice.FromSlice(p, "b", xs[half:]))
+		m := sluice.Merge(p, "stage", []sluice.Stream[int]{sluice.FromSlice(p, "a", xs[:half]), sluice.FromSlice(p, "b", xs[half:])})
 		return sinkVia(p, m, h)
 	}},
 	{name: "Broadcast", errs: true, build: func(p *sluice.Pipeline, xs []int, _ int, h hook, opts ...sluice.StageOption) func() []int {
@@ -235,19 +236,28 @@ const harnessItems = 3000
 // forEachStage runs check for every row and worker count in its own
 // synctest bubble: a goroutine left behind or a Wait that never returns
 // fails the bubble. Rows with a pool also run with Auto(1, 8), starting
-// at 2 workers.
+// at 2 workers; rows whose function takes the stage's options run once
+// more through a call chain that changes nothing (a Throttle that never
+// waits), at 4 workers, so that every promise holds on the chain's path
+// as on the plain loop's.
 func forEachStage(t *testing.T, check func(t *testing.T, row stageRow, n int)) {
 	for _, row := range stageRows {
-		for _, n := range []int{1, 4, 0} {
-			if n != 1 && !row.multi {
+		for _, n := range []int{1, 4, 0, -1} {
+			if n != 1 && !row.multi || n == -1 && !row.policies && !strings.HasPrefix(row.name, "ForEachChunk") {
 				continue
 			}
 			name := fmt.Sprintf("%s/workers=%d", row.name, n)
-			if n == 0 {
-				name, n = row.name+"/workers=Auto(1,8)", 2
+			var extra sluice.StageOption
+			switch n {
+			case 0:
+				name, n, extra = row.name+"/workers=Auto(1,8)", 2, sluice.Auto(1, 8)
+			case -1:
+				name, n, extra = row.name+"/workers=4/chain", 4, sluice.Throttle(noLimit{})
+			}
+			if extra != nil {
 				build := row.build
 				row.build = func(p *sluice.Pipeline, xs []int, n int, h hook, opts ...sluice.StageOption) func() []int {
-					return build(p, xs, n, h, append(opts, sluice.Auto(1, 8))...)
+					return build(p, xs, n, h, append(opts, extra)...)
 				}
 			}
 			t.Run(name, func(t *testing.T) {

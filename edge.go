@@ -204,7 +204,7 @@ func newEdge[T any](p *Pipeline, from *stage, producers int, cfg stageConfig) *e
 			from.name, cfg.buffer, size, chunks, maxChunkSlots))
 	}
 	e := &edge[T]{
-		p: p, from: from, slots: chunks, sized: cfg.buffer > 0 || cfg.slots > 0,
+		p: p, from: from, slots: chunks, sized: cfg.buffer > 0,
 		attached: make(chan struct{}), size: size,
 		policy: cfg.overflow, scrub: gctype.HasPointers[T](),
 		fixed: cfg.chunk != 0, ceil: size,

@@ -39,7 +39,9 @@ import (
 //   - Do nothing else that blocks without selecting on p.ctx.Done() and
 //     marking the wait on its worker (waitInput/waitRoom, then resume).
 //
-// Adding a stage (a Throttle, a Retry) means writing only such a body.
+// Adding a stage means writing only such a body; a concern around each
+// call of a user function (a Retry, a Throttle) is a step of the call chain
+// instead (chain.go; see docs/internals.md).
 
 // body is what a stage with an input does with it; see the engine's
 // comment above for the rules.

@@ -122,7 +122,7 @@ func TestMergeRecyclesItsChunks(t *testing.T) {
 	}
 	merge := func(p *sluice.Pipeline, xs []int) sluice.Stream[int] {
 		h := len(xs) / 2
-		return sluice.Merge(p, "merge", sluice.FromSlice(p, "a", xs[:h]), sluice.FromSlice(p, "b", xs[h:]))
+		return sluice.Merge(p, "merge", []sluice.Stream[int]{sluice.FromSlice(p, "a", xs[:h]), sluice.FromSlice(p, "b", xs[h:])})
 	}
 	straight, merged, fewer := run(n, hop), run(n, merge), run(n/10, merge)
 	t.Logf("2M items: straight pipeline with one hop %d bytes, merge of two halves %d; merge of 200k items %d", straight, merged, fewer)

@@ -122,7 +122,7 @@ func ExampleDrainGrace() {
 	err := p.Wait()
 	f := letters.Value()[0]
 	fmt.Println(f.Item, "—", f.Err, "—", err, "— in under a minute:", time.Since(start) < time.Minute)
-	// Output: order 1 — store down — <nil> — in under a minute: true
+	// Output: order 1 — retries ended by a drain after 1 attempt: store down — <nil> — in under a minute: true
 }
 
 func ExamplePipeline_DrainOn() {

@@ -159,7 +159,7 @@ func ExampleMerge() {
 	p := sluice.New(context.Background())
 	a := sluice.FromSlice(p, "a", []int{1, 2, 3})
 	b := sluice.FromSlice(p, "b", []int{10, 20})
-	got := sluice.Collect(p, "collect", sluice.Merge(p, "both", a, b))
+	got := sluice.Collect(p, "collect", sluice.Merge(p, "both", []sluice.Stream[int]{a, b}))
 	_ = p.Wait()
 	vs := got.Value()
 	slices.Sort(vs) // inputs interleave in no fixed order

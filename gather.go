@@ -26,14 +26,7 @@ func Gather(n int) StageOption {
 	if n < 1 {
 		panic(fmt.Sprintf("sluice: Gather must be ≥ 1, got %d", n))
 	}
-	return stageOptionFunc(func(c *stageConfig) { c.gather = n })
-}
-
-// noGather panics if a stage other than ForEachChunk was given Gather.
-func noGather(kind, name string, cfg stageConfig) {
-	if cfg.gather > 0 {
-		panic(fmt.Sprintf("sluice: %s %q: Gather(%d) applies only to ForEachChunk", kind, name, cfg.gather))
-	}
+	return option(fitsChunkSink, fmt.Sprintf("Gather(%d)", n), func(c *stageConfig) { c.gather = n })
 }
 
 // gatherer is one ForEachChunk worker's end of Gather: it forms calls of

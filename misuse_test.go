@@ -195,7 +195,7 @@ func TestMisuseOfANilOrZeroPipelinePanicsWithAClearMessage(t *testing.T) {
 			{"From", func(p *sluice.Pipeline) {
 				sluice.From(p, "gen", func(context.Context, *sluice.Emitter[int]) error { return nil })
 			}, []string{`"gen"`}},
-			{"Merge", func(p *sluice.Pipeline) { sluice.Merge(p, "m", sluice.Stream[int]{}) }, []string{`"m"`}},
+			{"Merge", func(p *sluice.Pipeline) { sluice.Merge(p, "m", []sluice.Stream[int]{{}}) }, []string{`"m"`}},
 			{"Wait", func(p *sluice.Pipeline) { p.Wait() }, []string{"Wait"}},
 			{"Drain", func(p *sluice.Pipeline) { p.Drain() }, []string{"Drain"}},
 			{"DrainOn", func(p *sluice.Pipeline) { p.DrainOn(context.Background()) }, []string{"DrainOn"}},

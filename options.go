@@ -52,11 +52,21 @@ func DrainGrace(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.grace = d })
 }
 
-// StageOption configures one stage: the edge it writes to ([Chunk],
-// [Buffer], [OnFull]), OrderedMap's reorder [Window], ForEachChunk's
-// [Gather], and what happens to an item whose function fails
-// ([SkipErrors], [DeadLetter], [Retry], [Timeout]). A stage panics when
-// given an option it has no use for.
+// StageOption configures one stage. The options, and the stages each fits:
+//
+//   - the edge a stage writes to: [Buffer], [Chunk], [OnFull] — every
+//     stage with an output (sources, [Map], [OrderedMap], [Filter],
+//     [FlatMap], [Batch], [Unbatch], [Partition], [Broadcast], [Merge]);
+//   - OrderedMap's reorder [Window]; ForEachChunk's [Gather];
+//   - the call chain around each call of a stage's function — [Throttle],
+//     [Timeout], [Retry], and what happens to an item whose call failed,
+//     [SkipErrors] or [DeadLetter] — and the engine's choice of the
+//     worker count, [Auto]: the stages with a function that returns an
+//     error ([Map], [OrderedMap], [Filter], [FlatMap], [ForEach],
+//     [ForEachChunk]).
+//
+// A stage panics when given an option that does not fit it, naming the
+// stage, the option and the stages it fits.
 type StageOption interface{ applyStage(*stageConfig) }
 
 type stageConfig struct {
@@ -66,16 +76,11 @@ type stageConfig struct {
 	slots     int      // chunks the output edge holds when buffer is not set; 0: defaultChunks
 	window    int      // OrderedMap's reorder window, in items
 	setWindow bool
-	edgeOpts  []string    // the output-edge options given (Buffer, Chunk, OnFull), for noOutput
-	errs      errorConfig // per-item error policy (failure.go)
-	autoMin   int         // Auto's bounds; autoMax 0: a fixed worker count
+	calls     callConfig // the call chain's settings (chain.go)
+	autoMin   int        // Auto's bounds; autoMax 0: a fixed worker count
 	autoMax   int
 	gather    int // ForEachChunk's Gather: most items per call; 0: a chunk per call
 }
-
-type stageOptionFunc func(*stageConfig)
-
-func (f stageOptionFunc) applyStage(c *stageConfig) { f(c) }
 
 // DefaultBuffer is the number of items an edge of small elements holds
 // unless [Buffer] says otherwise: 8 chunks of [DefaultChunk]. An edge of
@@ -105,7 +110,7 @@ func Buffer(n int) StageOption {
 	if n < 1 {
 		panic(fmt.Sprintf("sluice: Buffer must be ≥ 1, got %d", n))
 	}
-	return stageOptionFunc(func(c *stageConfig) { c.buffer = n; c.edgeOpts = append(c.edgeOpts, "Buffer") })
+	return option(fitsOutput, fmt.Sprintf("Buffer(%d)", n), func(c *stageConfig) { c.buffer = n })
 }
 
 // Chunk sets the most items moved between goroutines at once on the stage's
@@ -119,7 +124,7 @@ func Chunk(n int) StageOption {
 	if n < 1 {
 		panic(fmt.Sprintf("sluice: Chunk must be ≥ 1, got %d", n))
 	}
-	return stageOptionFunc(func(c *stageConfig) { c.chunk = n; c.edgeOpts = append(c.edgeOpts, "Chunk") })
+	return option(fitsOutput, fmt.Sprintf("Chunk(%d)", n), func(c *stageConfig) { c.chunk = n })
 }
 
 // Overflow says what a stage does when its output edge is full.
@@ -157,7 +162,7 @@ func OnFull(o Overflow) StageOption {
 	if o < Block || o > DropOldest {
 		panic(fmt.Sprintf("sluice: unknown overflow policy %d", int(o)))
 	}
-	return stageOptionFunc(func(c *stageConfig) { c.overflow = o; c.edgeOpts = append(c.edgeOpts, "OnFull") })
+	return option(fitsOutput, fmt.Sprintf("OnFull(%v)", o), func(c *stageConfig) { c.overflow = o })
 }
 
 // Window bounds how many items [OrderedMap] holds between taking them and
@@ -169,53 +174,5 @@ func Window(n int) StageOption {
 	if n < 1 {
 		panic(fmt.Sprintf("sluice: Window must be ≥ 1, got %d", n))
 	}
-	return stageOptionFunc(func(c *stageConfig) { c.window, c.setWindow = n, true })
-}
-
-// noWindow panics if a stage was given an option that belongs to another
-// kind of stage: Window (OrderedMap's) or Gather (ForEachChunk's), which
-// would do nothing there.
-func noWindow(kind, name string, cfg stageConfig) {
-	onlyOrdered(kind, name, cfg)
-	noGather(kind, name, cfg)
-}
-
-// onlyOrdered panics if a stage other than OrderedMap was given Window.
-func onlyOrdered(kind, name string, cfg stageConfig) {
-	if cfg.setWindow {
-		panic(fmt.Sprintf("sluice: %s %q: Window(%d) applies only to OrderedMap", kind, name, cfg.window))
-	}
-}
-
-// noOutput panics if a sink was given an option for an output edge, which
-// it does not have (the option belongs to the stage that feeds it), or
-// one for another kind of stage.
-func noOutput(kind, name string, cfg stageConfig) {
-	noWindow(kind, name, cfg)
-	noEdge(kind, name, cfg)
-}
-
-// chunkSinkOptions is noOutput for ForEachChunk, which takes Gather.
-func chunkSinkOptions(kind, name string, cfg stageConfig) {
-	onlyOrdered(kind, name, cfg)
-	noEdge(kind, name, cfg)
-}
-
-// noEdge panics if a sink was given an option for an output edge.
-func noEdge(kind, name string, cfg stageConfig) {
-	if len(cfg.edgeOpts) > 0 {
-		panic(fmt.Sprintf("sluice: %s %q: %s sets a stage's output edge, and a sink has none; give it to the stage that feeds this one",
-			kind, name, cfg.edgeOpts[0]))
-	}
-}
-
-func stageOptions(kind, name string, opts []StageOption) stageConfig {
-	var c stageConfig
-	for i, o := range opts {
-		if o == nil {
-			panic(fmt.Sprintf("sluice: %s %q: StageOption %d is nil", kind, name, i))
-		}
-		o.applyStage(&c)
-	}
-	return c
+	return option(fitsOrdered, fmt.Sprintf("Window(%d)", n), func(c *stageConfig) { c.window, c.setWindow = n, true })
 }

@@ -20,7 +20,7 @@ import (
 // error from f fails the pipeline unless an error option ([SkipErrors],
 // [DeadLetter], [Retry]) settles it.
 func OrderedMap[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(ctx context.Context, v T) (U, error), opts ...StageOption) Stream[U] {
-	s, cfg, ie := openPool(p, "OrderedMap", "ordered-map", name, in, n, f == nil, opts, noGather)
+	s, cfg, ie := openPool(p, kindOrderedMap, "ordered-map", name, in, n, f == nil, opts)
 	oe := newEdge[U](p, s, s.slots(), cfg)
 	window := 4 * s.slots() * ie.size
 	if cfg.setWindow {
@@ -30,8 +30,7 @@ func OrderedMap[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(
 	// output's chunks needs no splitting unless the consumer asks for
 	// smaller ones (see handoffSized).
 	ie.measured(max(1, min(window/(2*s.slots()), oe.size)))
-	pol := newPolicy[T](p, s, s.slots(), cfg.errs)
-	f = timed(f, cfg.errs.timeout)
+	ic := newItemCalls[T](p, s, cfg.calls)
 	ro := &reorder[U]{window: window, slots: make(map[uint64]deposit[U]), room: make(chan struct{})}
 	order := newArrivals()
 	ctx := p.ctx
@@ -39,9 +38,9 @@ func OrderedMap[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(
 		r := newReceiver(ie, i, w)
 		r.order = order
 		out := newPassSender(oe, i, w)
-		h := pol.worker(i, w)
-		flush := withFlush(nil, h)
-		loop(p, s, w, r, body[T]{idle: flush, end: flush, held: withHeld(nil, h), each: func(c *chunk[T]) error {
+		m := newMapper(p, ic, i, w, f)
+		flush := withFlush(nil, m.ch)
+		loop(p, s, w, r, body[T]{idle: flush, end: flush, held: withHeld(nil, m.ch), each: func(c *chunk[T]) error {
 			if !ro.admit(p, w, c.seq, len(c.items)) {
 				return errStopped
 			}
@@ -53,7 +52,7 @@ func OrderedMap[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(
 			}
 			dst := oc.items[:len(c.items)]
 			clear(dst) // take its cache lines here at once (see sender.take)
-			k, err := apply(p, ctx, f, c.items, dst, h)
+			k, err := m.apply(ctx, c.items, dst)
 			if err != nil {
 				oe.put(oc)
 				return err

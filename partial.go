@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // ItemErrors is what a [ForEachChunk] function returns when it stored some
@@ -46,29 +47,59 @@ func (e ItemErrors) Unwrap() []error {
 	return errs
 }
 
-// chunkFailure holds the items of a ForEachChunk call that are still
-// failed, each with its last error, and those that failed for good.
-type chunkFailure[T any] struct {
+// chunkCall is one ForEachChunk worker's call of its function on a
+// call's items: the base of its call chain, which keeps track of what
+// ItemErrors say, and the chain's dispose step, which settles each item
+// that failed for good on its own.
+type chunkCall[T any] struct {
 	stage  string
+	f      func(context.Context, []T) error
 	rc     receipts[T]
-	calls  int // calls made so far
-	left   []T
-	errs   []error     // errs[i] is left[i]'s
-	gaveUp []Failed[T] // items whose error is permanent, with the calls made
+	ds     *disposer[T] // nil: a failed item fails the pipeline
+	cur    []T          // the items of the call at hand: those still to store
+	calls  int          // calls made for the items at hand
+	errs   []error      // errs[i] is the last error of the call's i-th item still failed
+	gaveUp []Failed[T]  // items whose error is permanent, with the calls made
 }
 
-// record takes the outcome err of a call with items: a plain error fails
+// begin readies c for a call with items. The chain gets &c.cur, which
+// lives as long as c does: a pointer to the caller's slice would move it
+// to the heap at every call.
+func (c *chunkCall[T]) begin(items []T) {
+	c.cur = items
+	c.calls = 0
+	clear(c.errs)
+	c.errs = c.errs[:0]
+	clear(c.gaveUp)
+	c.gaveUp = c.gaveUp[:0]
+}
+
+// call calls f with *v, the items still to store; after a failure *v
+// holds only the items still failed (see record).
+func (c *chunkCall[T]) call(ctx context.Context, v *[]T) error {
+	c.calls++
+	err := c.f(ctx, *v)
+	if err == nil {
+		return nil
+	}
+	return c.record(v, err)
+}
+
+// record takes the outcome err of a call with *v: a plain error fails
 // every item; an ItemErrors fails those it names, and the others, stored,
-// are acknowledged. An item whose error is permanent goes to c.gaveUp;
-// the others stay in c.left (items compacted in place). It returns the
-// error that stands for c.left.
-func (c *chunkFailure[T]) record(items []T, err error) error {
+// are acknowledged. An item whose error is permanent goes to c.gaveUp; the
+// others stay in *v (compacted in place), their errors in c.errs. It
+// returns nil when no item failed, and otherwise an error that a retry
+// judges as it judges one item's: err, or — when some items failed for
+// good and others may not have — an ItemErrors of those left.
+func (c *chunkCall[T]) record(v *[]T, err error) error {
+	items := *v
 	var ie ItemErrors
 	if errors.As(err, &ie) && len(ie) != len(items) {
 		panic(fmt.Sprintf("sluice: ForEachChunk %q: the function returned ItemErrors of %d entries for a call of %d items", c.stage, len(ie), len(items)))
 	}
-	k := 0
-	var stands error
+	k, permanent := 0, 0
+	clear(c.errs)
 	c.errs = c.errs[:0]
 	for i := range items {
 		e := err
@@ -82,63 +113,76 @@ func (c *chunkFailure[T]) record(items []T, err error) error {
 			}
 		case IsPermanent(e):
 			c.gaveUp = append(c.gaveUp, Failed[T]{Item: items[i], Err: e, Attempts: c.calls})
+			permanent++
 		default:
-			if stands == nil {
-				stands = e
-			}
 			items[k] = items[i]
 			c.errs = append(c.errs, e)
 			k++
 		}
 	}
 	clear(items[k:]) // keep nothing alive that is settled
-	c.left = items[:k]
-	return stands
+	*v = items[:k]
+	switch {
+	case k == 0 && permanent == 0:
+		return nil // an ItemErrors with no error: every item was stored
+	case k > 0 && permanent > 0:
+		return ItemErrors(slices.Clone(c.errs))
+	}
+	return err
 }
 
-// failedChunk settles the items of a ForEachChunk call that returned err
-// (see [ItemErrors]): while the policy allows, it calls f again with the
-// items still failed (not those whose error is permanent), acknowledging
-// what each call stores; then it skips or dead-letters each failed item
-// with its last error. It returns nil once every item is settled,
-// errStopped when the pipeline is stopping, or the error that fails the
-// pipeline.
-func (h *onError[T]) failedChunk(ctx context.Context, name string, rc receipts[T], items []T, err error, f func(context.Context, []T) error) error {
-	c := chunkFailure[T]{stage: name, rc: rc, calls: 1}
-	stands := c.record(items, err)
-	if len(c.left) == 0 && len(c.gaveUp) == 0 {
-		return nil // an ItemErrors with no error: every item was stored
+// settle is the chain's dispose step: it skips or dead-letters every item
+// of the call that failed, each with its own last error (said to come
+// after retries, as err does).
+func (c *chunkCall[T]) settle(v *[]T, err error) error {
+	var re *retryError
+	errors.As(err, &re)
+	for i, item := range *v {
+		e := c.errs[i]
+		if re != nil {
+			e = &retryError{attempts: c.calls, drained: re.drained, exhausted: re.exhausted, err: e}
+		}
+		if c.ds.item(item, e, c.calls) == errStopped {
+			return errStopped
+		}
 	}
-	if h == nil {
+	if err := c.settleGaveUp(); err != nil {
 		return err
 	}
-	if len(c.left) > 0 {
-		_, _, e := h.retry(ctx, stands, func(ctx context.Context) error {
-			c.calls++
-			e := f(ctx, c.left)
-			if e == nil {
-				rc.each(c.left, ack)
-				c.left = c.left[:0]
-				return nil
-			}
-			if e = c.record(c.left, e); len(c.left) == 0 {
-				return nil // the rest failed for good
-			}
-			return e
-		})
-		if e == errStopped || isThrottleErr(e) {
-			return e
-		}
-	}
+	return errSettled
+}
+
+// settleGaveUp settles the items that failed for good; without a dispose
+// step, the first one's error fails the pipeline.
+func (c *chunkCall[T]) settleGaveUp() error {
 	for _, g := range c.gaveUp {
-		if err := h.settle(g.Item, g.Err, g.Attempts); err != nil {
-			return err
+		if c.ds == nil {
+			return g.Err
 		}
-	}
-	for i, v := range c.left {
-		if err := h.settle(v, c.errs[i], c.calls); err != nil {
-			return err
+		if c.ds.item(g.Item, g.Err, g.Attempts) == errStopped {
+			return errStopped
 		}
 	}
 	return nil
 }
+
+// done finishes the call begun with begin, whose chain returned err: once
+// it succeeded, it acknowledges the items stored last and settles those
+// that failed for good on the way. It returns nil once every item is
+// settled.
+func (c *chunkCall[T]) done(err error) error {
+	items := c.cur
+	c.cur = nil
+	switch err {
+	case nil:
+		c.rc.each(items, ack)
+		return c.settleGaveUp()
+	case errSettled:
+		return nil
+	}
+	return err
+}
+
+func (c *chunkCall[T]) sends() bool                     { return c.ds.sends() }
+func (c *chunkCall[T]) flush() bool                     { return c.ds.flush() }
+func (c *chunkCall[T]) flushHeld(start, now int64) bool { return c.ds.flushHeld(start, now) }

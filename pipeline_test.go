@@ -148,7 +148,7 @@ func TestParentCancellationStopsEndlessPipelineWithoutLeaks(t *testing.T) {
 	c := sluice.Batch(p, "c", b, 100, time.Millisecond)
 	parts := sluice.Partition(p, "d", sluice.Unbatch(p, "u", c), 2, func(v int) int { return v % 7 })
 	bc := sluice.Broadcast(p, "e", parts[0], 2)
-	m := sluice.Merge(p, "f", bc[0], bc[1], parts[1])
+	m := sluice.Merge(p, "f", []sluice.Stream[int]{bc[0], bc[1], parts[1]})
 	var seen atomic.Int64
 	sluice.ForEach(p, "sink", m, 2, func(context.Context, int) error {
 		if seen.Add(1) == 50_000 {

@@ -303,7 +303,7 @@ func TestErrorOptionsMisuse(t *testing.T) {
 		}, []string{"sluice", `stage "m"`, "Failed[string]", "int"}},
 		{"policy on a stage without a function", func(p *sluice.Pipeline) {
 			sluice.Batch(p, "b", sluice.FromSlice(p, "s", ints(1)), 2, 0, sluice.SkipErrors())
-		}, []string{"sluice", `Batch "b"`, "apply only to stages with a function"}},
+		}, []string{"sluice", `Batch "b"`, "SkipErrors()", "applies only to stages with a function"}},
 		{"retry attempts", func(*sluice.Pipeline) { sluice.Retry(0, 0, 0) }, []string{"sluice: Retry", "got 0"}},
 		{"retry delays", func(*sluice.Pipeline) { sluice.Retry(2, time.Second, time.Millisecond) }, []string{"sluice: Retry", "base 1s"}},
 		{"timeout", func(*sluice.Pipeline) { sluice.Timeout(0) }, []string{"sluice: Timeout", "got 0s"}},

@@ -29,10 +29,10 @@ func TestSlowItemsSpreadOverEveryWorker(t *testing.T) {
 			in := sluice.FromSlice(p, "src", ints(200), opts...)
 			switch path {
 			case "merge":
-				in = sluice.Merge(p, "merge", in)
+				in = sluice.Merge(p, "merge", []sluice.Stream[int]{in})
 			case "merge of merges":
 				other := sluice.FromSlice(p, "none", []int{})
-				in = sluice.Merge(p, "outer", sluice.Merge(p, "inner", in), other)
+				in = sluice.Merge(p, "outer", []sluice.Stream[int]{sluice.Merge(p, "inner", []sluice.Stream[int]{in}), other})
 			case "ordered map":
 				in = sluice.OrderedMap(p, "order", in, 2, func(_ context.Context, v int) (int, error) { return v, nil })
 			}

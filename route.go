@@ -5,24 +5,28 @@ import (
 	"hash/maphash"
 )
 
-// Merge starts a stage that sends on the items of every input stream, in
+// Merge starts a stage that sends on the items of every stream of ins, in
 // no particular order across inputs; the order of each input is kept. The
 // output closes when every input is drained. One goroutine per input;
-// chunks are passed through, not copied, and the output edge holds two
-// chunks (the backlog stays in the input edges).
-func Merge[T any](p *Pipeline, name string, ins ...Stream[T]) Stream[T] {
+// chunks are passed through, not copied. Its output edge holds two chunks
+// (the backlog stays in the input edges), at least n items when it feeds a
+// [ForEachChunk] with [Gather](n), or what [Buffer] says; [Chunk] and
+// [OnFull] apply to it as to any stage's output. Panics if ins is empty.
+func Merge[T any](p *Pipeline, name string, ins []Stream[T], opts ...StageOption) Stream[T] {
 	if len(ins) == 0 {
 		panic(fmt.Sprintf("sluice: Merge %q: no input streams", name))
 	}
+	cfg := stageOptions(kindMerge, name, opts)
+	// The backlog waits in the input edges, where it is counted per
+	// input; the output only hands chunks over, so two slots do.
+	cfg.slots = 2
 	n := len(ins)
 	s := newStage(p, "merge", name, n)
 	edges := make([]*edge[T], n)
 	for i, in := range ins {
 		edges[i] = consume(p, s, in, 1)
 	}
-	// The backlog waits in the input edges, where it is counted per
-	// input; the output only hands chunks over, so two slots do.
-	oe := newEdge[T](p, s, n, stageConfig{slots: 2})
+	oe := newEdge[T](p, s, n, cfg)
 	for _, ie := range edges {
 		ie.follow(oe) // Merge passes chunks on whole: oe's consumer sizes them
 	}
@@ -47,7 +51,7 @@ func Partition[T any, K comparable](p *Pipeline, name string, in Stream[T], n in
 		panic(fmt.Sprintf("sluice: Partition %q: nil key function", name))
 	}
 	seed := maphash.MakeSeed()
-	return fanOut(p, "partition", name, in, n, opts, func(items []T, outs []*sender[T]) bool {
+	return fanOut(p, kindPartition, "partition", name, in, n, opts, func(items []T, outs []*sender[T]) bool {
 		for _, v := range items {
 			if p.halted() {
 				return false
@@ -72,7 +76,7 @@ func Broadcast[T any](p *Pipeline, name string, in Stream[T], n int, opts ...Sta
 		panic(fmt.Sprintf("sluice: Broadcast %q: n must be ≥ 1, got %d", name, n))
 	}
 	rc := receiptsOf[T]()
-	return fanOut(p, "broadcast", name, in, n, opts, func(items []T, outs []*sender[T]) bool {
+	return fanOut(p, kindBroadcast, "broadcast", name, in, n, opts, func(items []T, outs []*sender[T]) bool {
 		if rc != nil && n > 1 {
 			rc.each(items, settleOp{hold: int32(n - 1)}) // each copy settles once
 		}
@@ -90,10 +94,8 @@ func Broadcast[T any](p *Pipeline, name string, in Stream[T], n int, opts ...Sta
 // fanOut starts a one-goroutine stage with n output streams; route sends
 // each input chunk's items to them and returns false when the pipeline
 // stopped.
-func fanOut[T any](p *Pipeline, kind, name string, in Stream[T], n int, opts []StageOption, route func(items []T, outs []*sender[T]) bool) []Stream[T] {
-	cfg := stageOptions(kind, name, opts)
-	noWindow(kind, name, cfg)
-	noErrorPolicy(kind, name, cfg)
+func fanOut[T any](p *Pipeline, k stageKind, kind, name string, in Stream[T], n int, opts []StageOption, route func(items []T, outs []*sender[T]) bool) []Stream[T] {
+	cfg := stageOptions(k, name, opts)
 	s := newStage(p, kind, name, 1)
 	ie := consume(p, s, in, 1)
 	w := s.workers[0]

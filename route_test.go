@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"testing/synctest"
 
 	"github.com/sluicehq/sluice"
 )
@@ -21,7 +22,7 @@ func TestMergeDeliversEveryInputOnce(t *testing.T) {
 		want = append(want, xs...)
 		ins = append(ins, sluice.FromSlice(p, fmt.Sprint("src", i), xs))
 	}
-	got := sluice.Collect(p, "c", sluice.Merge(p, "merge", ins...))
+	got := sluice.Collect(p, "c", sluice.Merge(p, "merge", ins))
 	if err := p.Wait(); err != nil {
 		t.Fatal(err)
 	}
@@ -81,4 +82,36 @@ func TestBroadcastSendsEveryItemToEveryOutput(t *testing.T) {
 			t.Fatalf("output %d: got %d items, want all 5000 in order", i, len(r.Value()))
 		}
 	}
+}
+
+// An edge into a ForEachChunk with Gather(n) holds at least n items
+// (DefaultBuffer), whatever stage produces it: Merge too.
+func TestMergeIntoGatherHoldsNItems(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := sluice.New(t.Context())
+		release := make(chan struct{})
+		first := true
+		ins := []sluice.Stream[int]{sluice.FromSlice(p, "a", ints(30_000)), sluice.FromSlice(p, "b", ints(30_000))}
+		sluice.ForEachChunk(p, "sink", sluice.Merge(p, "merge", ins), 1, func(context.Context, []int) error {
+			if first {
+				first = false
+				<-release
+			}
+			return nil
+		}, sluice.Gather(20_000))
+		synctest.Wait()
+		capacity := -1
+		for _, e := range p.Stats().Edges {
+			if e.From == "merge" {
+				capacity = e.ChunkCap * e.ChunkSize
+			}
+		}
+		close(release)
+		if err := p.Wait(); err != nil {
+			t.Fatal(err)
+		}
+		if capacity < 20_000 {
+			t.Fatalf("Merge's output holds %d items; want at least the 20000 of Gather(20000)", capacity)
+		}
+	})
 }

@@ -121,7 +121,7 @@ var settleRows = []struct {
 	}},
 	{"Partition and Merge", one, func(p *sluice.Pipeline, src sluice.Stream[msg], store func(msg)) {
 		parts := sluice.Partition(p, "stage", src, 3, func(m msg) uint64 { return m.key })
-		sinkAll(p, sluice.Merge(p, "merge", parts...), store)
+		sinkAll(p, sluice.Merge(p, "merge", parts), store)
 	}},
 	{"Batch→ForEach of batches", one, func(p *sluice.Pipeline, src sluice.Stream[msg], store func(msg)) {
 		b := sluice.Batch(p, "stage", src, 7, time.Millisecond)

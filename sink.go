@@ -7,33 +7,32 @@ import (
 	"sync/atomic"
 )
 
-// sinkStage starts the n workers of a sink; each calls each with the items
-// of every chunk it takes from ie and its end of the stage's error policy.
-// With adapt, the workers time their chunks and tune ie's chunk size (see
-// receiver.tune); otherwise ie carries full chunks.
-// With gather > 0 (ForEachChunk's Gather), each call of each holds the
-// items of the chunks waiting in ie too, up to gather.
-func sinkStage[T any](p *Pipeline, s *stage, ie *edge[T], adapt bool, gather int, pol *policy[T], each func(items []T, h *onError[T]) error) {
+// sinkStage starts the n workers of a sink. Each builds its body with
+// work: the function it calls with the items of every chunk it takes from
+// ie, and its call chain (nil: none). With adapt, the workers time their
+// chunks and tune ie's chunk size (see receiver.tune); otherwise ie
+// carries full chunks. With gather > 0 (ForEachChunk's Gather), each call
+// of each holds the items of the chunks waiting in ie too, up to gather.
+func sinkStage[T, X any](p *Pipeline, s *stage, ie *edge[T], adapt bool, gather int, work func(i int, w *worker) (func(items []T) error, *chain[X])) {
 	if adapt {
 		ie.measured(0)
 	} else {
 		ie.unmeasured()
 	}
 	s.start(p, func(i int, w *worker) {
-		h := pol.worker(i, w)
-		flush := withFlush(nil, h)
+		each, ch := work(i, w)
+		flush := withFlush(nil, ch)
 		r := newReceiver(ie, i, w)
-		one := func(c *chunk[T]) error { return each(c.items, h) }
+		one := func(c *chunk[T]) error { return each(c.items) }
 		if gather > 0 {
 			g := newGatherer(r, gather)
-			call := func(items []T) error { return each(items, h) }
-			one = func(c *chunk[T]) error { return g.each(c, call) }
+			one = func(c *chunk[T]) error { return g.each(c, each) }
 		}
 		loop(p, s, w, r, body[T]{
 			each: one,
 			idle: flush,
 			end:  flush,
-			held: withHeld(nil, h),
+			held: withHeld(nil, ch),
 		})
 	})
 }
@@ -45,33 +44,42 @@ func sinkStage[T any](p *Pipeline, s *stage, ie *edge[T], adapt bool, gather int
 // (see [Receipt]); an item that is a batch acknowledges every receipt in
 // it.
 func ForEach[T any](p *Pipeline, name string, in Stream[T], n int, f func(ctx context.Context, v T) error, opts ...StageOption) {
-	s, cfg, ie := openPool(p, "ForEach", "sink", name, in, n, f == nil, opts, noOutput)
-	pol := newPolicy[T](p, s, s.slots(), cfg.errs)
-	f = timedErr(f, cfg.errs.timeout)
+	s, cfg, ie := openPool(p, kindForEach, "sink", name, in, n, f == nil, opts)
+	ic := newItemCalls[T](p, s, cfg.calls)
 	ctx := p.ctx
 	rc := receiptsOf[T]()
-	sinkStage(p, s, ie, true, 0, pol, func(items []T, h *onError[T]) error {
-		for i, v := range items {
-			if p.halted() {
-				return errStopped
-			}
-			if err := h.throttle(ctx); err != nil {
-				return err
-			}
-			if err := f(ctx, v); err != nil {
-				ok, err := retryErr(h, ctx, f, v, err)
-				if err != nil {
+	sinkStage(p, s, ie, true, 0, func(i int, w *worker) (func([]T) error, *chain[T]) {
+		if ic.cs == nil { // the plain loop
+			return func(items []T) error {
+				for i, v := range items {
+					if p.halted() {
+						return errStopped
+					}
+					if err := f(ctx, v); err != nil {
+						return err
+					}
+					if rc != nil {
+						rc(&items[i], ack)
+					}
+				}
+				return nil
+			}, nil
+		}
+		ch := ic.worker(i, w, func(ctx context.Context, v *T) error { return f(ctx, *v) })
+		return func(items []T) error {
+			for i := range items {
+				switch err := ch.run(ctx, &items[i]); err {
+				case nil:
+					if rc != nil {
+						rc(&items[i], ack)
+					}
+				case errSettled:
+				default:
 					return err
 				}
-				if !ok {
-					continue // settled by the policy
-				}
 			}
-			if rc != nil {
-				rc(&items[i], ack)
-			}
-		}
-		return nil
+			return nil
+		}, ch
 	})
 }
 
@@ -93,25 +101,30 @@ func ForEach[T any](p *Pipeline, name string, in Stream[T], n int, f func(ctx co
 // with [ItemErrors]: the stored ones are acknowledged, and only the
 // failed ones are retried and settled.
 func ForEachChunk[T any](p *Pipeline, name string, in Stream[T], n int, f func(ctx context.Context, items []T) error, opts ...StageOption) {
-	s, cfg, ie := openPool(p, "ForEachChunk", "sink", name, in, n, f == nil, opts, chunkSinkOptions)
-	pol := newPolicy[T](p, s, s.slots(), cfg.errs)
-	f = timedErr(f, cfg.errs.timeout)
+	s, cfg, ie := openPool(p, kindForEachChunk, "sink", name, in, n, f == nil, opts)
+	d := newDispose[T](p, s, s.slots(), cfg.calls)
+	cs := newCalls[[]T](p, s, cfg.calls, d != nil)
 	ctx := p.ctx
 	rc := receiptsOf[T]()
-	sinkStage(p, s, ie, false, cfg.gather, pol, func(items []T, h *onError[T]) error {
-		if p.halted() {
-			return errStopped
+	sinkStage(p, s, ie, false, cfg.gather, func(i int, w *worker) (func([]T) error, *chain[[]T]) {
+		cc := &chunkCall[T]{stage: name, f: f, rc: rc}
+		var ch *chain[[]T]
+		if d != nil {
+			cc.ds = d.worker(i, w)
+			ch = cs.worker(w, cc.call, cc)
+		} else {
+			ch = cs.worker(w, cc.call, nil)
 		}
-		if err := h.throttle(ctx); err != nil {
-			return err
-		}
-		if err := f(ctx, items); err != nil {
-			// nil once the stored items are acknowledged and the policy
-			// settled the others
-			return h.failedChunk(ctx, name, rc, items, err, f)
-		}
-		rc.each(items, ack)
-		return nil
+		return func(items []T) error {
+			if ch == nil && p.halted() {
+				return errStopped
+			}
+			cc.begin(items)
+			if ch == nil {
+				return cc.done(cc.call(ctx, &cc.cur))
+			}
+			return cc.done(ch.run(ctx, &cc.cur))
+		}, ch
 	})
 }
 
@@ -142,7 +155,9 @@ func resultSink[T, A any](p *Pipeline, kind, name string, in Stream[T], init A, 
 	ie := consume(p, s, in, 1)
 	res := &Result[A]{v: init, done: make(chan struct{}), p: p, s: s}
 	s.onStageDone(func() { close(res.done) })
-	sinkStage(p, s, ie, true, 0, nil, func(items []T, _ *onError[T]) error { return each(&res.v, items) })
+	sinkStage(p, s, ie, true, 0, func(int, *worker) (func([]T) error, *chain[T]) {
+		return func(items []T) error { return each(&res.v, items) }, nil
+	})
 	return res
 }
 
@@ -194,7 +209,7 @@ func chanSink[T any](p *Pipeline, kind, name string, in Stream[T], left <-chan s
 	done := p.ctx.Done()
 	w := s.workers[0]
 	s.onStageDone(func() { close(ch) })
-	sinkStage(p, s, ie, true, 0, nil, func(items []T, _ *onError[T]) error {
+	send := func(items []T) error {
 		for _, v := range items {
 			select {
 			case ch <- v:
@@ -215,7 +230,8 @@ func chanSink[T any](p *Pipeline, kind, name string, in Stream[T], left <-chan s
 			}
 		}
 		return nil
-	})
+	}
+	sinkStage(p, s, ie, true, 0, func(int, *worker) (func([]T) error, *chain[T]) { return send, nil })
 	return ch, s
 }
 

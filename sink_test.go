@@ -51,3 +51,29 @@ func TestForEachChunkKeepsFullChunksForSlowCalls(t *testing.T) {
 		t.Fatalf("%d calls, largest chunk %d: want full chunks of %d", calls, largest, sluice.DefaultChunk)
 	}
 }
+
+// A ForEachChunk call allocates nothing, with a call chain or without:
+// 10,000 calls of one item each cost the pipeline's own allocations only.
+func TestForEachChunkAllocatesNothingPerCall(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector makes sync.Pool drop chunks")
+	}
+	for _, c := range []struct {
+		name string
+		opts []sluice.StageOption
+	}{{"plain", nil}, {"chain", []sluice.StageOption{sluice.Retry(3, 0, 0), sluice.Throttle(noLimit{})}}} {
+		t.Run(c.name, func(t *testing.T) {
+			xs := ints(10_000)
+			allocs := testing.AllocsPerRun(3, func() {
+				p := sluice.New(context.Background())
+				sluice.ForEachChunk(p, "sink", sluice.FromSlice(p, "src", xs, sluice.Chunk(1)), 1, func(context.Context, []int) error { return nil }, c.opts...)
+				if err := p.Wait(); err != nil {
+					t.Fatal(err)
+				}
+			})
+			if allocs > 1000 {
+				t.Fatalf("%v allocations for 10000 calls; want the pipeline's own, well under one per call", allocs)
+			}
+		})
+	}
+}

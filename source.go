@@ -179,9 +179,7 @@ func source[T any](p *Pipeline, s *stage, em *Emitter[T], flusher bool, gen func
 
 // newSource registers a source stage and its output edge.
 func newSource[T any](p *Pipeline, name string, opts []StageOption) (*stage, *edge[T], *Emitter[T]) {
-	cfg := stageOptions("source", name, opts)
-	noWindow("source", name, cfg)
-	noErrorPolicy("source", name, cfg)
+	cfg := stageOptions(kindSource, name, opts)
 	s := newStage(p, "source", name, 1)
 	oe := newEdge[T](p, s, 1, cfg)
 	return s, oe, newEmitter(oe, s)

@@ -43,17 +43,13 @@ func newStage(p *Pipeline, kind, name string, n int) *stage {
 
 // openPool is the opening every stage with a worker pool and a function
 // shares (Map, Filter, FlatMap, OrderedMap, ForEach, ForEachChunk): it
-// checks the arguments that label's documentation names (n, a nil
-// function, the options, with check refusing those the stage has no use
-// for), registers the stage and consumes its input.
-func openPool[T any](p *Pipeline, label, kind, name string, in Stream[T], n int, nilFunc bool, opts []StageOption,
-	check func(kind, name string, cfg stageConfig)) (*stage, stageConfig, *edge[T]) {
+// checks the arguments that k's documentation names (n, a nil function,
+// the options that fit k), registers the stage and consumes its input.
+func openPool[T any](p *Pipeline, k stageKind, kind, name string, in Stream[T], n int, nilFunc bool, opts []StageOption) (*stage, stageConfig, *edge[T]) {
+	label := k.String()
 	checkWorkers(label, name, n)
 	checkFunc(label, name, nilFunc)
-	cfg := stageOptions(label, name, opts)
-	if check != nil {
-		check(label, name, cfg)
-	}
+	cfg := stageOptions(k, name, opts)
 	s := newPool(p, kind, name, n, cfg)
 	return s, cfg, consumeHolding(p, s, in, s.slots(), cfg.gather)
 }

@@ -12,7 +12,7 @@ func measuredEdge(t *testing.T, opts ...StageOption) (*edge[int], *receiver[int]
 	t.Helper()
 	p := New(context.Background())
 	src := newStage(p, "source", "src", 1)
-	e := newEdge[int](p, src, 1, stageOptions("test", "src", opts))
+	e := newEdge[int](p, src, 1, stageOptions(kindSource, "src", opts))
 	sink := newStage(p, "sink", "sink", 1)
 	consume(p, sink, Stream[int]{e}, 1)
 	e.measured(0)

@@ -408,7 +408,7 @@ func (k *Kafka) build(ctx context.Context, cfg KafkaConfig) *sluice.Pipeline {
 	unknownOuts := sluice.Map(p, "unknown", unknown, 1, func(_ context.Context, f sluice.Failed[Row]) (kafkax.Out, error) {
 		return deadLetter(f.Item.msg, f.Err), nil
 	})
-	kafkax.Produce(p, "publish-dead", sluice.Merge(p, "dead", badOuts, unknownOuts), k.Sink)
+	kafkax.Produce(p, "publish-dead", sluice.Merge(p, "dead", []sluice.Stream[kafkax.Out]{badOuts, unknownOuts}), k.Sink)
 	return p
 }
 

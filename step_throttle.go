@@ -18,7 +18,9 @@ type Limiter interface {
 // needs a rate, not only a concurrency. [ForEachChunk] waits once per
 // call, that is per chunk. It applies to stages whose function returns an
 // error ([Map], [OrderedMap], [Filter], [FlatMap], [ForEach],
-// [ForEachChunk]); any other stage panics when given it.
+// [ForEachChunk]); any other stage panics when given it. It is a step of
+// the call chain, not an error option: a failed call is settled as it is
+// without Throttle.
 //
 // The wait is passed the pipeline's context, so it ends when the pipeline
 // stops. It does not count against a [Timeout], nor as the stage's work:
@@ -32,38 +34,27 @@ func Throttle(l Limiter) StageOption {
 	if l == nil {
 		panic("sluice: Throttle: nil Limiter")
 	}
-	return stageOptionFunc(func(c *stageConfig) { c.errs.throttle = l })
+	return option(fitsFunction, fmt.Sprintf("Throttle(%T)", l), func(c *stageConfig) { c.calls.use(throttleStep{l}) })
 }
 
-// errThrottle marks an error from a Throttle's Wait, which fails the
-// pipeline past the stage's error policy.
-type errThrottle struct{ err error }
+// throttleStep waits on the limiter before each call, counting the time
+// as the worker's throttled time, not as work or as waiting for input.
+type throttleStep struct{ l Limiter }
 
-func (e *errThrottle) Error() string { return fmt.Sprintf("Throttle: %v", e.err) }
-func (e *errThrottle) Unwrap() error { return e.err }
+func (throttleStep) rank() int { return rankThrottle }
 
-// throttle waits on the stage's limiter, if it has one, counting the time
-// as the worker's throttled time. It returns errStopped when the pipeline
-// stopped meanwhile, or the limiter's error.
-func (h *onError[T]) throttle(ctx context.Context) error {
-	if h == nil || h.pol.cfg.throttle == nil {
-		return nil
+func (t throttleStep) wrap(next call, at *site) call {
+	return func(ctx context.Context) error {
+		at.w.waitThrottle()
+		err := t.l.Wait(ctx)
+		at.w.resume()
+		switch {
+		case at.p.stopping():
+			return errStopped
+		case err != nil:
+			at.fail(fmt.Errorf("Throttle: %w", err))
+			return errStopped
+		}
+		return next(ctx)
 	}
-	h.w.waitThrottle()
-	err := h.pol.cfg.throttle.Wait(ctx)
-	h.w.resume()
-	switch {
-	case h.pol.p.stopping():
-		return errStopped
-	case err != nil:
-		return &errThrottle{err}
-	}
-	return nil
-}
-
-// isThrottleErr reports whether err came from a Throttle's Wait: no
-// error policy settles it.
-func isThrottleErr(err error) bool {
-	_, ok := err.(*errThrottle)
-	return ok
 }

@@ -1,0 +1,206 @@
+package sluice
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"reflect"
+	"slices"
+)
+
+// A stage is a loop, a call chain and a sender (see docs/internals.md):
+// the engine's loop (engine.go) takes the input's chunks, the stage's body
+// calls its function on each item through its worker's call chain, and
+// the worker's senders hand the results on. The chain runs around each
+// call: halt → throttle → timeout → f → retry → dispose (skip or
+// dead-letter, then settle). Each step is a small type in a file of its
+// own (step_*.go); a worker builds its chain once, when it starts. A stage
+// whose options add no step has no chain: its body calls the function
+// directly, in a plain loop.
+
+// call is one call of a stage's function on the item at hand, as a step
+// sees it: ctx is the context the call gets (a step may pass on another,
+// as Timeout does), and it returns the function's error or a step's.
+// errStopped says the pipeline is stopping: every step hands it on as it
+// is, and a step that must fail the pipeline whatever the stage's policy
+// (Throttle's unusable limiter) calls site.fail and returns it.
+type call func(ctx context.Context) error
+
+// step is one per-call concern. An option makes it (cfg.calls.use), the
+// stage's workers share it, and each worker calls wrap once, as it
+// starts, to put the concern around next: what a step keeps per worker
+// lives in the function wrap returns, and nothing is allocated per call.
+// rank places it in the chain: a step wraps every step of a higher rank
+// and the function, so a retry (rankRetry) repeats the throttle and the
+// timeout.
+type step interface {
+	rank() int
+	wrap(next call, at *site) call
+}
+
+// The ranks of the steps, outermost first.
+const (
+	rankRetry    = 100 // repeats what follows while the call fails
+	rankHalt     = 200 // no call once the pipeline has stopped
+	rankThrottle = 300 // waits on the limiter before each call
+	rankTimeout  = 400 // the call's context expires
+)
+
+// site is what the steps of one worker's chain know of where they run.
+type site struct {
+	p *Pipeline
+	s *stage
+	w *worker
+	// origin returns the receipt of the item at hand (the zero Receipt
+	// when its type carries none): a step that traces calls continues
+	// the item's trace through it.
+	origin func() Receipt
+}
+
+// fail fails the pipeline with err, as the stage's error, past its error
+// policy; the step then returns errStopped.
+func (at *site) fail(err error) { at.p.fail(&StageError{Stage: at.s.name, Err: err}) }
+
+// callConfig is what a stage's options say of its call chain: the steps,
+// and what becomes of an item whose call failed for good.
+type callConfig struct {
+	steps []step
+	skip  bool // SkipErrors
+	dead  any  // *Stream[Failed[T]], from DeadLetter
+}
+
+// use puts st in the chain, in place of a step of its rank given before.
+func (c *callConfig) use(st step) {
+	for i, s := range c.steps {
+		if s.rank() == st.rank() {
+			c.steps[i] = st
+			return
+		}
+	}
+	c.steps = append(c.steps, st)
+}
+
+// errSettled is what a chain returns for an item whose call failed and
+// that its dispose step settled: the stage hands nothing on for it.
+var errSettled = errors.New("sluice: settled as failed")
+
+// settler settles an item of type X whose call failed for good: it skips
+// or dead-letters it (step_dispose.go) and returns errSettled, or
+// errStopped.
+type settler[X any] interface {
+	settle(v *X, err error) error
+	sends() bool // it hands dead letters on: flush and flushHeld have work to do
+	flush() bool
+	flushHeld(start, now int64) bool
+}
+
+// calls is a stage's call chain as its options make it, shared by its
+// workers; nil when the options add no step and no dispose.
+type calls[X any] struct {
+	p     *Pipeline
+	s     *stage
+	steps []step // outermost first, halt included
+}
+
+// newCalls returns stage s's calls from c, or nil when there is nothing
+// around the call: no step, and no dispose (settles: the stage has one).
+func newCalls[X any](p *Pipeline, s *stage, c callConfig, settles bool) *calls[X] {
+	if len(c.steps) == 0 && !settles {
+		return nil
+	}
+	steps := append([]step{haltStep{}}, c.steps...)
+	slices.SortStableFunc(steps, func(a, b step) int { return cmp.Compare(a.rank(), b.rank()) })
+	return &calls[X]{p: p, s: s, steps: steps}
+}
+
+// chain is one worker's call chain.
+type chain[X any] struct {
+	cur     *X // the item of the call under way
+	call    call
+	dispose settler[X] // nil: a failed item fails the pipeline
+	at      site
+}
+
+// worker builds worker w's chain around f, the stage's function on an
+// item, ending in d (nil: none); nil when cs is.
+func (cs *calls[X]) worker(w *worker, f func(ctx context.Context, v *X) error, d settler[X]) *chain[X] {
+	if cs == nil {
+		return nil
+	}
+	c := &chain[X]{dispose: d, at: site{p: cs.p, s: cs.s, w: w}}
+	c.at.origin = originOf(&c.cur)
+	next := call(func(ctx context.Context) error {
+		err := f(ctx, c.cur)
+		if err != nil {
+			w.callFailed()
+		}
+		return err
+	})
+	for k := len(cs.steps) - 1; k >= 0; k-- {
+		next = cs.steps[k].wrap(next, &c.at)
+	}
+	c.call = next
+	return c
+}
+
+// run calls the stage's function on *v through the chain. It returns nil
+// when a call succeeded, errSettled when the item failed and was settled,
+// errStopped when the pipeline is stopping, or the error that fails it.
+func (c *chain[X]) run(ctx context.Context, v *X) error {
+	c.cur = v
+	err := c.call(ctx)
+	c.cur = nil
+	if err == nil || err == errStopped || c.dispose == nil {
+		return err
+	}
+	return c.dispose.settle(v, err)
+}
+
+// flush hands on the worker's partial chunk of dead letters; true when
+// there is none.
+func (c *chain[X]) flush() bool { return c == nil || c.dispose == nil || c.dispose.flush() }
+
+// flushHeld hands on the worker's dead letters if they were held too long
+// (see sender.flushHeld).
+func (c *chain[X]) flushHeld(start, now int64) bool {
+	return c == nil || c.dispose == nil || c.dispose.flushHeld(start, now)
+}
+
+// withFlush returns a function that flushes out (if any) and then c's dead
+// letters: nil when there is neither.
+func withFlush[X any](out func() bool, c *chain[X]) func() bool {
+	if c == nil || c.dispose == nil || !c.dispose.sends() {
+		return out
+	}
+	if out == nil {
+		return c.flush
+	}
+	return func() bool { return out() && c.flush() }
+}
+
+// withHeld is withFlush for the body's held function: nil when there is
+// nothing to hand on, so that a stage with neither reads no clock per
+// chunk.
+func withHeld[X any](out func(start, now int64) bool, c *chain[X]) func(start, now int64) bool {
+	if c == nil || c.dispose == nil || !c.dispose.sends() {
+		return out
+	}
+	if out == nil {
+		return c.flushHeld
+	}
+	return func(start, now int64) bool { return out(start, now) && c.flushHeld(start, now) }
+}
+
+// originOf returns a function that reads the receipt of the item *cur
+// points to: through Carrier when X is one, else the zero Receipt.
+func originOf[X any](cur **X) func() Receipt {
+	if !reflect.PointerTo(reflect.TypeFor[X]()).Implements(carrierType) {
+		return func() Receipt { return Receipt{} }
+	}
+	return func() Receipt {
+		if *cur == nil {
+			return Receipt{}
+		}
+		return any(*cur).(Carrier).Origin()
+	}
+}
