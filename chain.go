@@ -40,6 +40,7 @@ type step interface {
 
 // The ranks of the steps, outermost first.
 const (
+	rankSpan     = 50  // a span per call of the stage on an item, retries inside
 	rankRetry    = 100 // repeats what follows while the call fails
 	rankHalt     = 200 // no call once the pipeline has stopped
 	rankThrottle = 300 // waits on the limiter before each call
@@ -51,10 +52,12 @@ type site struct {
 	p *Pipeline
 	s *stage
 	w *worker
-	// origin returns the receipt of the item at hand (the zero Receipt
-	// when its type carries none): a step that traces calls continues
-	// the item's trace through it.
-	origin func() Receipt
+	// receipts calls visit with each receipt the item at hand carries
+	// (none when its type carries none; every item's for a call on a
+	// chunk or batch): a step that traces calls continues the items'
+	// traces through them. items is how many items the call handles.
+	receipts func(visit func(Receipt))
+	items    func() int
 }
 
 // fail fails the pipeline with err, as the stage's error, past its error
@@ -105,10 +108,13 @@ type calls[X any] struct {
 // newCalls returns stage s's calls from c, or nil when there is nothing
 // around the call: no step, and no dispose (settles: the stage has one).
 func newCalls[X any](p *Pipeline, s *stage, c callConfig, settles bool) *calls[X] {
-	if len(c.steps) == 0 && !settles {
+	if len(c.steps) == 0 && !settles && p.tracer == nil {
 		return nil
 	}
 	steps := append([]step{haltStep{}}, c.steps...)
+	if p.tracer != nil {
+		steps = append(steps, spanStep{p.tracer})
+	}
 	slices.SortStableFunc(steps, func(a, b step) int { return cmp.Compare(a.rank(), b.rank()) })
 	return &calls[X]{p: p, s: s, steps: steps}
 }
@@ -128,7 +134,7 @@ func (cs *calls[X]) worker(w *worker, f func(ctx context.Context, v *X) error, d
 		return nil
 	}
 	c := &chain[X]{dispose: d, at: site{p: cs.p, s: cs.s, w: w}}
-	c.at.origin = originOf(&c.cur)
+	c.at.receipts, c.at.items = visitorOf(&c.cur), countOf(&c.cur)
 	next := call(func(ctx context.Context) error {
 		err := f(ctx, c.cur)
 		if err != nil {
@@ -191,16 +197,30 @@ func withHeld[X any](out func(start, now int64) bool, c *chain[X]) func(start, n
 	return func(start, now int64) bool { return out(start, now) && c.flushHeld(start, now) }
 }
 
-// originOf returns a function that reads the receipt of the item *cur
-// points to: through Carrier when X is one, else the zero Receipt.
-func originOf[X any](cur **X) func() Receipt {
-	if !reflect.PointerTo(reflect.TypeFor[X]()).Implements(carrierType) {
-		return func() Receipt { return Receipt{} }
+// visitorOf returns a function that visits the receipts of the item *cur
+// points to (see site.receipts).
+func visitorOf[X any](cur **X) func(visit func(Receipt)) {
+	rc := receiptsOf[X]()
+	if rc == nil {
+		return func(func(Receipt)) {}
 	}
-	return func() Receipt {
-		if *cur == nil {
-			return Receipt{}
+	return func(visit func(Receipt)) {
+		if *cur != nil {
+			rc(*cur, settleOp{visit: visit})
 		}
-		return any(*cur).(Carrier).Origin()
+	}
+}
+
+// countOf returns a function that counts the items of the call at hand:
+// the length of *cur when X is a slice (a chunk or batch), else 1.
+func countOf[X any](cur **X) func() int {
+	if reflect.TypeFor[X]().Kind() != reflect.Slice {
+		return func() int { return 1 }
+	}
+	return func() int {
+		if *cur == nil {
+			return 0
+		}
+		return reflect.ValueOf(*cur).Elem().Len()
 	}
 }

@@ -60,7 +60,8 @@ func (traceStep) rank() int { return rankRetry - 50 } // a span per item, around
 
 func (s traceStep) wrap(next call, at *site) call {
 	return func(ctx context.Context) error {
-		key := at.origin().t.key
+		var key uint64
+		at.receipts(func(r Receipt) { key = r.t.key })
 		err := next(context.WithValue(ctx, traceKey{}, key))
 		s.mu.Lock()
 		*s.seen = append(*s.seen, key)

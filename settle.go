@@ -180,11 +180,16 @@ type settleable interface{ settleAll(op settleOp) }
 type settleOp struct {
 	hold  int32 // > 0: add this many holds instead of settling
 	cause error // with hold == 0: Fail with cause, or Ack when nil
+	// visit, if set, is called with each receipt instead: the op reads
+	// the receipts (a span step collecting trace contexts), settling none.
+	visit func(Receipt)
 }
 
 func (op settleOp) apply(r Receipt) {
 	switch {
 	case r.t == nil:
+	case op.visit != nil:
+		op.visit(r)
 	case op.hold > 0:
 		r.hold(op.hold)
 	case op.cause != nil:

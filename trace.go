@@ -14,12 +14,15 @@ func Tracing(t Tracer) Option { return optionFunc(func(c *config) { c.tracer = t
 // a pipeline with [Tracing]; the otelx module makes one from an
 // OpenTelemetry TracerProvider.
 type Tracer interface {
-	// Start begins the span of one call. ctx is the trace context of the
-	// message the item derives from (see [Receipt.Trace]), or the
-	// pipeline's context when it carries none; the call gets the context
-	// Start returns, so that the function's own spans are children of
-	// this one. end is called once, with the call's error (nil on
-	// success), when the call and its retries are over.
+	// Start begins the span of one call: a child of call.Parent's span
+	// when the item derives from a message with a trace context, linked
+	// to call.Links when the call handles several such items. ctx is the
+	// call's context (the pipeline's, or a Timeout's): the context Start
+	// returns must keep its deadline and cancellation, and the function
+	// gets it, so that its own spans are children of this one. end is
+	// called once, with the call's error (nil on success), when the call
+	// and its retries are over. Start is called from every worker of
+	// every stage at once: it must be safe for concurrent use.
 	Start(ctx context.Context, call Call) (_ context.Context, end func(err error))
 }
 
@@ -31,9 +34,13 @@ type Call struct {
 	// Items is how many items the call handles: 1, or a chunk's or
 	// batch's length (ForEachChunk, a ForEach over batches).
 	Items int
+	// Parent is the trace context of the message the item derives from
+	// (see [Receipt.Trace]) for a call on one item; nil when it has none.
+	Parent context.Context
 	// Links are the trace contexts of the messages behind the items of a
 	// call that handles several (a batch insert): the span links them.
-	// Nil for a call on one item.
+	// Nil for a call on one item. Valid only during Start: copy what is
+	// kept.
 	Links []context.Context
 }
 
