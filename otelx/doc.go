@@ -29,11 +29,13 @@
 // # Metrics
 //
 // The metrics are the prom module's, named in OpenTelemetry's way: dots
-// between the parts, the unit apart (an OpenTelemetry Prometheus exporter
-// turns them back into the prom module's names, as noted), and each label
-// the attribute sluice.<label> — sluice.pipeline, sluice.stage,
+// between the parts, the unit apart, no _total, and each label the
+// attribute sluice.<label> — sluice.pipeline, sluice.stage,
 // sluice.direction, sluice.reason, sluice.bound, sluice.policy,
-// sluice.state — except the stage's kind, sluice.stage.kind as on spans.
+// sluice.state — except the stage's kind, sluice.stage.kind as on spans. A
+// Prometheus exporter that turns dots into underscores and appends the unit
+// and _total makes the prom module's names again (two are shown below);
+// the labels keep their sluice_ prefix.
 //
 //	sluice.stage.items              counter {item}, sluice.direction=in|out   (sluice_stage_items_total)
 //	sluice.stage.dropped            counter {item}, sluice.reason: the overflow policy, only stages that drop
@@ -65,8 +67,9 @@
 // [sluice.Pipeline.Stats] at each collection; sources have no queue and
 // latency series. OpenTelemetry has no observable histogram, so the latency
 // histogram is a synchronous one into which each collection records the
-// samples taken since the previous: its bucket counts and sum equal the
-// core's (see [Metrics]).
+// samples taken since the previous: its bucket counts equal the core's,
+// and its sum the core's within the duration of one sample per worker (see
+// [Metrics]).
 //
 // Nothing in this package costs anything per item but the spans.
 package otelx

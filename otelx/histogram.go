@@ -32,8 +32,9 @@ var latencyBounds = func() []float64 {
 // the same fraction α of its bucket's width, α chosen so that the values
 // add up to the core's sum (which the buckets bound, so 0 ≤ α ≤ 1 but for
 // rounding). Bucket counts are exact and the exported sum is the core's,
-// give or take a nanosecond per sample; what a snapshot read of the sum
-// ahead of the counts is carried to the next collection.
+// give or take a nanosecond per sample. Where a snapshot read the sum and
+// the counts at different instants, the difference is carried to the next
+// collections and made up as far as their samples' buckets allow.
 func recordSince(ctx context.Context, h metric.Float64Histogram, now sluice.Histogram, counts []uint64, recorded time.Duration,
 	opt metric.RecordOption) ([]uint64, time.Duration) {
 	if len(counts) != len(now.Counts) {
