@@ -143,7 +143,7 @@ func metrics(t *testing.T, mp *sdkmetric.MeterProvider, ps ...*sluice.Pipeline) 
 // orders runs a pipeline to completion: n numbers priced by 2 workers
 // (every 100th fails twice, then succeeds; every 1000th fails for good and
 // is skipped), then stored.
-func orders(t *testing.T, name string, n int) *sluice.Pipeline {
+func orders(t testing.TB, name string, n int) *sluice.Pipeline {
 	t.Helper()
 	p := sluice.New(context.Background(), sluice.Named(name))
 	src := sluice.FromSlice(p, "orders", make([]int, n), sluice.Chunk(256))

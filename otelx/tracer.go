@@ -46,6 +46,19 @@ func WithAttributes(kv ...attribute.KeyValue) Option {
 	return optionFunc(func(t *tracer) { t.extra = append(t.extra, kv...) })
 }
 
+// WithParentSampling makes the tracer start no span for a call whose
+// parent (the message's span context) is valid but not sampled: the call
+// runs in the context it was given, so the spans its function makes are
+// children of the message's span. That is what a ParentBased sampler (the
+// SDK's default) would decide, without asking it: an unsampled call then
+// costs a context lookup instead of the provider's Start (with the SDK,
+// about 0.4 µs and 2 allocations). Do not use it with a sampler that may
+// record the child of an unsampled parent. Calls without a parent are
+// still the sampler's to decide.
+func WithParentSampling() Option {
+	return optionFunc(func(t *tracer) { t.parentSampling = true })
+}
+
 // NewTracer returns a [sluice.Tracer] that makes a span of tp's for every
 // call of a stage's function; give it to a pipeline with [sluice.Tracing].
 // It panics if tp is nil; pass otel.GetTracerProvider() for the global
@@ -63,13 +76,14 @@ func WithAttributes(kv ...attribute.KeyValue) Option {
 // applies), and adds messaging.batch.message_count. A call that fails
 // gets the status Error and an exception event (RecordError).
 //
-// Whether a span is recorded is the provider's sampler's choice: it sees
-// the name, the kind, the parent and the links, but not the attributes,
-// which are set on recorded spans only. A call whose span is not recorded
-// costs what the provider's Start costs (with the SDK and a sampler that
-// drops it, 2 small allocations: the span and its context); the
-// tracer adds none. A recorded span costs the SDK's span, its attributes
-// and the work of its processors.
+// Whether a span is recorded is the provider's sampler's choice (but see
+// [WithParentSampling]): it sees the name, the kind, the parent and the
+// links, but not the attributes, which are set on recorded spans only. A
+// call whose span is not recorded costs what the provider's Start costs
+// (with the SDK and a sampler that drops it, about 0.4 µs and 2 small
+// allocations: the span and its context); the tracer adds none. A recorded
+// span costs the SDK's span, its attributes and the work of its
+// processors (about 2 µs and 7 allocations with the SDK).
 func NewTracer(tp trace.TracerProvider, opts ...Option) sluice.Tracer {
 	if tp == nil {
 		panic("otelx: NewTracer called with a nil TracerProvider; pass otel.GetTracerProvider() for the global one")
@@ -84,8 +98,9 @@ func NewTracer(tp trace.TracerProvider, opts ...Option) sluice.Tracer {
 }
 
 type tracer struct {
-	tr    trace.Tracer
-	extra []attribute.KeyValue // WithAttributes
+	tr             trace.Tracer
+	extra          []attribute.KeyValue // WithAttributes
+	parentSampling bool                 // WithParentSampling
 
 	// names caches span names, so that a call whose span is not recorded
 	// allocates none: an immutable map, replaced under mu when it grows.
@@ -129,7 +144,11 @@ func (t *tracer) Start(ctx context.Context, c sluice.Call) (context.Context, fun
 	if ctx == nil {
 		panic(fmt.Sprintf("otelx: Tracer.Start called with a nil context (pipeline %q, stage %q)", c.Pipeline, c.Stage))
 	}
-	remote := trace.SpanContextFromContext(ctx).IsRemote()
+	parent := trace.SpanContextFromContext(ctx)
+	if t.parentSampling && parent.IsValid() && !parent.IsSampled() {
+		return ctx, endNothing
+	}
+	remote := parent.IsRemote()
 	opts := internalStart
 	var links []trace.Link
 	if len(c.Links) > 0 {

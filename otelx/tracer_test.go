@@ -269,3 +269,33 @@ func TestNewTracerPanicsOnANilProvider(t *testing.T) {
 	}()
 	otelx.NewTracer(nil)
 }
+
+// With WithParentSampling, a call under an unsampled message starts no
+// span and allocates nothing; its function's spans hang under the
+// message's span, unsampled. Sampled messages and calls without a parent
+// are traced as without the option.
+func TestParentSamplingSkipsUnsampledMessagesForFree(t *testing.T) {
+	tp, exp := provider(t, sdktrace.ParentBased(sdktrace.AlwaysSample()))
+	tr := otelx.NewTracer(tp, otelx.WithParentSampling())
+	call := sluice.Call{Pipeline: "p", Stage: "decode", Kind: "map", Items: 1}
+	unsampled := remote(t, 1, false)
+	ctx, end := tr.Start(unsampled, call)
+	end(nil)
+	if ctx != unsampled {
+		t.Fatalf("got a new context for a call under an unsampled message, want the one given")
+	}
+	if n := testing.AllocsPerRun(1000, func() {
+		_, end := tr.Start(unsampled, call)
+		end(nil)
+	}); n != 0 {
+		t.Fatalf("got %v allocations per call under an unsampled message, want 0", n)
+	}
+	for _, parent := range []context.Context{remote(t, 2, true), context.Background()} {
+		_, end := tr.Start(parent, call)
+		end(nil)
+	}
+	spans := exp.GetSpans()
+	if len(spans) != 2 || spans[0].Parent.SpanID() != (trace.SpanID{0x12, 7: 2}) || spans[1].Parent.IsValid() {
+		t.Fatalf("got %d spans, want 2: one under the sampled message, one root", len(spans))
+	}
+}
