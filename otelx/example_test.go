@@ -5,9 +5,13 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/sluicehq/sluice"
 	"github.com/sluicehq/sluice/otelx"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/baggage"
+	"go.opentelemetry.io/otel/propagation"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -118,4 +122,90 @@ func ExampleW3C() {
 	// Output:
 	// traceparent: 00-4bf90000000000000000000000000036-00f00000000000b7-01
 	// read back: 4bf90000000000000000000000000036 00f00000000000b7 remote: true
+}
+
+// Any OpenTelemetry propagator serves: here the W3C trace context alone,
+// which leaves the baggage out.
+func ExamplePropagator() {
+	sc := trace.NewSpanContext(trace.SpanContextConfig{
+		TraceID:    trace.TraceID{0x4b, 0xf9, 15: 0x36},
+		SpanID:     trace.SpanID{0x00, 0xf0, 7: 0xb7},
+		TraceFlags: trace.FlagsSampled,
+	})
+	ctx := trace.ContextWithSpanContext(context.Background(), sc)
+	member, _ := baggage.NewMember("tenant", "acme")
+	bag, _ := baggage.New(member)
+	ctx = baggage.ContextWithBaggage(ctx, bag)
+
+	h := headers{}
+	otelx.Propagator(propagation.TraceContext{}).Inject(ctx, h)
+	fmt.Println(h)
+	// Output:
+	// map[traceparent:00-4bf90000000000000000000000000036-00f00000000000b7-01]
+}
+
+// Attributes that every span of a pipeline shares, such as the messaging
+// system and topic it consumes, are given once.
+func ExampleWithAttributes() {
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	defer tp.Shutdown(context.Background())
+	tracer := otelx.NewTracer(tp, otelx.WithAttributes(
+		attribute.String("messaging.system", "kafka"),
+		attribute.String("messaging.destination.name", "orders")))
+
+	_, end := tracer.Start(context.Background(), sluice.Call{Pipeline: "orders", Stage: "decode", Kind: "map", Items: 1})
+	end(nil)
+	for _, kv := range exp.GetSpans()[0].Attributes {
+		if strings.HasPrefix(string(kv.Key), "messaging.") {
+			fmt.Println(kv.Key, kv.Value.Emit())
+		}
+	}
+	// Output:
+	// messaging.system kafka
+	// messaging.destination.name orders
+}
+
+// A Metrics can follow pipelines that start and finish while it is
+// registered: add each run, and remove it once it has been collected.
+func ExampleMetrics_Add() {
+	ctx := context.Background()
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	defer mp.Shutdown(ctx)
+	m, err := otelx.NewMetrics(mp)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer m.Close()
+	for run := range 3 {
+		p := sluice.New(ctx, sluice.Named("nightly"))
+		sluice.Collect(p, "all", sluice.FromSlice(p, "items", make([]int, run+1)))
+		m.Add(p)
+		if err := p.Wait(); err != nil {
+			fmt.Println(err)
+		}
+		var rm metricdata.ResourceMetrics
+		if err := reader.Collect(ctx, &rm); err != nil {
+			fmt.Println(err)
+		}
+		for _, mt := range rm.ScopeMetrics[0].Metrics {
+			if mt.Name != "sluice.stage.items" {
+				continue
+			}
+			for _, dp := range mt.Data.(metricdata.Sum[int64]).DataPoints {
+				stage, _ := dp.Attributes.Value(otelx.StageKey)
+				dir, _ := dp.Attributes.Value("sluice.direction")
+				if stage.AsString() == "items" && dir.AsString() == "out" {
+					fmt.Println("run", run, "items out of the source:", dp.Value)
+				}
+			}
+		}
+		m.Remove(p) // the next run reuses the name
+	}
+	// Output:
+	// run 0 items out of the source: 1
+	// run 1 items out of the source: 2
+	// run 2 items out of the source: 3
 }
