@@ -189,8 +189,9 @@ func (m *Metrics) Remove(p *sluice.Pipeline) {
 	delete(m.sums, p)
 }
 
-// Close unregisters the metrics' callback: nothing is observed any more.
-// It returns the provider's error, if any; closing again does nothing.
+// Close unregisters the metrics' callback: nothing is observed any more,
+// and the latency histograms keep their counts (as after Remove). It
+// returns the provider's error, if any; closing again does nothing.
 func (m *Metrics) Close() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
