@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strconv"
 	"sync"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/sluicehq/sluice"
 )
@@ -101,4 +104,97 @@ func TestAPipelineWithoutALoggerLogsNothing(t *testing.T) {
 	if n := len(recs.recs); n != 0 {
 		t.Fatalf("got %d records on the default logger, want none", n)
 	}
+}
+
+// TestAStormOfDeadLettersLogsABoundedNumberOfLines dead-letters 10,000
+// items: the stage logs its failures as counts, a line at the first and
+// one at the end, not a line per item.
+func TestAStormOfDeadLettersLogsABoundedNumberOfLines(t *testing.T) {
+	var recs records
+	p := sluice.New(context.Background(), sluice.Logger(slog.New(&recs)))
+	var dead sluice.Stream[sluice.Failed[int]]
+	sluice.ForEach(p, "write", sluice.FromSlice(p, "src", ints(10_000)), 4, func(context.Context, int) error {
+		return errors.New("rejected")
+	}, sluice.DeadLetter(&dead))
+	sluice.ForEach(p, "dlq", dead, 1, func(context.Context, sluice.Failed[int]) error { return nil })
+	if err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	lines := recs.with("items failed")
+	if len(lines) < 1 || len(lines) > 3 {
+		t.Fatalf("got %d 'items failed' lines, want 1 to 3 for a burst shorter than LogInterval", len(lines))
+	}
+	total := 0
+	for _, l := range lines {
+		if l["stage"] != "write" || l["level"] != "WARN" || l["error"] != "rejected" {
+			t.Fatalf("got %v, want WARN lines naming stage write and the error", l)
+		}
+		n, err := strconv.Atoi(l["failed"])
+		if err != nil {
+			t.Fatal(err)
+		}
+		total += n
+	}
+	if total != 10_000 {
+		t.Fatalf("got lines counting %d failures, want 10000", total)
+	}
+	if n := len(recs.recs); n > 6 {
+		t.Fatalf("got %d records in all, want a handful", n)
+	}
+}
+
+// TestADrainWhoseGraceEndsARetryLogsItOnce drains a pipeline whose items
+// keep failing with a long backoff: the grace's end is logged once.
+func TestADrainWhoseGraceEndsARetryLogsItOnce(t *testing.T) {
+	var recs records
+	p := sluice.New(context.Background(), sluice.Logger(slog.New(&recs)), sluice.DrainGrace(0))
+	src := sluice.From(p, "src", func(ctx context.Context, out *sluice.Emitter[int]) error {
+		for i := range 4 {
+			if !out.Send(i) {
+				return nil
+			}
+		}
+		out.Flush()
+		<-out.Done()
+		return nil
+	})
+	var dead sluice.Stream[sluice.Failed[int]]
+	sluice.ForEach(p, "call", src, 4, func(context.Context, int) error { return errors.New("busy") },
+		sluice.Retry(100, time.Hour, time.Hour), sluice.DeadLetter(&dead))
+	sluice.ForEach(p, "dlq", dead, 1, func(context.Context, sluice.Failed[int]) error { return nil })
+	time.Sleep(50 * time.Millisecond)
+	p.Drain()
+	if err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if g := recs.with("drain grace over"); len(g) != 1 || g[0]["level"] != "WARN" {
+		t.Fatalf("got %v, want one WARN line", g)
+	}
+}
+
+// TestAMinuteOfFailuresLogsALineEveryLogInterval fails an item every 10
+// ms for a minute (in synctest's time): the stage writes one line per
+// LogInterval, not one per item.
+func TestAMinuteOfFailuresLogsALineEveryLogInterval(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var recs records
+		p := sluice.New(context.Background(), sluice.Logger(slog.New(&recs)))
+		src := sluice.From(p, "src", func(ctx context.Context, out *sluice.Emitter[int]) error {
+			for i := range 6000 {
+				if !out.Send(i) || !out.Flush() {
+					return nil
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			return nil
+		})
+		sluice.ForEach(p, "write", src, 1, func(context.Context, int) error { return errors.New("rejected") }, sluice.SkipErrors())
+		if err := p.Wait(); err != nil {
+			t.Fatal(err)
+		}
+		lines := recs.with("items failed")
+		if want := int(time.Minute/sluice.LogInterval) + 1; len(lines) < want-1 || len(lines) > want+1 {
+			t.Fatalf("got %d lines for a minute of failures, want about %d (one per %v)", len(lines), want, sluice.LogInterval)
+		}
+	})
 }

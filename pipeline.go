@@ -49,9 +49,10 @@ type Pipeline struct {
 	drainAt time.Time
 	grace   time.Duration
 
-	afterStops []func() bool  // AfterFuncs to stop at Wait (halt on cancel, DrainOn); guarded by mu
-	afters     sync.WaitGroup // those AfterFuncs neither stopped nor finished
-	finishers  []func()       // run by Wait once every goroutine has exited (onFinish); guarded by mu
+	afterStops  []func() bool  // AfterFuncs to stop at Wait (halt on cancel, DrainOn); guarded by mu
+	afters      sync.WaitGroup // those AfterFuncs neither stopped nor finished
+	finishers   []func()       // run by Wait once every goroutine has exited (onFinish); guarded by mu
+	graceLogged sync.Once      // logGraceOver
 
 	wg      sync.WaitGroup
 	errOnce sync.Once

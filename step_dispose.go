@@ -39,6 +39,7 @@ type dispose[T any] struct {
 	s        *stage
 	dead     *edge[Failed[T]] // nil: skip
 	receipts receipts[T]      // acknowledges a skipped item's receipts; nil when T carries none
+	log      *failureLog      // counts failed items for the pipeline's Logger; nil without one
 }
 
 // newDispose returns stage s's dispose step for items of type T, or nil
@@ -48,7 +49,7 @@ func newDispose[T any](p *Pipeline, s *stage, n int, c callConfig) *dispose[T] {
 	if !c.skip && c.dead == nil {
 		return nil
 	}
-	d := &dispose[T]{s: s, receipts: receiptsOf[T]()}
+	d := &dispose[T]{s: s, receipts: receiptsOf[T](), log: newFailureLog(p, s.name)}
 	if c.dead != nil {
 		dst, ok := c.dead.(*Stream[Failed[T]])
 		if !ok {
@@ -105,6 +106,7 @@ func (ds *disposer[T]) settle(v *T, err error) error { return ds.item(*v, err, a
 // pipeline stopped before the dead letter could be handed on.
 func (ds *disposer[T]) item(v T, err error, attempts int) error {
 	ds.w.failed.Add(1)
+	ds.d.log.failed(err, attempts)
 	if ds.dead == nil {
 		if ds.d.receipts != nil {
 			ds.d.receipts(&v, ack)

@@ -70,6 +70,9 @@ func (r *retryStep) again(ctx context.Context, at *site, next call, err error) e
 		}
 		if !r.backoff(ctx, p, made) {
 			drained = !p.stopping()
+			if drained {
+				p.logGraceOver()
+			}
 			break
 		}
 		at.w.retries.Add(1)
