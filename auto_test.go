@@ -166,7 +166,7 @@ func TestThrottleStopsWithThePipeline(t *testing.T) {
 }
 
 func TestThrottlePanicsWhereItDoesNotApply(t *testing.T) {
-	mustPanic(t, func() { sluice.Throttle(nil) }, "sluice: Throttle: nil Limiter")
+	mustPanic(t, func() { mapWith(sluice.New(t.Context()), sluice.Throttle(nil)) }, `sluice: Map "m": Throttle: nil Limiter`)
 	p := sluice.New(t.Context())
 	lim := lockedTokens{make(chan struct{}, 1), &tokens{}}
 	mustPanic(t, func() {

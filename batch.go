@@ -21,6 +21,7 @@ import (
 // and by a timer while the input is idle; a batch may leave up to the
 // processing time of one input chunk after maxWait.
 func Batch[T any](p *Pipeline, name string, in Stream[T], size int, maxWait time.Duration, opts ...StageOption) Stream[[]T] {
+	defer guard(p)
 	if size < 1 {
 		panic(fmt.Sprintf("sluice: Batch %q: size must be ≥ 1, got %d", name, size))
 	}
@@ -113,6 +114,7 @@ func (b *batcher[T]) alarm() <-chan time.Time {
 // Unbatch starts a one-goroutine stage that sends on every item of every
 // slice of in, in order.
 func Unbatch[T any](p *Pipeline, name string, in Stream[[]T], opts ...StageOption) Stream[T] {
+	defer guard(p)
 	cfg := stageOptions(kindUnbatch, name, opts)
 	s := newStage(p, "unbatch", name, 1)
 	ie := consume(p, s, in, 1)

@@ -20,11 +20,11 @@ import (
 // while a call runs, the stage's input holds at least n in full chunks
 // (more than [DefaultBuffer] for a large n), unless the stage that feeds
 // it sets [Buffer]. Items of several chunks are copied into one slice per
-// worker (a copy per item, none when a call takes a single chunk). Panics
-// if n < 1; a stage other than ForEachChunk panics when given it.
+// worker (a copy per item, none when a call takes a single chunk). A
+// ForEachChunk given Gather(n) with n < 1 panics, as does any other stage given it.
 func Gather(n int) StageOption {
 	if n < 1 {
-		panic(fmt.Sprintf("sluice: Gather must be ≥ 1, got %d", n))
+		return invalid(fitsChunkSink, "Gather", fmt.Sprintf("Gather must be ≥ 1, got %d", n))
 	}
 	return option(fitsChunkSink, fmt.Sprintf("Gather(%d)", n), func(c *stageConfig) { c.gather = n })
 }

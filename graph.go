@@ -77,3 +77,23 @@ func describeEdge(e edgeInfo) string {
 	}
 	return fmt.Sprintf("stream %q (from stage %q)", e.name(), e.producer().name)
 }
+
+// errMisuse is the pipeline's error after a stage's construction panicked.
+var errMisuse = errors.New("sluice: the pipeline was stopped: building one of its stages panicked")
+
+// guard is deferred by every function that builds a stage: when the build
+// panics (programmer error: a bad argument or option), it stops p and
+// waits for the goroutines of the stages built before, then lets the
+// panic go on, so that a recovered construction panic leaves nothing
+// running.
+func guard(p *Pipeline) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	if p != nil && p.ctx != nil {
+		p.fail(errMisuse)
+		p.wg.Wait()
+	}
+	panic(r)
+}

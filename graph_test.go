@@ -122,7 +122,7 @@ func TestPipelinesWithDefaultNamesAreToldApart(t *testing.T) {
 	if err := a.Wait(); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Wait(); err != nil {
-		t.Fatal(err)
+	if err := b.Wait(); err == nil {
+		t.Fatal("got nil from the pipeline whose stage's construction panicked, want the error that says so")
 	}
 }

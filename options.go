@@ -104,11 +104,12 @@ const defaultChunks = 8
 // queue of chunks; a buffer smaller than the chunk size makes chunks that
 // small, so Buffer(1) moves items one at a time, as an unbuffered-like
 // channel would. While chunks are smaller than full (see the package
-// documentation) the edge holds fewer items. Panics if n < 1; the stage
-// panics if the buffer needs more than 2^20 chunk slots.
+// documentation) the edge holds fewer items. A stage given
+// Buffer(n) with n < 1, or one that needs more than 2^20 chunk slots,
+// panics.
 func Buffer(n int) StageOption {
 	if n < 1 {
-		panic(fmt.Sprintf("sluice: Buffer must be ≥ 1, got %d", n))
+		return invalid(fitsOutput, "Buffer", fmt.Sprintf("Buffer must be ≥ 1, got %d", n))
 	}
 	return option(fitsOutput, fmt.Sprintf("Buffer(%d)", n), func(c *stageConfig) { c.buffer = n })
 }
@@ -117,12 +118,12 @@ func Buffer(n int) StageOption {
 // output edge, and turns off the adaptive sizing described in the package
 // documentation: every chunk is filled to n items unless its producer would
 // otherwise wait. Larger chunks cost less per item and add latency only
-// under load. Panics if n < 1; the stage panics if n > 2^20, and a sink
+// under load. A stage given Chunk(n) with n < 1 or n > 2^20 panics, and a sink
 // ([ForEach], [ForEachChunk]), which has no output edge, panics when given
 // Chunk, Buffer or OnFull: they belong to the stage that feeds it.
 func Chunk(n int) StageOption {
 	if n < 1 {
-		panic(fmt.Sprintf("sluice: Chunk must be ≥ 1, got %d", n))
+		return invalid(fitsOutput, "Chunk", fmt.Sprintf("Chunk must be ≥ 1, got %d", n))
 	}
 	return option(fitsOutput, fmt.Sprintf("Chunk(%d)", n), func(c *stageConfig) { c.chunk = n })
 }
@@ -157,10 +158,10 @@ func (o Overflow) String() string {
 // under [DropNewest] the items the stage collected since its last send, under
 // [DropOldest] the oldest chunk waiting in the edge. A discarded item's
 // receipts are acknowledged (see [Receipt]): the policy decided it is
-// done. Panics on an unknown policy.
+// done. A stage given an unknown policy panics.
 func OnFull(o Overflow) StageOption {
 	if o < Block || o > DropOldest {
-		panic(fmt.Sprintf("sluice: unknown overflow policy %d", int(o)))
+		return invalid(fitsOutput, "OnFull", fmt.Sprintf("OnFull: unknown overflow policy %d", int(o)))
 	}
 	return option(fitsOutput, fmt.Sprintf("OnFull(%v)", o), func(c *stageConfig) { c.overflow = o })
 }
@@ -168,11 +169,11 @@ func OnFull(o Overflow) StageOption {
 // Window bounds how many items [OrderedMap] holds between taking them and
 // handing their results on, waiting for earlier items to finish (default:
 // four full chunks per worker). One chunk may pass the bound: the chunk
-// that is next to leave always goes on. Panics if n < 1; any stage other
+// that is next to leave always goes on. OrderedMap panics if n < 1; any stage other
 // than OrderedMap panics when given it.
 func Window(n int) StageOption {
 	if n < 1 {
-		panic(fmt.Sprintf("sluice: Window must be ≥ 1, got %d", n))
+		return invalid(fitsOrdered, "Window", fmt.Sprintf("Window must be ≥ 1, got %d", n))
 	}
 	return option(fitsOrdered, fmt.Sprintf("Window(%d)", n), func(c *stageConfig) { c.window, c.setWindow = n, true })
 }

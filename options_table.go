@@ -79,6 +79,7 @@ type stageOption struct {
 	fit  optionFit
 	show string // "Window(8)"
 	set  func(c *stageConfig)
+	bad  string // what is wrong with the option's arguments; "" when nothing
 }
 
 func (o stageOption) applyStage(c *stageConfig) { o.set(c) }
@@ -87,6 +88,15 @@ func (o stageOption) applyStage(c *stageConfig) { o.set(c) }
 // messages as show, and sets what set sets.
 func option(fit optionFit, show string, set func(c *stageConfig)) StageOption {
 	return stageOption{fit: fit, show: show, set: set}
+}
+
+// invalid returns a StageOption whose arguments are wrong, as problem
+// says ("Buffer must be ≥ 1, got 0"): the stage given it panics, naming
+// itself and the problem. The panic waits for the stage, rather than
+// coming from the option's constructor, so that it names the stage and
+// so that the stages built before are stopped (see guard).
+func invalid(fit optionFit, show, problem string) StageOption {
+	return stageOption{fit: fit, show: show, bad: problem}
 }
 
 // stageOptions applies the options given to stage name of kind k, in
@@ -99,6 +109,9 @@ func stageOptions(k stageKind, name string, opts []StageOption) stageConfig {
 			panic(fmt.Sprintf("sluice: %s %q: StageOption %d is nil", k, name, i))
 		}
 		so := o.(stageOption)
+		if so.bad != "" {
+			panic(fmt.Sprintf("sluice: %s %q: %s", k, name, so.bad))
+		}
 		if fit := so.fit; fit.fits&k == 0 {
 			panic(fmt.Sprintf("sluice: %s %q: %s applies only to %s%s", k, name, so.show, fit.where(), fit.hint(k)))
 		}

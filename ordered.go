@@ -20,6 +20,7 @@ import (
 // error from f fails the pipeline unless an error option ([SkipErrors],
 // [DeadLetter], [Retry]) settles it.
 func OrderedMap[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(ctx context.Context, v T) (U, error), opts ...StageOption) Stream[U] {
+	defer guard(p)
 	s, cfg, ie := openPool(p, kindOrderedMap, "ordered-map", name, in, n, f == nil, opts)
 	oe := newEdge[U](p, s, s.slots(), cfg)
 	window := 4 * s.slots() * ie.size

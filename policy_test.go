@@ -304,10 +304,10 @@ func TestErrorOptionsMisuse(t *testing.T) {
 		{"policy on a stage without a function", func(p *sluice.Pipeline) {
 			sluice.Batch(p, "b", sluice.FromSlice(p, "s", ints(1)), 2, 0, sluice.SkipErrors())
 		}, []string{"sluice", `Batch "b"`, "SkipErrors()", "applies only to stages with a function"}},
-		{"retry attempts", func(*sluice.Pipeline) { sluice.Retry(0, 0, 0) }, []string{"sluice: Retry", "got 0"}},
-		{"retry delays", func(*sluice.Pipeline) { sluice.Retry(2, time.Second, time.Millisecond) }, []string{"sluice: Retry", "base 1s"}},
-		{"timeout", func(*sluice.Pipeline) { sluice.Timeout(0) }, []string{"sluice: Timeout", "got 0s"}},
-		{"nil dead letter", func(*sluice.Pipeline) { sluice.DeadLetter[int](nil) }, []string{"sluice: DeadLetter", "nil"}},
+		{"retry attempts", func(p *sluice.Pipeline) { mapWith(p, sluice.Retry(0, 0, 0)) }, []string{`sluice: Map "m": Retry`, "got 0"}},
+		{"retry delays", func(p *sluice.Pipeline) { mapWith(p, sluice.Retry(2, time.Second, time.Millisecond)) }, []string{`sluice: Map "m": Retry`, "base 1s"}},
+		{"timeout", func(p *sluice.Pipeline) { mapWith(p, sluice.Timeout(0)) }, []string{`sluice: Map "m": Timeout`, "got 0s"}},
+		{"nil dead letter", func(p *sluice.Pipeline) { mapWith(p, sluice.DeadLetter[int](nil)) }, []string{`sluice: Map "m": DeadLetter`, "nil"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -602,4 +602,10 @@ func TestDrainGraceEndsABackoffAlreadyWaiting(t *testing.T) {
 
 func TestDrainGraceMisuse(t *testing.T) {
 	mustPanic(t, func() { sluice.DrainGrace(-time.Second) }, "sluice: DrainGrace", "got -1s")
+}
+
+// mapWith builds a Map stage "m" given opt: a bad option's panic names
+// the stage it was given to.
+func mapWith(p *sluice.Pipeline, opt sluice.StageOption) {
+	sluice.Map(p, "m", sluice.FromSlice(p, "s", ints(1)), 1, double, opt)
 }

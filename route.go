@@ -13,6 +13,7 @@ import (
 // [ForEachChunk] with [Gather](n), or what [Buffer] says; [Chunk] and
 // [OnFull] apply to it as to any stage's output. Panics if ins is empty.
 func Merge[T any](p *Pipeline, name string, ins []Stream[T], opts ...StageOption) Stream[T] {
+	defer guard(p)
 	if len(ins) == 0 {
 		panic(fmt.Sprintf("sluice: Merge %q: no input streams", name))
 	}
@@ -44,6 +45,7 @@ func Merge[T any](p *Pipeline, name string, ins []Stream[T], opts ...StageOption
 // item, so under the default [Block] policy an output whose consumer is
 // slow holds up the others once its edge is full.
 func Partition[T any, K comparable](p *Pipeline, name string, in Stream[T], n int, key func(T) K, opts ...StageOption) []Stream[T] {
+	defer guard(p)
 	if n < 1 {
 		panic(fmt.Sprintf("sluice: Partition %q: n must be ≥ 1, got %d", name, n))
 	}
@@ -72,6 +74,7 @@ func Partition[T any, K comparable](p *Pipeline, name string, in Stream[T], n in
 // that carries a [Receipt] holds it once per copy, so its message is
 // settled once every copy is.
 func Broadcast[T any](p *Pipeline, name string, in Stream[T], n int, opts ...StageOption) []Stream[T] {
+	defer guard(p)
 	if n < 1 {
 		panic(fmt.Sprintf("sluice: Broadcast %q: n must be ≥ 1, got %d", name, n))
 	}

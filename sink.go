@@ -44,6 +44,7 @@ func sinkStage[T, X any](p *Pipeline, s *stage, ie *edge[T], adapt bool, gather 
 // (see [Receipt]); an item that is a batch acknowledges every receipt in
 // it.
 func ForEach[T any](p *Pipeline, name string, in Stream[T], n int, f func(ctx context.Context, v T) error, opts ...StageOption) {
+	defer guard(p)
 	s, cfg, ie := openPool(p, kindForEach, "sink", name, in, n, f == nil, opts)
 	ic := newItemCalls[T](p, s, cfg.calls)
 	ctx := p.ctx
@@ -101,6 +102,7 @@ func ForEach[T any](p *Pipeline, name string, in Stream[T], n int, f func(ctx co
 // with [ItemErrors]: the stored ones are acknowledged, and only the
 // failed ones are retried and settled.
 func ForEachChunk[T any](p *Pipeline, name string, in Stream[T], n int, f func(ctx context.Context, items []T) error, opts ...StageOption) {
+	defer guard(p)
 	s, cfg, ie := openPool(p, kindForEachChunk, "sink", name, in, n, f == nil, opts)
 	d := newDispose[T](p, s, s.slots(), cfg.calls)
 	cs := newCalls[[]T](p, s, cfg.calls, d != nil)
@@ -164,6 +166,7 @@ func resultSink[T, A any](p *Pipeline, kind, name string, in Stream[T], init A, 
 // Reduce starts a one-goroutine sink that folds the items of in, in order,
 // into an accumulator that starts at init.
 func Reduce[T, A any](p *Pipeline, name string, in Stream[T], init A, f func(acc A, v T) A) *Result[A] {
+	defer guard(p)
 	checkFunc("Reduce", name, f == nil)
 	return resultSink(p, "reduce", name, in, init, func(res *A, items []T) error {
 		acc := *res
@@ -182,6 +185,7 @@ func Reduce[T, A any](p *Pipeline, name string, in Stream[T], init A, f func(acc
 // Collect starts a one-goroutine sink that gathers every item of in, in
 // order, into a slice.
 func Collect[T any](p *Pipeline, name string, in Stream[T]) *Result[[]T] {
+	defer guard(p)
 	return resultSink(p, "collect", name, in, nil, func(res *[]T, items []T) error {
 		*res = append(*res, items...)
 		return nil
@@ -195,6 +199,7 @@ func Collect[T any](p *Pipeline, name string, in Stream[T]) *Result[[]T] {
 // cannot check the graph as [Result.Value] and [ToSeq] do: build every
 // stream's consumer before receiving.
 func ToChan[T any](p *Pipeline, name string, in Stream[T]) <-chan T {
+	defer guard(p)
 	ch, _ := chanSink(p, "to-chan", name, in, nil)
 	return ch
 }
@@ -251,6 +256,7 @@ func chanSink[T any](p *Pipeline, kind, name string, in Stream[T], left <-chan s
 // stream upstream of the sink has no consumer yet would wait for ever (see
 // [Stream]): it stops the pipeline and panics, naming the stream.
 func ToSeq[T any](p *Pipeline, name string, in Stream[T]) iter.Seq[T] {
+	defer guard(p)
 	left := make(chan struct{}) // closed when the loop stops early
 	ch, s := chanSink(p, "to-seq", name, in, left)
 	var used atomic.Bool

@@ -194,6 +194,7 @@ func newSource[T any](p *Pipeline, name string, opts []StageOption) (*stage, *ed
 // crosses to the consumer in a few channel operations (see [Emitter]). The
 // stage runs gen's goroutine plus one that hands full chunks on.
 func From[T any](p *Pipeline, name string, gen func(ctx context.Context, out *Emitter[T]) error, opts ...StageOption) Stream[T] {
+	defer guard(p)
 	checkFunc("From", name, gen == nil)
 	s, oe, em := newSource[T](p, name, opts)
 	source(p, s, em, true, func() error { return gen(p.ctx, em) })
@@ -204,6 +205,7 @@ func From[T any](p *Pipeline, name string, gen func(ctx context.Context, out *Em
 // closes the stream. The items are copied as they are sent; xs must not be
 // modified until the pipeline is done. One goroutine.
 func FromSlice[T any](p *Pipeline, name string, xs []T, opts ...StageOption) Stream[T] {
+	defer guard(p)
 	s, oe, em := newSource[T](p, name, opts)
 	out := &em.s
 	source(p, s, em, false, func() error {
@@ -227,6 +229,7 @@ func FromSlice[T any](p *Pipeline, name string, xs []T, opts ...StageOption) Str
 // yields, so a seq that can block (on a network, a channel) should also
 // end when p.Context() is done, or Wait waits for it.
 func FromSeq[T any](p *Pipeline, name string, seq iter.Seq[T], opts ...StageOption) Stream[T] {
+	defer guard(p)
 	if seq == nil {
 		panic(fmt.Sprintf("sluice: FromSeq %q: nil sequence", name))
 	}
@@ -256,6 +259,7 @@ func FromSeq[T any](p *Pipeline, name string, seq iter.Seq[T], opts ...StageOpti
 // handed downstream before waiting, so a trickle of values is not held back.
 // One goroutine, which stops when ch closes or the pipeline stops.
 func FromChan[T any](p *Pipeline, name string, ch <-chan T, opts ...StageOption) Stream[T] {
+	defer guard(p)
 	if ch == nil {
 		panic(fmt.Sprintf("sluice: FromChan %q: nil channel", name))
 	}
@@ -297,6 +301,7 @@ func FromChan[T any](p *Pipeline, name string, ch <-chan T, opts ...StageOption)
 // iterating when the pipeline drains or stops, noticed when seq next
 // yields (see [FromSeq]). One goroutine.
 func FromSeq2[T any](p *Pipeline, name string, seq iter.Seq2[T, error], opts ...StageOption) Stream[T] {
+	defer guard(p)
 	if seq == nil {
 		panic(fmt.Sprintf("sluice: FromSeq2 %q: nil sequence", name))
 	}

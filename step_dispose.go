@@ -18,7 +18,7 @@ func SkipErrors() StageOption {
 // stream of [Failed] items, which the stage stores in *dst when it is
 // built; consume it like any other stream (a dead-letter stream nobody
 // consumes makes Wait panic, so no failure is dropped silently). T must be
-// the stage's input type: the stage panics otherwise. Failed items are
+// the stage's input type, and dst not nil: the stage panics otherwise. Failed items are
 // counted (StageStats.Failed). Dead letters are handed on as the stage's
 // results are (see "Batching and latency" in the package documentation):
 // a failure is not held back behind a busy stage's later items. The
@@ -27,7 +27,7 @@ func SkipErrors() StageOption {
 // acknowledges them once it has stored it.
 func DeadLetter[T any](dst *Stream[Failed[T]]) StageOption {
 	if dst == nil {
-		panic("sluice: DeadLetter: nil destination")
+		return invalid(fitsFunction, "DeadLetter", "DeadLetter: nil destination")
 	}
 	return option(fitsFunction, "DeadLetter", func(c *stageConfig) { c.calls.dead = dst })
 }

@@ -19,18 +19,18 @@ import (
 // error, as after its last attempt. The error an item is settled with
 // (a [Failed] item's Err, or the one that fails the pipeline) says how
 // many attempts were made and whether a drain ended them, and wraps the
-// function's last error, which errors.Is and errors.As see. Panics if
-// attempts < 1, base < 0 or maxDelay < base.
+// function's last error, which errors.Is and errors.As see. A stage given
+// Retry with attempts < 1, base < 0 or maxDelay < base panics.
 //
 // For [FlatMap], a retried call emits again what it emitted before it
 // failed; for [ForEachChunk], the call is retried with the items that
 // failed (see [ItemErrors]).
 func Retry(attempts int, base, maxDelay time.Duration) StageOption {
 	if attempts < 1 {
-		panic(fmt.Sprintf("sluice: Retry: attempts must be ≥ 1, got %d", attempts))
+		return invalid(fitsFunction, "Retry", fmt.Sprintf("Retry: attempts must be ≥ 1, got %d", attempts))
 	}
 	if base < 0 || maxDelay < base {
-		panic(fmt.Sprintf("sluice: Retry: want 0 ≤ base ≤ maxDelay, got base %v, maxDelay %v", base, maxDelay))
+		return invalid(fitsFunction, "Retry", fmt.Sprintf("Retry: want 0 ≤ base ≤ maxDelay, got base %v, maxDelay %v", base, maxDelay))
 	}
 	show := fmt.Sprintf("Retry(%d, %v, %v)", attempts, base, maxDelay)
 	return option(fitsFunction, show, func(c *stageConfig) {

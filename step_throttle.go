@@ -29,10 +29,10 @@ type Limiter interface {
 // while the pipeline runs (a *rate.Limiter's when its burst is below 1,
 // say) fails the pipeline, as a [*StageError] wrapping it, whatever the
 // stage's error options: it says that the limiter is unusable, not that an
-// item failed. Panics if l is nil.
+// item failed. A stage given Throttle(nil) panics.
 func Throttle(l Limiter) StageOption {
 	if l == nil {
-		panic("sluice: Throttle: nil Limiter")
+		return invalid(fitsFunction, "Throttle", "Throttle: nil Limiter")
 	}
 	return option(fitsFunction, fmt.Sprintf("Throttle(%T)", l), func(c *stageConfig) { c.calls.use(throttleStep{l}) })
 }

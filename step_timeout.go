@@ -15,10 +15,11 @@ import (
 // sees context.DeadlineExceeded when the function returned ctx.Err()).
 // A call is not abandoned: a function that ignores its context runs to
 // its end, and its result is kept if it returns no error. Costs a context
-// and a timer per call: one to two microseconds. Panics if d ≤ 0.
+// and a timer per call: one to two microseconds. A stage given Timeout(d)
+// with d ≤ 0 panics.
 func Timeout(d time.Duration) StageOption {
 	if d <= 0 {
-		panic(fmt.Sprintf("sluice: Timeout must be > 0, got %v", d))
+		return invalid(fitsFunction, "Timeout", fmt.Sprintf("Timeout must be > 0, got %v", d))
 	}
 	return option(fitsFunction, fmt.Sprintf("Timeout(%v)", d), func(c *stageConfig) { c.calls.use(timeoutStep{d}) })
 }
