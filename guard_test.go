@@ -13,11 +13,14 @@ import (
 // checks that the stages built before it no longer run.
 func TestAConstructionPanicLeavesNoGoroutineRunning(t *testing.T) {
 	bad := map[string]func(p *sluice.Pipeline, src sluice.Stream[int]){
-		"workers":          func(p *sluice.Pipeline, src sluice.Stream[int]) { sluice.Map(p, "m", src, 0, double) },
-		"nil function":     func(p *sluice.Pipeline, src sluice.Stream[int]) { sluice.ForEach[int](p, "s", src, 1, nil) },
-		"misfit option":    func(p *sluice.Pipeline, src sluice.Stream[int]) { sluice.Map(p, "m", src, 1, double, sluice.Window(4)) },
-		"duplicate name":   func(p *sluice.Pipeline, src sluice.Stream[int]) { sluice.Collect(p, "src", src) },
-		"consumed twice":   func(p *sluice.Pipeline, src sluice.Stream[int]) { sluice.Collect(p, "a", src); sluice.Collect(p, "b", src) },
+		"workers":        func(p *sluice.Pipeline, src sluice.Stream[int]) { sluice.Map(p, "m", src, 0, double) },
+		"nil function":   func(p *sluice.Pipeline, src sluice.Stream[int]) { sluice.ForEach[int](p, "s", src, 1, nil) },
+		"misfit option":  func(p *sluice.Pipeline, src sluice.Stream[int]) { sluice.Map(p, "m", src, 1, double, sluice.Window(4)) },
+		"duplicate name": func(p *sluice.Pipeline, src sluice.Stream[int]) { sluice.Collect(p, "src", src) },
+		"consumed twice": func(p *sluice.Pipeline, src sluice.Stream[int]) {
+			sluice.Collect(p, "a", src)
+			sluice.Collect(p, "b", src)
+		},
 		"bad batch size":   func(p *sluice.Pipeline, src sluice.Stream[int]) { sluice.Batch(p, "b", src, 0, 0) },
 		"bad option value": func(p *sluice.Pipeline, src sluice.Stream[int]) { sluice.Map(p, "m", src, 1, double, sluice.Buffer(0)) },
 	}
