@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -27,6 +26,11 @@ type Source struct {
 	cfg        sourceConfig
 	maxDeliver int // the consumer's MaxDeliver; ≤ 0 for no bound
 
+	// The consumer of the stream that keeps the server's max-deliveries
+	// advisories about cons (see advisory.go); nil when maxDeliver ≤ 0.
+	advCons     jetstream.Consumer
+	consCreated time.Time // when cons was created: older advisories are not about it
+
 	pending pending // messages emitted and not settled, by receipt key
 
 	// Tallies, each on its own cache line: received and handedBack are
@@ -43,17 +47,6 @@ type Source struct {
 	gaveUp      padded // max-deliveries advisories seen
 	deadLet     padded // messages published to the dead-letter subject
 
-	// Stream sequences of messages the server gave up on (MaxDeliver),
-	// from the advisory subscription's goroutine to the reading one.
-	gaveUpMu sync.Mutex
-	gaveUpEv []gaveUpEvent
-	gaveUpCh chan struct{} // cap 1: gaveUpEv is not empty
-
-	// The advisory subscription, one for all the Reads running at once:
-	// each advisory is one message given up.
-	advMu   sync.Mutex
-	advSub  *nats.Subscription
-	advRefs int
 }
 
 // NewSource looks up stream and creates or updates the durable pull
@@ -64,6 +57,18 @@ type Source struct {
 //
 // The consumer acknowledges explicitly and delivers every message the
 // stream holds that no process has acknowledged yet.
+//
+// When the consumer bounds deliveries ([Redeliver], or its own
+// MaxDeliver with [Bind]), NewSource also makes the server keep its
+// advisories about messages it stops delivering, so that none is missed
+// for want of a Read listening (see [Read]): in the stream that already
+// holds their subject,
+// $JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.<stream>.<durable>, if one
+// does, or else in a stream NATSX_GAVEUP_<stream> it creates (work-queue
+// retention, the storage and replicas of stream); and it creates or
+// updates the durable consumer natsx_gaveup_<length of stream>_<stream>_<durable>
+// on that stream, through which Reads take them. The credentials must
+// allow both, or the stream must exist already.
 func NewSource(ctx context.Context, js jetstream.JetStream, stream, durable string, opts ...SourceOption) (*Source, error) {
 	if js == nil {
 		panic("natsx: NewSource: nil JetStream")
@@ -108,8 +113,16 @@ func NewSource(ctx context.Context, js jetstream.JetStream, stream, durable stri
 	if cfg.deadSubject != "" && maxDeliver <= 0 {
 		return nil, fmt.Errorf("natsx: source %s/%s: DeadLetterTo needs a bound on deliveries (Redeliver's max, or the consumer's MaxDeliver): without one a failing message is delivered again forever", stream, durable)
 	}
-	return &Source{js: js, st: st, cons: cons, stream: stream, durable: durable, cfg: cfg,
-		maxDeliver: maxDeliver, gaveUpCh: make(chan struct{}, 1)}, nil
+	s := &Source{js: js, st: st, cons: cons, stream: stream, durable: durable, cfg: cfg, maxDeliver: maxDeliver}
+	if ci := cons.CachedInfo(); ci != nil {
+		s.consCreated = ci.Created
+	}
+	if maxDeliver > 0 {
+		if s.advCons, err = keepAdvisories(ctx, js, st, stream, durable); err != nil {
+			return nil, fmt.Errorf("natsx: source %s/%s: keeping the server's max-deliveries advisories: %w", stream, durable, explain(err))
+		}
+	}
+	return s, nil
 }
 
 // bounded gives ctx a deadline d from now unless it has one.
@@ -145,13 +158,23 @@ func explain(err error) error {
 // messages are in flight is bounded by [MaxInFlight]. The stage fails
 // when the consumer or stream is deleted, the connection is closed, or
 // the server has been unreachable for [MaxOutage]; a reconnect or a
-// server restart is waited out. The stage also subscribes to the server's
-// max-deliveries advisories for its consumer: a message the server
-// stopped delivering is dead-lettered ([DeadLetterTo]) or, without a
-// dead-letter subject, fails the stage with an error naming its stream
-// sequence. When it stops, messages it received but did not emit are
-// handed back at once (naked); those inside the stopped pipeline come
-// back after AckWait.
+// server restart is waited out.
+//
+// With a bound on deliveries, the stage also reads the advisories the
+// source keeps about messages the server stopped delivering (see
+// [NewSource]), and resolves each before it emits another message: the
+// message is dead-lettered ([DeadLetterTo]; a round trip to fetch it from
+// the stream and one to store it), or, without a dead-letter subject, the
+// stage fails with an error naming the stream sequence of every such
+// message at hand. Advisories stored before the stage started (the server
+// gave up while no Read ran, or on the first pull request of this one)
+// are resolved first.
+//
+// When it stops, messages it received but did not emit are handed back
+// at once (naked), and so are advisories it received but did not
+// resolve; messages inside the stopped pipeline come back after AckWait.
+// A message handed back on its last delivery is one the server gives up
+// on, and the next Read resolves its advisory.
 func Read(p *sluice.Pipeline, name string, src *Source, opts ...sluice.StageOption) sluice.Stream[Msg] {
 	if src == nil {
 		panic(fmt.Sprintf("natsx: Read %q: nil Source", name))
