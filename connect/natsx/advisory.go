@@ -13,7 +13,8 @@ import (
 
 // The server announces each message it stops delivering (its consumer's
 // MaxDeliver reached, the last delivery unsettled) once, on a subject of
-// its own, to whoever listens at that moment. It gives up at moments no
+// its own, to whoever listens at that moment (with no one listening, it
+// does not send the advisory at all). It gives up at moments no
 // Read controls: when an AckWait expires, possibly with no Read running;
 // on the first pull request after a message was naked on its last
 // delivery, possibly a pull left waiting by a Read that is stopping or
@@ -123,9 +124,6 @@ func (s *Source) readAdvisory(a jetstream.Msg) (gaveUpEvent, bool) {
 	if !s.consCreated.IsZero() && ev.Time.Before(s.consCreated) {
 		return ev, false
 	}
-	if md, err := a.Metadata(); err == nil && md.NumDelivered == 1 {
-		s.gaveUp.Add(1) // counted once, not again if a Read hands it back
-	}
 	return ev, true
 }
 
@@ -178,6 +176,7 @@ func (s *Source) resolveGaveUp(ctx context.Context, as []jetstream.Msg) error {
 		for _, a := range as {
 			if ev, ok := s.readAdvisory(a); ok {
 				named = append(named, fmt.Sprintf("stream sequence %d after %d deliveries", ev.StreamSeq, ev.Deliveries))
+				s.gaveUp.Add(1)
 			}
 			s.resolved(a)
 		}
@@ -211,6 +210,7 @@ func (s *Source) deadLetterGaveUp(ctx context.Context, a jetstream.Msg) error {
 	cancel()
 	switch {
 	case errors.Is(err, jetstream.ErrMsgNotFound):
+		s.gaveUp.Add(1)
 		s.resolved(a)
 		return fmt.Errorf("natsx: source %s/%s: the server stopped delivering the message at stream sequence %d after %d deliveries (MaxDeliver), and the stream no longer holds it, so it cannot be dead-lettered",
 			s.stream, s.durable, ev.StreamSeq, ev.Deliveries)
@@ -219,6 +219,7 @@ func (s *Source) deadLetterGaveUp(ctx context.Context, a jetstream.Msg) error {
 		return fmt.Errorf("natsx: source %s/%s: dead-lettering the message at stream sequence %d that the server stopped delivering (a later Read tries again): %w",
 			s.stream, s.durable, ev.StreamSeq, err)
 	}
+	s.gaveUp.Add(1)
 	s.resolved(a)
 	return nil
 }

@@ -114,7 +114,7 @@ func AckWait(d time.Duration) SourceOption {
 // until it has been delivered max times in all (the consumer's
 // MaxDeliver). On its last delivery a failed message goes to the
 // [DeadLetterTo] subject; without one it is naked all the same, the server
-// gives up on it, and the run fails naming it (see [Read]). The default is
+// gives up on it, and a run fails naming it (see [Read]). The default is
 // no bound on deliveries and a delay of [DefaultRedeliverDelay]; with
 // [Bind], max is the consumer's own MaxDeliver and only delay applies.
 // Panics if max < 1 or delay < 0.
