@@ -167,14 +167,15 @@ func explain(err error) error {
 // the stream and one to store it), or, without a dead-letter subject, the
 // stage fails with an error naming the stream sequence of every such
 // message at hand. Advisories stored before the stage started (the server
-// gave up while no Read ran, or on the first pull request of this one)
-// are resolved first.
+// gave up while no Read ran, or a stopped Read handed them back) are
+// resolved before it pulls its first message.
 //
 // When it stops, messages it received but did not emit are handed back
 // at once (naked), and so are advisories it received but did not
 // resolve; messages inside the stopped pipeline come back after AckWait.
 // A message handed back on its last delivery is one the server gives up
-// on, and the next Read resolves its advisory.
+// on (at the next pull request of a Read of the consumer), and a Read,
+// that one or a later one, resolves its advisory.
 func Read(p *sluice.Pipeline, name string, src *Source, opts ...sluice.StageOption) sluice.Stream[Msg] {
 	if src == nil {
 		panic(fmt.Sprintf("natsx: Read %q: nil Source", name))
