@@ -55,14 +55,26 @@ const advisoryAckWait = time.Minute
 // stored later still is resolved by the next Read.
 const advisoryWindow = 200 * time.Millisecond
 
+// advisoryKeeper is where the advisories of one consumer are kept.
+type advisoryKeeper struct {
+	st      jetstream.Stream // the stream that keeps them
+	subject string           // theirs: the prefix, then <stream>.<durable>
+	ours    bool             // st is the NATSX_GAVEUP_ stream a source made
+	fresh   bool             // the consumer did not exist when the keeper was made
+	stale   uint64           // with fresh: st's last sequence before that lookup
+}
+
 // keepAdvisories makes sure the max-deliveries advisories of consumer
-// durable on stream are stored — in the stream that already holds their
+// durable on stream are stored: in the stream that already holds their
 // subject, or in a stream NATSX_GAVEUP_<stream> it creates, with stream
-// st's storage and replicas — and creates or updates the durable consumer
-// through which Reads take them.
-func keepAdvisories(ctx context.Context, js jetstream.JetStream, st jetstream.Stream, stream, durable string) (jetstream.Consumer, error) {
-	subject := maxDeliveriesAdvisory + stream + "." + durable
-	name, err := js.StreamNameBySubject(ctx, subject)
+// st's storage and replicas. With lookup, it then notes whether the
+// consumer exists yet: if NewSource is about to create it, the advisories
+// stored until now are about an earlier consumer of that name (deleted,
+// or deleted with its stream), whose stream sequences are not the new
+// one's, and [advisoryKeeper.consumer] drops them.
+func keepAdvisories(ctx context.Context, js jetstream.JetStream, st jetstream.Stream, stream, durable string, lookup bool) (*advisoryKeeper, error) {
+	k := &advisoryKeeper{subject: maxDeliveriesAdvisory + stream + "." + durable}
+	name, err := js.StreamNameBySubject(ctx, k.subject)
 	switch {
 	case errors.Is(err, jetstream.ErrStreamNotFound):
 		name = advisoryStreamPrefix + stream
@@ -77,51 +89,77 @@ func keepAdvisories(ctx context.Context, js jetstream.JetStream, st jetstream.St
 		if si := st.CachedInfo(); si != nil {
 			cfg.Storage, cfg.Replicas = si.Config.Storage, si.Config.Replicas
 		}
-		if _, err = js.CreateStream(ctx, cfg); errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-			err = nil // another source made it, or an earlier one with other settings
-		}
-		if err != nil {
-			return nil, fmt.Errorf("creating stream %s to keep %s: %w", name, subject, err)
+		_, err = js.CreateStream(ctx, cfg)
+		if err != nil && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			// (In use: another source made it, or an earlier one with
+			// other settings.)
+			return nil, fmt.Errorf("creating stream %s to keep %s: %w", name, k.subject, err)
 		}
 	case err != nil:
-		return nil, fmt.Errorf("looking up the stream that keeps %s: %w", subject, err)
+		return nil, fmt.Errorf("looking up the stream that keeps %s: %w", k.subject, err)
+	}
+	k.ours = name == advisoryStreamPrefix+stream
+	if k.st, err = js.Stream(ctx, name); err != nil {
+		return nil, fmt.Errorf("stream %s, which keeps %s: %w", name, k.subject, err)
+	}
+	if lookup {
+		k.stale = k.st.CachedInfo().State.LastSeq
+		_, err := js.Consumer(ctx, stream, durable)
+		switch {
+		case errors.Is(err, jetstream.ErrConsumerNotFound):
+			k.fresh = true
+		case err != nil:
+			return nil, err
+		}
+	}
+	return k, nil
+}
+
+// consumer drops the advisories about an earlier consumer of the same name
+// (see keepAdvisories) from the source's own stream — from a stream kept
+// by someone else it drops nothing: an advisory about an earlier consumer
+// then dead-letters a copy of the message now at that sequence, if there
+// is one, or fails one run — and creates or updates the durable consumer
+// through which Reads take the advisories.
+func (k *advisoryKeeper) consumer(ctx context.Context, js jetstream.JetStream, stream, durable string) (jetstream.Consumer, error) {
+	if k.fresh && k.ours && k.stale > 0 {
+		// Only up to the sequence noted before the lookup: what came
+		// after may be about the new consumer.
+		err := k.st.Purge(ctx, jetstream.WithPurgeSubject(k.subject), jetstream.WithPurgeSequence(k.stale+1))
+		if err != nil {
+			return nil, fmt.Errorf("dropping the advisories of an earlier consumer %s from stream %s: %w", durable, k.st.CachedInfo().Config.Name, err)
+		}
 	}
 	// The stream's name and the consumer's are joined with their lengths:
 	// either may hold any character a consumer name can.
 	cname := fmt.Sprintf("natsx_gaveup_%d_%s_%s", len(stream), stream, durable)
+	name := k.st.CachedInfo().Config.Name
 	cons, err := js.CreateOrUpdateConsumer(ctx, name, jetstream.ConsumerConfig{
 		Durable:       cname,
 		Description:   "natsx: the max-deliveries advisories of consumer " + durable + " on stream " + stream,
-		FilterSubject: subject,
+		FilterSubject: k.subject,
 		AckPolicy:     jetstream.AckExplicitPolicy,
 		AckWait:       advisoryAckWait,
 		MaxAckPending: 1000,
 		DeliverPolicy: jetstream.DeliverAllPolicy,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("consumer %s of stream %s, which keeps %s: %w", cname, name, subject, err)
+		return nil, fmt.Errorf("consumer %s of stream %s, which keeps %s: %w", cname, name, k.subject, err)
 	}
 	return cons, nil
 }
 
 // gaveUpEvent is the part of a max-deliveries advisory the source reads.
 type gaveUpEvent struct {
-	StreamSeq  uint64    `json:"stream_seq"`
-	Deliveries uint64    `json:"deliveries"`
-	Time       time.Time `json:"timestamp"`
+	StreamSeq  uint64 `json:"stream_seq"`
+	Deliveries uint64 `json:"deliveries"`
 }
 
 // readAdvisory parses advisory a. It reports false for one that names no
-// message, or that the server sent before the source's consumer was
-// created: it is about an earlier consumer of the same name (the stream
-// or the consumer was deleted and made again), whose sequences are not
-// this one's.
+// message.
 func (s *Source) readAdvisory(a jetstream.Msg) (gaveUpEvent, bool) {
 	var ev gaveUpEvent
 	if err := json.Unmarshal(a.Data(), &ev); err != nil || ev.StreamSeq == 0 {
-		return ev, false
-	}
-	if !s.consCreated.IsZero() && ev.Time.Before(s.consCreated) {
 		return ev, false
 	}
 	return ev, true

@@ -12,6 +12,7 @@ import (
 	"github.com/sluicehq/sluice"
 
 	natsx "github.com/sluicehq/sluice/connect/natsx"
+	"github.com/sluicehq/sluice/connect/natsx/natsembed"
 )
 
 // The server gives up on a message (MaxDeliver) at one of these moments
@@ -21,7 +22,11 @@ import (
 //   - as a Read stops caught up: TestGiveUpAsACaughtUpReadStops*;
 //   - on the messages a stopping Read hands back:
 //     TestMessagesHandedBackOnTheirLastDelivery*;
-//   - while no Read runs: TestGiveUpBetweenReads*;
+//   - while no Read runs: TestGiveUpBetweenReads*, and across a server
+//     restart: TestGiveUpIsKeptAcrossAServerRestart;
+//   - before the first pull of a Read that then fails at once:
+//     TestARunThatFailsAtOnceStillResolvesTheGiveUpsBeforeIt;
+//   - on the first pull request of a Read: TestGiveUpAtTheStartOfAReadIsDeadLettered;
 //   - all of them, again and again: TestCrashLoopOnAPoisonMessage*.
 //
 // In every case the message is dead-lettered, or, without DeadLetterTo,
@@ -393,10 +398,11 @@ func TestAdvisoriesAreReadFromAStreamThatAlreadyHoldsThem(t *testing.T) {
 	}
 }
 
-// An advisory about an earlier consumer of the same name (deleted and
-// made again, its sequences not this one's) is not resolved: the new
-// consumer's messages are not dead-lettered for it.
-func TestAnAdvisoryAboutAnEarlierConsumerOfTheSameNameIsIgnored(t *testing.T) {
+// An advisory about an earlier consumer of the same name (deleted, its
+// sequences not the new one's) is dropped when NewSource creates the
+// consumer anew: none of the new consumer's messages is dead-lettered for
+// it.
+func TestAnAdvisoryAboutAnEarlierConsumerOfTheSameNameIsDropped(t *testing.T) {
 	js := serverWith(t, "IN", "DEAD")
 	givenUpBetweenReads(t, js, betweenReadsOpts...)
 	if err := js.DeleteConsumer(ctxT(t, 5*time.Second), "IN", "hold"); err != nil {
@@ -427,5 +433,32 @@ func TestASourceWithoutABoundOnDeliveriesKeepsNoAdvisories(t *testing.T) {
 	newSource(t, ctxT(t, 5*time.Second), js, "IN", "d", natsx.Redeliver(3, 0))
 	if _, err := js.Stream(ctxT(t, 5*time.Second), "NATSX_GAVEUP_IN"); err != nil {
 		t.Fatalf("looking up the advisory stream of a source with a bound on deliveries: %v", err)
+	}
+}
+
+// An advisory the server stored while no Read ran outlives a restart of
+// the server: the first Read after it resolves it.
+func TestGiveUpIsKeptAcrossAServerRestart(t *testing.T) {
+	srv, url, dir := embedded(t)
+	nc, js := connect(t, url)
+	makeStream(t, js, "IN", "in.>")
+	makeStream(t, js, "DEAD", "dead.>")
+	givenUpBetweenReads(t, js, betweenReadsOpts...)
+	port := natsembed.Port(srv)
+	natsembed.Stop(srv)
+	srv2, _, err := natsembed.Start(dir, port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { natsembed.Stop(srv2) })
+	eventually(t, 10*time.Second, "the client reconnected", nc.IsConnected)
+
+	src := newSource(t, ctxT(t, 5*time.Second), js, "IN", "hold", append(betweenReadsOpts, natsx.StopWhenCaughtUp())...)
+	var held atomic.Int64
+	if err := holdSeven(t, src, &held, func() bool { return false }); err != nil {
+		t.Fatal(err)
+	}
+	if dead := deadMessages(t, js); len(dead) != 1 || string(dead[0].Data()) != "7" {
+		t.Fatalf("dead-letter stream holds %d messages; want message 7 once (source %+v)", len(dead), src.Stats())
 	}
 }

@@ -28,8 +28,7 @@ type Source struct {
 
 	// The consumer of the stream that keeps the server's max-deliveries
 	// advisories about cons (see advisory.go); nil when maxDeliver ≤ 0.
-	advCons     jetstream.Consumer
-	consCreated time.Time // when cons was created: older advisories are not about it
+	advCons jetstream.Consumer
 
 	pending pending // messages emitted and not settled, by receipt key
 
@@ -68,7 +67,9 @@ type Source struct {
 // retention, the storage and replicas of stream); and it creates or
 // updates the durable consumer natsx_gaveup_<length of stream>_<stream>_<durable>
 // on that stream, through which Reads take them. The credentials must
-// allow both, or the stream must exist already.
+// allow both, or the stream must exist already. When it creates the
+// consumer (none of that name existed), it drops from NATSX_GAVEUP_<stream>
+// the advisories stored about an earlier consumer of that name.
 func NewSource(ctx context.Context, js jetstream.JetStream, stream, durable string, opts ...SourceOption) (*Source, error) {
 	if js == nil {
 		panic("natsx: NewSource: nil JetStream")
@@ -85,6 +86,15 @@ func NewSource(ctx context.Context, js jetstream.JetStream, stream, durable stri
 	st, err := js.Stream(ctx, stream)
 	if err != nil {
 		return nil, fmt.Errorf("natsx: source stream %q: %w", stream, explain(err))
+	}
+	// The advisories are kept before the consumer is created, so that
+	// none about it is missed, and those about an earlier consumer of the
+	// same name can be told apart (see keepAdvisories).
+	var keeper *advisoryKeeper
+	if !cfg.bind && cfg.maxDeliver > 0 {
+		if keeper, err = keepAdvisories(ctx, js, st, stream, durable, true); err != nil {
+			return nil, advisoryErr(stream, durable, err)
+		}
 	}
 	var cons jetstream.Consumer
 	if cfg.bind {
@@ -114,15 +124,21 @@ func NewSource(ctx context.Context, js jetstream.JetStream, stream, durable stri
 		return nil, fmt.Errorf("natsx: source %s/%s: DeadLetterTo needs a bound on deliveries (Redeliver's max, or the consumer's MaxDeliver): without one a failing message is delivered again forever", stream, durable)
 	}
 	s := &Source{js: js, st: st, cons: cons, stream: stream, durable: durable, cfg: cfg, maxDeliver: maxDeliver}
-	if ci := cons.CachedInfo(); ci != nil {
-		s.consCreated = ci.Created
-	}
 	if maxDeliver > 0 {
-		if s.advCons, err = keepAdvisories(ctx, js, st, stream, durable); err != nil {
-			return nil, fmt.Errorf("natsx: source %s/%s: keeping the server's max-deliveries advisories: %w", stream, durable, explain(err))
+		if keeper == nil { // Bind: the consumer exists already
+			if keeper, err = keepAdvisories(ctx, js, st, stream, durable, false); err != nil {
+				return nil, advisoryErr(stream, durable, err)
+			}
+		}
+		if s.advCons, err = keeper.consumer(ctx, js, stream, durable); err != nil {
+			return nil, advisoryErr(stream, durable, err)
 		}
 	}
 	return s, nil
+}
+
+func advisoryErr(stream, durable string, err error) error {
+	return fmt.Errorf("natsx: source %s/%s: keeping the server's max-deliveries advisories: %w", stream, durable, explain(err))
 }
 
 // bounded gives ctx a deadline d from now unless it has one.
