@@ -91,11 +91,16 @@ func keepAdvisories(ctx context.Context, js jetstream.JetStream, st jetstream.St
 		}
 		_, err = js.CreateStream(ctx, cfg)
 		if err != nil && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-			// (In use: another source made it, or an earlier one with
-			// other settings.)
 			return nil, fmt.Errorf("creating stream %s to keep %s: %w", name, k.subject, err)
 		}
-	case err != nil:
+		// In use: another source made it meanwhile, or a stream of that
+		// name holds other subjects. Only a stream that holds the
+		// subject will do.
+		if name, err = js.StreamNameBySubject(ctx, k.subject); errors.Is(err, jetstream.ErrStreamNotFound) {
+			return nil, fmt.Errorf("stream %s exists and does not hold %s", advisoryStreamPrefix+stream, k.subject)
+		}
+	}
+	if err != nil {
 		return nil, fmt.Errorf("looking up the stream that keeps %s: %w", k.subject, err)
 	}
 	k.ours = name == advisoryStreamPrefix+stream

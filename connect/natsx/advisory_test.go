@@ -462,3 +462,13 @@ func TestGiveUpIsKeptAcrossAServerRestart(t *testing.T) {
 		t.Fatalf("dead-letter stream holds %d messages; want message 7 once (source %+v)", len(dead), src.Stats())
 	}
 }
+
+// A stream that has the name the source would give its advisory stream
+// but holds other subjects keeps no advisories: NewSource fails, naming
+// it, rather than read advisories that never come.
+func TestNewSourceFailsWhenItsAdvisoryStreamNameHoldsOtherSubjects(t *testing.T) {
+	js := serverWith(t, "IN")
+	makeStream(t, js, "NATSX_GAVEUP_IN", "other.>")
+	_, err := natsx.NewSource(ctxT(t, 5*time.Second), js, "IN", "c", natsx.Redeliver(3, 0))
+	wantErr(t, err, nil, "natsx: source IN/c", "stream NATSX_GAVEUP_IN exists and does not hold $JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.IN.c")
+}
