@@ -2,10 +2,8 @@ package natsx
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strconv"
-	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -19,10 +17,6 @@ const (
 	HeaderStreamSeq  = "Natsx-Stream-Seq" // its stream sequence, in decimal
 	HeaderDeliveries = "Natsx-Deliveries" // how many times it was delivered
 )
-
-// maxDeliveriesAdvisory is the subject prefix of the server's advisories
-// about messages it stopped delivering; <stream>.<consumer> follows.
-const maxDeliveriesAdvisory = "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES."
 
 // DeadLetterOut returns the dead-letter message of m for subject: m's
 // data and headers, plus [HeaderError], [HeaderStream], [HeaderConsumer],
@@ -89,53 +83,8 @@ func (s *Source) publishDead(ctx context.Context, o Out) error {
 	return nil
 }
 
-// gaveUpEvent is the part of a max-deliveries advisory the source reads.
-type gaveUpEvent struct {
-	StreamSeq  uint64 `json:"stream_seq"`
-	Deliveries uint64 `json:"deliveries"`
-}
-
-// onGaveUp runs on the advisory subscription's goroutine (nats.go's): it
-// queues the advisory for the reading goroutine.
-func (s *Source) onGaveUp(msg *nats.Msg) {
-	var ev gaveUpEvent
-	if err := json.Unmarshal(msg.Data, &ev); err != nil || ev.StreamSeq == 0 {
-		return
-	}
-	s.gaveUp.Add(1)
-	s.gaveUpMu.Lock()
-	s.gaveUpEv = append(s.gaveUpEv, ev)
-	s.gaveUpMu.Unlock()
-	select {
-	case s.gaveUpCh <- struct{}{}:
-	default:
-	}
-}
-
-// handleGaveUp dead-letters the messages the server gave up on, fetched
-// from the stream by sequence; without a dead-letter subject it returns an
-// error naming them, so that the loss is not silent.
-func (s *Source) handleGaveUp(ctx context.Context) error {
-	s.gaveUpMu.Lock()
-	evs := s.gaveUpEv
-	s.gaveUpEv = nil
-	s.gaveUpMu.Unlock()
-	for _, ev := range evs {
-		if s.cfg.deadSubject == "" {
-			return fmt.Errorf("natsx: source %s/%s: the server stopped delivering the message at stream sequence %d after %d deliveries (MaxDeliver) and it was never settled; set DeadLetterTo to keep such messages",
-				s.stream, s.durable, ev.StreamSeq, ev.Deliveries)
-		}
-		gctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		err := s.deadLetterSeq(gctx, ev)
-		cancel()
-		if err != nil {
-			return fmt.Errorf("natsx: source %s/%s: dead-lettering the message at stream sequence %d that the server stopped delivering: %w",
-				s.stream, s.durable, ev.StreamSeq, err)
-		}
-	}
-	return nil
-}
-
+// deadLetterSeq publishes the message at ev's stream sequence, fetched
+// from the stream, to the dead-letter subject.
 func (s *Source) deadLetterSeq(ctx context.Context, ev gaveUpEvent) error {
 	rm, err := s.st.GetMsg(ctx, ev.StreamSeq)
 	if err != nil {
@@ -152,29 +101,4 @@ func (s *Source) deadLetterSeq(ctx context.Context, ev gaveUpEvent) error {
 		Header:  deadHeader(rm.Header, msg, s.stream, s.durable, ev.StreamSeq, ev.Deliveries),
 		ID:      "dead:" + id,
 	})
-}
-
-// listen subscribes to the consumer's max-deliveries advisories unless a
-// running Read of s has already; unlisten undoes it when the last one ends.
-func (s *Source) listen(nc *nats.Conn) error {
-	s.advMu.Lock()
-	defer s.advMu.Unlock()
-	if s.advRefs == 0 {
-		sub, err := nc.Subscribe(maxDeliveriesAdvisory+s.stream+"."+s.durable, s.onGaveUp)
-		if err != nil {
-			return err
-		}
-		s.advSub = sub
-	}
-	s.advRefs++
-	return nil
-}
-
-func (s *Source) unlisten() {
-	s.advMu.Lock()
-	defer s.advMu.Unlock()
-	if s.advRefs--; s.advRefs == 0 {
-		_ = s.advSub.Unsubscribe()
-		s.advSub = nil
-	}
 }

@@ -63,12 +63,17 @@
 // Retries, skipping and dead letters inside the pipeline are the core's
 // stage options ([sluice.Retry], [sluice.SkipErrors], [sluice.DeadLetter]),
 // given to any stage, [Publish] included. The broker's own redelivery is
-// [Redeliver] and [DeadLetterTo]. No message is lost silently: while a
-// [Read] runs, the source listens to the server's max-deliveries
-// advisories, and a message the server stopped delivering (its last
-// delivery ended unsettled) is fetched from the stream and dead-lettered,
-// or, without DeadLetterTo, fails the run with an error naming its stream
-// sequence. [SourceStats] counts both.
+// [Redeliver] and [DeadLetterTo]. No message is lost silently: with a
+// bound on deliveries, the server's max-deliveries advisories for the
+// consumer are kept in a stream ([NewSource] sees to it), whether or not a
+// [Read] runs when the server gives up on a message (its last delivery
+// ended unsettled). Each Read resolves the advisories it finds before it
+// emits another message: the message is fetched from the stream and
+// dead-lettered, or, without DeadLetterTo, the run fails with an error
+// naming its stream sequence; only then is the advisory acknowledged. An
+// advisory a Read did not resolve (it stopped first, or none ran) is
+// resolved by the next Read of the consumer, in any process, and
+// [StopWhenCaughtUp] waits for every one. [SourceStats] counts both.
 //
 // [NewSource], [NewSink] and [Connect] check the configuration against the
 // server and return an error naming what is wrong — unreachable server,

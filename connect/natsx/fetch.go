@@ -26,26 +26,29 @@ func fatalErr(err error) bool {
 		errors.Is(err, nats.ErrConnectionClosed)
 }
 
-// consumption is one Read's pull consumption. nats.go's consume machinery
-// calls deliver on its own goroutine, which hands each message to the
-// reading goroutine through msgs, a channel of one batch.
+// consumption is one Read's pull consumption of a consumer: the source's
+// own, or the one of its max-deliveries advisories. nats.go's consume
+// machinery calls deliver on its own goroutine, which hands each message
+// to the reading goroutine through msgs, a channel of one batch.
 type consumption struct {
 	s    *Source
 	cc   jetstream.ConsumeContext
 	msgs chan jetstream.Msg
-	errs chan error    // the latest error the consumer reported
-	stop chan struct{} // closed when the reading goroutine takes no more
+	errs chan error            // the latest error the consumer reported
+	stop chan struct{}         // closed when the reading goroutine takes no more
+	back func(m jetstream.Msg) // hands back a message received and not taken
 }
 
-// consume starts pulling messages.
-func (s *Source) consume() (*consumption, error) {
-	c := &consumption{s: s, msgs: make(chan jetstream.Msg, s.cfg.batch), errs: make(chan error, 1), stop: make(chan struct{})}
-	cc, err := s.cons.Consume(c.deliver,
-		jetstream.PullMaxMessages(s.cfg.batch),
+// consume starts pulling messages of cons, batch at a time; back hands
+// back those the reading goroutine does not take.
+func (s *Source) consume(cons jetstream.Consumer, batch int, back func(jetstream.Msg)) (*consumption, error) {
+	c := &consumption{s: s, msgs: make(chan jetstream.Msg, batch), errs: make(chan error, 1), stop: make(chan struct{}), back: back}
+	cc, err := cons.Consume(c.deliver,
+		jetstream.PullMaxMessages(batch),
 		jetstream.PullExpiry(pullExpiry),
 		jetstream.ConsumeErrHandler(c.report))
 	if err != nil {
-		return nil, fmt.Errorf("natsx: source %s/%s: %w", s.stream, s.durable, err)
+		return nil, err
 	}
 	c.cc = cc
 	return c, nil
@@ -55,8 +58,7 @@ func (c *consumption) deliver(m jetstream.Msg) {
 	select {
 	case c.msgs <- m:
 	case <-c.stop:
-		c.s.received.Add(1)
-		c.s.handBack(m)
+		c.back(m)
 	}
 }
 
@@ -76,7 +78,7 @@ func (c *consumption) report(_ jetstream.ConsumeContext, err error) {
 }
 
 // end stops the consumption, waits until deliver can no longer be called,
-// and hands back what was received but not emitted.
+// and hands back what was received but not taken.
 func (c *consumption) end() {
 	close(c.stop)
 	if c.s.js.Conn().IsConnected() {
@@ -97,38 +99,56 @@ func (c *consumption) end() {
 	for {
 		select {
 		case m := <-c.msgs:
-			c.s.received.Add(1)
-			c.s.handBack(m)
+			c.back(m)
 		default:
 			return
 		}
 	}
 }
 
-// run is the source stage's generator: it emits what the consumption
-// delivers, and, when nothing is ready, waits for a message or an event
-// (an advisory, an error, an idle check, the end).
+// run is the source stage's generator: it resolves the max-deliveries
+// advisories it is handed, first, and emits what the consumption
+// delivers; when nothing is ready, it waits for a message or an event (an
+// advisory, an error, an idle check, the end). When it returns, the
+// consumption hands back the messages received and not emitted, and the
+// advisories received and not resolved.
 func (s *Source) run(ctx context.Context, out *sluice.Emitter[Msg]) error {
-	c, err := s.consume()
+	var adv *consumption // nil without a bound on deliveries: the server gives up on nothing
+	if s.advCons != nil {
+		if err := s.resolveStored(ctx); err != nil {
+			return err
+		}
+		var err error
+		adv, err = s.consume(s.advCons, advisoryBatch, func(a jetstream.Msg) { _ = a.Nak() })
+		if err != nil {
+			return fmt.Errorf("natsx: source %s/%s: reading the server's max-deliveries advisories: %w", s.stream, s.durable, err)
+		}
+		defer adv.end()
+	}
+	c, err := s.consume(s.cons, s.cfg.batch, func(m jetstream.Msg) {
+		s.received.Add(1)
+		s.handBack(m)
+	})
 	if err != nil {
-		return err
+		return fmt.Errorf("natsx: source %s/%s: %w", s.stream, s.durable, err)
 	}
 	defer c.end()
-	if err := s.listen(s.js.Conn()); err != nil {
-		return fmt.Errorf("natsx: source %s/%s: subscribing to max-deliveries advisories: %w", s.stream, s.durable, err)
-	}
-	defer s.unlisten()
-	w := newWatch(s)
+	w := newWatch(s, adv)
 	defer w.idle.Stop()
 	for {
 		var m jetstream.Msg
 		select {
-		case m = <-c.msgs:
-		case <-s.gaveUpCh:
-			if err := s.handleGaveUp(ctx); err != nil {
+		case a := <-w.advMsgs:
+			// Resolved before the next message: a run that fails on a
+			// poison message resolves what the server gave up on first.
+			if err := s.resolveGaveUp(ctx, takeReady([]jetstream.Msg{a}, w.advMsgs)); err != nil {
 				return err
 			}
 			continue
+		default:
+		}
+		select {
+		case m = <-c.msgs:
 		default:
 			var stop bool
 			if m, stop, err = s.await(ctx, out, c, w); stop {
@@ -139,6 +159,7 @@ func (s *Source) run(ctx context.Context, out *sluice.Emitter[Msg]) error {
 			}
 		}
 		w.healthy = time.Now()
+		w.caughtAt = time.Time{}
 		if !s.emit(out, m) {
 			return ctx.Err()
 		}
@@ -150,14 +171,15 @@ func (s *Source) run(ctx context.Context, out *sluice.Emitter[Msg]) error {
 // to emit, or none, or stop with the run's result.
 func (s *Source) await(ctx context.Context, out *sluice.Emitter[Msg], c *consumption, w *watch) (m jetstream.Msg, stop bool, err error) {
 	w.idle.Reset(s.cfg.idleCheck)
-	var cerr error
-	var tick, stopped, gaveUp bool
+	var a jetstream.Msg
+	var cerr, aerr error
+	var tick, stopped bool
 	if !out.Await(func() {
 		select {
 		case m = <-c.msgs:
-		case <-s.gaveUpCh:
-			gaveUp = true
+		case a = <-w.advMsgs:
 		case cerr = <-c.errs:
+		case aerr = <-w.advErrs:
 		case <-w.idle.C:
 			tick = true
 		case <-ctx.Done():
@@ -169,8 +191,9 @@ func (s *Source) await(ctx context.Context, out *sluice.Emitter[Msg], c *consump
 		return nil, true, ctx.Err()
 	}
 	switch {
-	case gaveUp:
-		err := s.handleGaveUp(ctx)
+	case a != nil:
+		w.caughtAt = time.Time{}
+		err := s.resolveGaveUp(ctx, takeReady([]jetstream.Msg{a}, w.advMsgs))
 		return nil, err != nil, err
 	case cerr != nil:
 		if fatalErr(cerr) {
@@ -178,6 +201,13 @@ func (s *Source) await(ctx context.Context, out *sluice.Emitter[Msg], c *consump
 		}
 		s.fetchErrs.Add(1)
 		w.lastErr = cerr
+		return nil, false, nil
+	case aerr != nil:
+		if fatalErr(aerr) {
+			return nil, true, fmt.Errorf("natsx: source %s/%s: reading the server's max-deliveries advisories: %w", s.stream, s.durable, aerr)
+		}
+		s.fetchErrs.Add(1)
+		w.lastErr = aerr
 		return nil, false, nil
 	case tick:
 		stop, err := w.check(ctx)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // watch is what an idle Read checks: whether the server is still there
@@ -15,10 +17,24 @@ type watch struct {
 	idle    *time.Timer
 	healthy time.Time // last time the server was known to be there
 	lastErr error     // the consumer's error since the last check
+
+	// The Read's advisory consumption; nil channels (never ready) when
+	// the source keeps no advisories.
+	advMsgs <-chan jetstream.Msg
+	advErrs <-chan error
+
+	// When a check first found the consumer caught up, and its delivered
+	// sequence then; zero once anything has come since.
+	caughtAt  time.Time
+	caughtSeq uint64
 }
 
-func newWatch(s *Source) *watch {
-	return &watch{s: s, idle: time.NewTimer(s.cfg.idleCheck), healthy: time.Now()}
+func newWatch(s *Source, adv *consumption) *watch {
+	w := &watch{s: s, idle: time.NewTimer(s.cfg.idleCheck), healthy: time.Now()}
+	if adv != nil {
+		w.advMsgs, w.advErrs = adv.msgs, adv.errs
+	}
+	return w
 }
 
 // check runs at each idle check: it reports stop with an error after
@@ -36,7 +52,19 @@ func (w *watch) check(ctx context.Context) (stop bool, err error) {
 		// An error here (the server is restarting, say) only means
 		// asking again at the next idle check; a lasting outage is
 		// caught above.
-		if done, err := s.caughtUp(ctx); err == nil && done {
+		done, seq, err := s.caughtUp(ctx)
+		switch {
+		case err != nil || !done:
+			w.caughtAt = time.Time{}
+		case s.advCons == nil:
+			return true, nil
+		case w.caughtAt.IsZero() || seq != w.caughtSeq:
+			w.caughtAt, w.caughtSeq = time.Now(), seq
+		case time.Since(w.caughtAt) >= advisoryWindow:
+			// Caught up then and now, nothing delivered in between: a
+			// message the server gave up on before the first check has
+			// its advisory stored by now, and the second check saw it
+			// resolved.
 			return true, nil
 		}
 	}
@@ -44,16 +72,26 @@ func (w *watch) check(ctx context.Context) (stop bool, err error) {
 }
 
 // caughtUp reports whether the consumer has nothing left to deliver and
-// nothing delivered but unsettled. It asks the server, whose count covers
-// every process's messages, this one's included; the source's own count
-// (InFlight) would not do: it keeps the messages a failed or cancelled run
-// abandoned, which the server delivers again and which are settled then.
-func (s *Source) caughtUp(ctx context.Context) (bool, error) {
+// nothing delivered but unsettled, and no advisory about a message the
+// server gave up on is waiting to be resolved; it returns the consumer's
+// delivered sequence. It asks the server, whose counts cover every
+// process's messages, this one's included; the source's own count
+// (InFlight) would not do: it keeps the messages a failed or cancelled
+// run abandoned, which the server delivers again and which are settled
+// then.
+func (s *Source) caughtUp(ctx context.Context) (done bool, delivered uint64, err error) {
 	ictx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	ci, err := s.cons.Info(ictx)
-	if err != nil {
-		return false, err
+	if err != nil || ci.NumPending != 0 || ci.NumAckPending != 0 {
+		return false, 0, err
 	}
-	return ci.NumPending == 0 && ci.NumAckPending == 0, nil
+	if s.advCons != nil {
+		// Asked after the consumer: see advisoryWindow.
+		ai, err := s.advCons.Info(ictx)
+		if err != nil || ai.NumPending != 0 || ai.NumAckPending != 0 {
+			return false, 0, err
+		}
+	}
+	return true, ci.Delivered.Consumer, nil
 }

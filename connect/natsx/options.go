@@ -114,7 +114,7 @@ func AckWait(d time.Duration) SourceOption {
 // until it has been delivered max times in all (the consumer's
 // MaxDeliver). On its last delivery a failed message goes to the
 // [DeadLetterTo] subject; without one it is naked all the same, the server
-// gives up on it, and the run fails naming it (see [Read]). The default is
+// gives up on it, and a run fails naming it (see [Read]). The default is
 // no bound on deliveries and a delay of [DefaultRedeliverDelay]; with
 // [Bind], max is the consumer's own MaxDeliver and only delay applies.
 // Panics if max < 1 or delay < 0.
@@ -135,7 +135,9 @@ func FilterSubject(subject string) SourceOption {
 // server, without creating or updating it; NewSource fails if it does not
 // exist. The consumer must use explicit acknowledgement. Options that
 // configure the consumer (MaxInFlight, AckWait, Redeliver's max,
-// FilterSubject) are then ignored.
+// FilterSubject) are then ignored. If the consumer bounds deliveries, the
+// stream and consumer that keep the server's max-deliveries advisories
+// are still created if missing (see [NewSource]).
 func Bind() SourceOption { return sourceOptionFunc(func(c *sourceConfig) { c.bind = true }) }
 
 // DeadLetterTo makes a message that failed on its last delivery (see
@@ -146,8 +148,10 @@ func Bind() SourceOption { return sourceOptionFunc(func(c *sourceConfig) { c.bin
 // message's neighbours are not held back. A message the server itself
 // gives up on (delivered max times without a settlement, for instance
 // because the process holding it died) goes to subject too, fetched from
-// the stream by its sequence when the server's max-deliveries advisory
-// arrives. Panics if subject is empty.
+// the stream by its sequence when a Read takes the server's
+// max-deliveries advisory about it, which the source keeps in a stream
+// (see [NewSource]): the Read running then, or the next one. Panics if
+// subject is empty.
 func DeadLetterTo(subject string) SourceOption {
 	if subject == "" {
 		panic("natsx: DeadLetterTo: empty subject")
@@ -156,11 +160,19 @@ func DeadLetterTo(subject string) SourceOption {
 }
 
 // StopWhenCaughtUp makes the source stop, and its stream close, once the
-// consumer has nothing left to deliver and no message delivered to anyone
-// is waiting to be settled. Without it the source reads until the
+// consumer has nothing left to deliver, no message delivered to anyone
+// is waiting to be settled, and no advisory about a message the server
+// gave up on is waiting to be resolved (dead-lettered, or reported by a
+// failed run; see [Read]). Without it the source reads until the
 // pipeline stops. A message delivered to a process that died counts as
 // unsettled until the server delivers it again after AckWait, so several
 // processes sharing a consumer each stop only when all the work is done.
+//
+// The server stores an advisory shortly after it stops counting the
+// message as pending, so with a bound on deliveries the source stops only
+// when two idle checks at least 200ms apart, with nothing delivered in
+// between, find it caught up: a run ends that much after its last
+// message. An advisory stored later still is resolved by the next Read.
 func StopWhenCaughtUp() SourceOption {
 	return sourceOptionFunc(func(c *sourceConfig) { c.caughtUp = true })
 }

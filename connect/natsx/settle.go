@@ -14,8 +14,8 @@ import (
 // acknowledges the message. A cause naks it with the [Redeliver] delay
 // while deliveries remain; on its last delivery it is dead-lettered
 // ([DeadLetterTo]) and then terminated, or, without a dead-letter
-// subject, naked all the same so that the server gives up on it and the
-// run fails naming it.
+// subject, naked all the same so that the server gives up on it and a
+// run fails naming it (see [Read]).
 //
 // Acknowledgements, naks and terms are sent without waiting for the
 // server's confirmation (no double ack): one lost on the way leaves the

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -27,6 +26,10 @@ type Source struct {
 	cfg        sourceConfig
 	maxDeliver int // the consumer's MaxDeliver; ≤ 0 for no bound
 
+	// The consumer of the stream that keeps the server's max-deliveries
+	// advisories about cons (see advisory.go); nil when maxDeliver ≤ 0.
+	advCons jetstream.Consumer
+
 	pending pending // messages emitted and not settled, by receipt key
 
 	// Tallies, each on its own cache line: received and handedBack are
@@ -43,17 +46,6 @@ type Source struct {
 	gaveUp      padded // max-deliveries advisories seen
 	deadLet     padded // messages published to the dead-letter subject
 
-	// Stream sequences of messages the server gave up on (MaxDeliver),
-	// from the advisory subscription's goroutine to the reading one.
-	gaveUpMu sync.Mutex
-	gaveUpEv []gaveUpEvent
-	gaveUpCh chan struct{} // cap 1: gaveUpEv is not empty
-
-	// The advisory subscription, one for all the Reads running at once:
-	// each advisory is one message given up.
-	advMu   sync.Mutex
-	advSub  *nats.Subscription
-	advRefs int
 }
 
 // NewSource looks up stream and creates or updates the durable pull
@@ -64,6 +56,20 @@ type Source struct {
 //
 // The consumer acknowledges explicitly and delivers every message the
 // stream holds that no process has acknowledged yet.
+//
+// When the consumer bounds deliveries ([Redeliver], or its own
+// MaxDeliver with [Bind]), NewSource also makes the server keep its
+// advisories about messages it stops delivering, so that none is missed
+// for want of a Read listening (see [Read]): in the stream that already
+// holds their subject,
+// $JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.<stream>.<durable>, if one
+// does, or else in a stream NATSX_GAVEUP_<stream> it creates (work-queue
+// retention, the storage and replicas of stream); and it creates or
+// updates the durable consumer natsx_gaveup_<length of stream>_<stream>_<durable>
+// on that stream, through which Reads take them. The credentials must
+// allow both, or the stream must exist already. When it creates the
+// consumer (none of that name existed), it drops from NATSX_GAVEUP_<stream>
+// the advisories stored about an earlier consumer of that name.
 func NewSource(ctx context.Context, js jetstream.JetStream, stream, durable string, opts ...SourceOption) (*Source, error) {
 	if js == nil {
 		panic("natsx: NewSource: nil JetStream")
@@ -80,6 +86,15 @@ func NewSource(ctx context.Context, js jetstream.JetStream, stream, durable stri
 	st, err := js.Stream(ctx, stream)
 	if err != nil {
 		return nil, fmt.Errorf("natsx: source stream %q: %w", stream, explain(err))
+	}
+	// The advisories are kept before the consumer is created, so that
+	// none about it is missed, and those about an earlier consumer of the
+	// same name can be told apart (see keepAdvisories).
+	var keeper *advisoryKeeper
+	if !cfg.bind && cfg.maxDeliver > 0 {
+		if keeper, err = keepAdvisories(ctx, js, st, stream, durable, true); err != nil {
+			return nil, advisoryErr(stream, durable, err)
+		}
 	}
 	var cons jetstream.Consumer
 	if cfg.bind {
@@ -108,8 +123,22 @@ func NewSource(ctx context.Context, js jetstream.JetStream, stream, durable stri
 	if cfg.deadSubject != "" && maxDeliver <= 0 {
 		return nil, fmt.Errorf("natsx: source %s/%s: DeadLetterTo needs a bound on deliveries (Redeliver's max, or the consumer's MaxDeliver): without one a failing message is delivered again forever", stream, durable)
 	}
-	return &Source{js: js, st: st, cons: cons, stream: stream, durable: durable, cfg: cfg,
-		maxDeliver: maxDeliver, gaveUpCh: make(chan struct{}, 1)}, nil
+	s := &Source{js: js, st: st, cons: cons, stream: stream, durable: durable, cfg: cfg, maxDeliver: maxDeliver}
+	if maxDeliver > 0 {
+		if keeper == nil { // Bind: the consumer exists already
+			if keeper, err = keepAdvisories(ctx, js, st, stream, durable, false); err != nil {
+				return nil, advisoryErr(stream, durable, err)
+			}
+		}
+		if s.advCons, err = keeper.consumer(ctx, js, stream, durable); err != nil {
+			return nil, advisoryErr(stream, durable, err)
+		}
+	}
+	return s, nil
+}
+
+func advisoryErr(stream, durable string, err error) error {
+	return fmt.Errorf("natsx: source %s/%s: keeping the server's max-deliveries advisories: %w", stream, durable, explain(err))
 }
 
 // bounded gives ctx a deadline d from now unless it has one.
@@ -145,13 +174,24 @@ func explain(err error) error {
 // messages are in flight is bounded by [MaxInFlight]. The stage fails
 // when the consumer or stream is deleted, the connection is closed, or
 // the server has been unreachable for [MaxOutage]; a reconnect or a
-// server restart is waited out. The stage also subscribes to the server's
-// max-deliveries advisories for its consumer: a message the server
-// stopped delivering is dead-lettered ([DeadLetterTo]) or, without a
-// dead-letter subject, fails the stage with an error naming its stream
-// sequence. When it stops, messages it received but did not emit are
-// handed back at once (naked); those inside the stopped pipeline come
-// back after AckWait.
+// server restart is waited out.
+//
+// With a bound on deliveries, the stage also reads the advisories the
+// source keeps about messages the server stopped delivering (see
+// [NewSource]), and resolves each before it emits another message: the
+// message is dead-lettered ([DeadLetterTo]; a round trip to fetch it from
+// the stream and one to store it), or, without a dead-letter subject, the
+// stage fails with an error naming the stream sequence of every such
+// message at hand. Advisories stored before the stage started (the server
+// gave up while no Read ran, or a stopped Read handed them back) are
+// resolved before it pulls its first message.
+//
+// When it stops, messages it received but did not emit are handed back
+// at once (naked), and so are advisories it received but did not
+// resolve; messages inside the stopped pipeline come back after AckWait.
+// A message handed back on its last delivery is one the server gives up
+// on (at the next pull request of a Read of the consumer), and a Read,
+// that one or a later one, resolves its advisory.
 func Read(p *sluice.Pipeline, name string, src *Source, opts ...sluice.StageOption) sluice.Stream[Msg] {
 	if src == nil {
 		panic(fmt.Sprintf("natsx: Read %q: nil Source", name))

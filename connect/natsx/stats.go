@@ -19,7 +19,7 @@ type SourceStats struct {
 	InFlight     int64 // emitted and not settled yet, counting those a failed or cancelled run abandoned
 	Termed       int64 // terminated after being dead-lettered: never delivered again
 	HandedBack   int64 // received but not processed when a run stopped: negatively acknowledged at once
-	GaveUp       int64 // messages the server stopped delivering (MaxDeliver reached), from its advisories
+	GaveUp       int64 // messages the server stopped delivering (MaxDeliver reached) whose advisories this source's Reads resolved: dead-lettered, or named by a failed run
 	FetchErrors  int64 // errors the consumer reported and recovered from (missed heartbeats, reconnects)
 	SettleErrors int64 // acknowledgements, naks and terms the client could not send, and failed dead-letter publishes
 }
