@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -46,6 +47,8 @@ type pageState struct {
 	Verdict string      `json:"verdict"`
 	Stages  []pageStage `json:"stages"` // of the checkout pipeline
 	Edges   int         `json:"edges"`  // of the checkout pipeline
+	// Events are the texts of the event list's entries, newest first.
+	Events []string `json:"events"`
 	// Pipelines are the names of the pipelines drawn, in order.
 	Pipelines []string `json:"pipelines"`
 	// The page's width and the width of what it lays out: wider content
@@ -77,6 +80,7 @@ const readPage = `!document.getElementById("status") ? "{}" : JSON.stringify({
 	rule: document.getElementById("rule").textContent,
 	verdict: (document.querySelector("section[data-pipeline=checkout] .verdict") || {}).textContent || "",
 	pipelines: [...document.querySelectorAll("section.pipeline")].map(s => s.dataset.pipeline),
+	events: [...document.querySelectorAll("#event-list li.event")].map(li => li.textContent),
 	edges: document.querySelectorAll("section[data-pipeline=checkout] svg g.edge path").length,
 	innerWidth: window.innerWidth,
 	scrollWidth: document.documentElement.scrollWidth,
@@ -132,8 +136,8 @@ func screenshotPath() string {
 // when it fails) → publish → commit. enrich is slow until storeSlow is
 // set, store after: the bottleneck moves, as the seed's did from
 // enrichment to the ClickHouse writes.
-func checkout(ctx context.Context, storeSlow *atomic.Bool) *sluice.Pipeline {
-	p := sluice.New(ctx, sluice.Named("checkout"))
+func checkout(ctx context.Context, storeSlow *atomic.Bool, opts ...sluice.Option) *sluice.Pipeline {
+	p := sluice.New(ctx, append([]sluice.Option{sluice.Named("checkout")}, opts...)...)
 	events := sluice.From(p, "events", func(ctx context.Context, out *sluice.Emitter[int]) error {
 		for i := 0; out.Send(i); i++ {
 		}
@@ -179,7 +183,11 @@ func TestBrowserShowsEveryStageMovingAndTheSlowOneAsBottleneck(t *testing.T) {
 
 	runCtx, stop := context.WithCancel(context.Background())
 	var storeSlow atomic.Bool
-	p := checkout(runCtx, &storeSlow)
+	// The pipeline logs to an event log that the board shows.
+	events := Events(50, nil)
+	log := slog.New(events)
+	log.Info("checkout starting", "shop", "test")
+	p := checkout(runCtx, &storeSlow, sluice.Logger(log))
 	defer func() {
 		stop()
 		if err := p.Wait(); !errors.Is(err, context.Canceled) {
@@ -189,6 +197,7 @@ func TestBrowserShowsEveryStageMovingAndTheSlowOneAsBottleneck(t *testing.T) {
 
 	// A second, finished pipeline shares the board.
 	board := Handler(p, finished(t, "audit"))
+	board.ShowEvents(events)
 	srv, _ := serve(t, board)
 
 	b, err := startBrowser(path, t.TempDir())
@@ -302,6 +311,22 @@ func TestBrowserShowsEveryStageMovingAndTheSlowOneAsBottleneck(t *testing.T) {
 	if no, _ := counted.stage("normalise"); strings.Contains(no.Text, "failed") || strings.Contains(no.Text, "retries") {
 		t.Fatalf("got normalise showing %q, want no failed or retries line where there are none", no.Text)
 	}
+	// The log's records are listed, newest first: decode's failures as a
+	// count, not one line per item.
+	logged := waitFor("the event list shows the log's first record and decode's failures", func(s pageState) bool {
+		n := len(s.Events)
+		return n >= 2 && strings.Contains(s.Events[n-1], "checkout starting") &&
+			slices.ContainsFunc(s.Events, func(e string) bool {
+				return strings.Contains(e, "items failed") && strings.Contains(e, "stage=decode")
+			})
+	})
+	if n := len(logged.Events); !strings.Contains(logged.Events[n-1], "INFO") || !strings.Contains(logged.Events[n-1], "shop=test") {
+		t.Fatalf("got the oldest event %q, want its level and attributes shown", logged.Events[n-1])
+	}
+	if de, _ := logged.stage("decode"); int64(len(logged.Events)) >= de.Failed {
+		t.Fatalf("got %d events for %d failed items, want a count per interval, not a line per item", len(logged.Events), de.Failed)
+	}
+	t.Logf("events: %q", logged.Events)
 	t.Logf("first reading (update %d): %s", first.Updates, summary(first))
 	t.Logf("second reading (update %d): %s", second.Updates, summary(second))
 

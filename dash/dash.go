@@ -19,6 +19,11 @@
 //	                100 ms to 10 s)
 //	/snapshot.json  one [View] as JSON, for scripts
 //
+// The page can also list the last events of the program: the records of
+// its log/slog log, kept by an [EventLog] that wraps the log's handler
+// ([Events], [Board.ShowEvents]), so that what the log says is seen next
+// to the stages it concerns.
+//
 // A Board starts no goroutine of its own. Each /events stream runs in the
 // goroutine the HTTP server gave its request, and ends when the client goes
 // away, when a write stalls for 10 s, or when [Board.Close] is called.
@@ -54,9 +59,10 @@ var assets embed.FS
 type Board struct {
 	mux *http.ServeMux
 
-	mu      sync.Mutex // guards entries and nextID
+	mu      sync.Mutex // guards entries, nextID and events
 	entries []*entry
 	nextID  int
+	events  *EventLog // ShowEvents; nil: none
 
 	closed    chan struct{}
 	closeOnce sync.Once
@@ -137,6 +143,9 @@ func (b *Board) View() View {
 		pv := viewOf(base, cur, &e.past)
 		pv.ID = e.id
 		v.Pipelines = append(v.Pipelines, pv)
+	}
+	if b.events != nil {
+		v.Events = b.events.Last()
 	}
 	return v
 }

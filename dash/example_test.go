@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http/httptest"
+	"os"
 
 	"github.com/sluicehq/sluice"
 	"github.com/sluicehq/sluice/dash"
@@ -92,4 +94,28 @@ func ExampleBoard_Add() {
 	}
 	// Output:
 	// 1 tuesday true
+}
+
+// An EventLog wraps the program's log handler: every record still goes to
+// the log, and the board lists the last ones under its pipelines.
+func ExampleEvents() {
+	events := dash.Events(100, slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{
+		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey {
+				return slog.Attr{} // no time, for a stable output
+			}
+			return a
+		}}))
+	board := dash.Handler()
+	board.ShowEvents(events)
+
+	log := slog.New(events)
+	log.Warn("partitions lost", "topic", "market", "partitions", 2)
+
+	for _, e := range board.View().Events {
+		fmt.Println(e.Seq, e.Level, e.Message, e.Attrs)
+	}
+	// Output:
+	// level=WARN msg="partitions lost" topic=market partitions=2
+	// 1 WARN partitions lost [{topic market} {partitions 2}]
 }

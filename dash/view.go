@@ -14,6 +14,9 @@ type View struct {
 	Taken     time.Time      `json:"taken"`
 	Rule      string         `json:"bottleneck_rule"`
 	Pipelines []PipelineView `json:"pipelines"`
+	// Events are the last records of the board's [EventLog], oldest
+	// first; absent when it shows none (see [Board.ShowEvents]).
+	Events []Event `json:"events,omitempty"`
 }
 
 // PipelineView is one pipeline at one reading.

@@ -10,6 +10,8 @@
   const statusEl = document.getElementById("status");
   const ruleEl = document.getElementById("rule");
   const root = document.getElementById("pipelines");
+  const eventsEl = document.getElementById("events");
+  const eventList = document.getElementById("event-list");
   let updates = 0;
 
   function el(tag, attrs, parent, text) {
@@ -280,7 +282,31 @@
     return sec;
   }
 
+  // drawEvents lists the log's last records, newest first: time, level,
+  // message and attributes as key=value.
+  function drawEvents(events) {
+    eventsEl.hidden = !events;
+    if (!events) return;
+    const items = events.slice().reverse().map((e) => {
+      const li = html("li", "event " + e.level.toLowerCase());
+      li.dataset.seq = e.seq;
+      li.dataset.level = e.level;
+      html("time", "", li, new Date(e.time).toLocaleTimeString());
+      html("span", "level", li, e.level);
+      html("span", "message", li, e.message);
+      for (const a of e.attrs || []) {
+        const at = html("span", "attr", li);
+        html("span", "key", at, a.key + "=");
+        html("span", "value", at, a.value);
+      }
+      return li;
+    });
+    if (items.length === 0) items.push(html("li", "empty", null, "Nothing logged yet."));
+    eventList.replaceChildren(...items);
+  }
+
   function render(view) {
+    drawEvents(view.events);
     ruleEl.textContent = view.bottleneck_rule;
     const sections = view.pipelines.map(drawPipeline);
     if (sections.length === 0) {
