@@ -19,12 +19,10 @@ import (
 const demoHelp = `usage: sluice demo [flags]
 
 Generates market events, some malformed, and runs a pipeline over them:
-decode and validate (4 workers), normalise, batch (500 events or 50 ms),
-enrich each batch with one reference lookup, publish. Malformed events go
-to a dead-letter stream with their reason; an event is acknowledged once
-its result is stored. Runs on an embedded NATS JetStream server, or on
-Kafka and ClickHouse with --kafka and --clickhouse. Ctrl-C drains: no new
-events, those inside are finished, then the summary.
+decode and validate, normalise, batch (500 events or 50 ms), enrich each
+batch with one reference lookup, publish; malformed events go to a dead-
+letter stream with their reason. On an embedded NATS JetStream server, or
+on Kafka and ClickHouse. Ctrl-C drains: those inside finish, then a summary.
 
 flags:
   --events N         events to generate (default 200000)
@@ -37,9 +35,8 @@ flags:
   --dash ADDR        serve the live pipeline page at ADDR, e.g. :8080
   --kafka BROKERS    run on Kafka (host:port,…), with --clickhouse
   --clickhouse ADDR  ClickHouse server (host:port, native protocol)
-  --name NAME        with --kafka: topics NAME-market, NAME-enriched,
-                     NAME-dead and table NAME_events, reset first (default demo)
-`
+  --name NAME        with --kafka: topics NAME-*, table NAME_events, reset (default demo)
+` + observeHelp
 
 // demoFlags are the flags of `sluice demo`.
 type demoFlags struct {
@@ -51,7 +48,9 @@ type demoFlags struct {
 	lookup                  time.Duration
 	nats, dash              string
 	kafka, clickhouse, name string
+	observe                 observeFlags
 	live                    *liveDash // serves --dash, claimed before anything is contacted
+	ob                      *observer // the log, tracer and metrics
 }
 
 func runDemo(args []string, stdout, stderr io.Writer) int {
@@ -68,6 +67,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.kafka, "kafka", "", "")
 	fs.StringVar(&f.clickhouse, "clickhouse", "", "")
 	fs.StringVar(&f.name, "name", "demo", "")
+	f.observe.register(fs)
 	if code, ok := parseFlags(fs, demoHelp, args, stdout, stderr); !ok {
 		return code
 	}
@@ -83,6 +83,13 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
+	if f.ob, err = startObserving(context.Background(), f.observe, stderr, f.live); err != nil {
+		fmt.Fprintln(stderr, "sluice demo:", err)
+		if f.live != nil {
+			f.live.stop()
+		}
+		return 1
+	}
 	in := catchSignals(stderr)
 	defer in.stop()
 	if f.kafka != "" {
@@ -90,6 +97,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	} else {
 		err = demoNATS(context.Background(), in, f, stdout)
 	}
+	err = errors.Join(err, f.ob.stop())
 	if f.live != nil {
 		err = errors.Join(err, f.live.stop())
 	}
@@ -122,6 +130,9 @@ func (f *demoFlags) check(set map[string]bool) string {
 	if err := market.CheckName(f.name); err != nil {
 		return err.Error()
 	}
+	if msg := f.observe.check(set); msg != "" {
+		return msg
+	}
 	if f.dash != "" {
 		if _, err := dashAddr(f.dash); err != nil {
 			return err.Error()
@@ -152,10 +163,8 @@ func demoNATS(ctx context.Context, in *interrupts, f demoFlags, stdout io.Writer
 		fmt.Fprintf(stdout, "embedded NATS server at %s, its store in %s (removed at the end)\n", url, dir)
 	}
 	cfg := market.NATSConfig{Events: f.events, Duration: f.duration, Rate: f.rate, Malformed: f.malformed,
-		Decoders: f.decoders, Lookup: f.lookup, MaxInFlight: 5000, Storage: jetstream.FileStorage, Progress: stdout}
-	if f.live != nil {
-		cfg.OnStart = f.live.show
-	}
+		Decoders: f.decoders, Lookup: f.lookup, MaxInFlight: 5000, Storage: jetstream.FileStorage, Progress: stdout,
+		OnStart: f.ob.show, Observe: f.ob.observe()}
 	res, err := market.RunNATS(ctx, in.Draining(), url, cfg)
 	if err != nil {
 		return err

@@ -56,8 +56,9 @@ func demoKafka(ctx context.Context, in *interrupts, f demoFlags, stdout io.Write
 	}
 	fmt.Fprintf(stdout, "produced %d events to %s; the pipeline starts\n", n, names.In)
 
-	cfg := market.KafkaConfig{Brokers: f.kafka, Names: names, Decoders: f.decoders, Lookup: f.lookup, MaxInFlight: 5000}
-	res, err := runKafka(ctx, drain, db, cfg, n, f.live, stdout)
+	cfg := market.KafkaConfig{Brokers: f.kafka, Names: names, Decoders: f.decoders, Lookup: f.lookup, MaxInFlight: 5000,
+		Observe: f.ob.observe()}
+	res, err := runKafka(ctx, drain, db, cfg, n, f.ob.show, stdout)
 	if err != nil {
 		return err
 	}

@@ -37,8 +37,9 @@ type kafkaTally struct {
 // runKafka runs the market pipeline on Kafka and ClickHouse until target
 // records are settled (0: until drain), or until drain: then it drains
 // (takes no new record, stores and commits those inside). It prints a
-// line each second in which records were settled.
-func runKafka(ctx, drain context.Context, db *sql.DB, cfg market.KafkaConfig, target int64, live *liveDash, stdout io.Writer) (res kafkaResult, err error) {
+// line each second in which records were settled. show gets the pipeline
+// before it runs.
+func runKafka(ctx, drain context.Context, db *sql.DB, cfg market.KafkaConfig, target int64, show func(*sluice.Pipeline), stdout io.Writer) (res kafkaResult, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	t := &kafkaTally{reasons: map[string]int64{}}
@@ -65,9 +66,7 @@ func runKafka(ctx, drain context.Context, db *sql.DB, cfg market.KafkaConfig, ta
 	complete, finish := context.WithCancel(ctx)
 	defer finish()
 	p.DrainOn(complete)
-	if live != nil {
-		live.show(p)
-	}
+	show(p)
 	start := time.Now()
 	var doneAt time.Time
 	stopped, exited := make(chan struct{}), make(chan struct{})

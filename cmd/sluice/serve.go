@@ -20,15 +20,12 @@ import (
 const serveHelp = `usage: sluice serve --kafka BROKERS --clickhouse ADDR [flags]
 
 Runs the market-event pipeline as a service, one member of the consumer
-group NAME: it reads market events from the topic NAME-market, decodes,
-validates, normalises, batches and enriches them, inserts each batch into
-the ClickHouse table NAME_events and produces the enriched events to
-NAME-enriched; malformed events go to NAME-dead. A record is committed once
-its row and its enriched record are both stored (at least once). Missing
-topics and the table are created; nothing is deleted. Several processes
-share the partitions; those of one that dies move to the others within 6 s.
-SIGTERM or SIGINT drains: no new records, those inside are stored and
-committed, a summary, exit 0. A second signal exits at once.
+group NAME: it reads the topic NAME-market, inserts each enriched batch
+into the ClickHouse table NAME_events and produces it to NAME-enriched;
+malformed events go to NAME-dead. A record is committed once its row and
+its enriched record are both stored. Missing topics and the table are
+created. Processes of one group share the partitions. SIGTERM drains: no
+new records, those inside stored and committed, a summary, exit 0.
 
 flags:
   --kafka BROKERS    Kafka brokers, host:port,… (required)
@@ -38,7 +35,7 @@ flags:
   --decoders N       decode and validate workers (default 4)
   --lookup D         round trip of one reference lookup (default 1ms)
   --dash ADDR        serve the live pipeline page at ADDR, e.g. :8080
-`
+` + observeHelp
 
 func runServe(args []string, stdout, stderr io.Writer) int {
 	var kafka, clickhouse, name, dash string
@@ -52,8 +49,15 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&decoders, "decoders", 4, "")
 	fs.DurationVar(&lookup, "lookup", time.Millisecond, "")
 	fs.StringVar(&dash, "dash", "", "")
+	var obsFlags observeFlags
+	obsFlags.register(fs)
 	if code, ok := parseFlags(fs, serveHelp, args, stdout, stderr); !ok {
 		return code
+	}
+	set := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	if msg := obsFlags.check(set); msg != "" {
+		return badFlags(fs, stderr, msg)
 	}
 	switch {
 	case kafka == "" || clickhouse == "":
@@ -77,11 +81,20 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
+	ob, err := startObserving(context.Background(), obsFlags, stderr, live)
+	if err != nil {
+		fmt.Fprintln(stderr, "sluice serve:", err)
+		if live != nil {
+			live.stop()
+		}
+		return 1
+	}
 	in := catchSignals(stderr)
 	defer in.stop()
 	cfg := market.KafkaConfig{Brokers: kafka, Names: market.NamesFor(name), Decoders: decoders, Lookup: lookup,
-		MaxInFlight: 5000, Member: true}
-	err := serve(context.Background(), in.Draining(), clickhouse, partitions, cfg, live, stdout)
+		MaxInFlight: 5000, Member: true, Observe: ob.observe()}
+	err = serve(context.Background(), in.Draining(), clickhouse, partitions, cfg, ob, stdout)
+	err = errors.Join(err, ob.stop())
 	if live != nil {
 		err = errors.Join(err, live.stop())
 	}
@@ -94,7 +107,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 
 // serve creates the topics and the table if they are missing, then runs
 // the pipeline as a member of its group until drain.
-func serve(ctx, drain context.Context, clickhouse string, partitions int, cfg market.KafkaConfig, live *liveDash, stdout io.Writer) error {
+func serve(ctx, drain context.Context, clickhouse string, partitions int, cfg market.KafkaConfig, ob *observer, stdout io.Writer) error {
 	names := cfg.Names
 	db, err := clickhousex.Open(ctx, clickhouse)
 	if err != nil {
@@ -114,7 +127,7 @@ func serve(ctx, drain context.Context, clickhouse string, partitions int, cfg ma
 	}
 	fmt.Fprintf(stdout, "serving: a member of group %s, reading %s, storing in ClickHouse table %s and %s (dead letters %s), until SIGTERM\n",
 		names.Group, names.In, names.Table, names.Out, names.Dead)
-	res, err := runKafka(ctx, drain, db, cfg, 0, live, stdout)
+	res, err := runKafka(ctx, drain, db, cfg, 0, ob.show, stdout)
 	if err != nil {
 		return err
 	}

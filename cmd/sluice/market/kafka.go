@@ -266,6 +266,8 @@ type KafkaConfig struct {
 	// OnDead, if not nil, is called with the reason of each dead letter
 	// as it is made.
 	OnDead func(reason string)
+
+	Observe Observe // logs and traces
 }
 
 // Kafka is the pipeline on Kafka and ClickHouse, started by StartKafka.
@@ -353,7 +355,7 @@ func (k *Kafka) store(cfg KafkaConfig) func(context.Context, []Row) error {
 
 func (k *Kafka) build(ctx context.Context, cfg KafkaConfig) *sluice.Pipeline {
 	refs := newRefs(cfg.Lookup)
-	p := sluice.New(ctx, sluice.Named("market"))
+	p := sluice.New(ctx, cfg.Observe.options()...)
 	msgs := kafkax.Read(p, "consume", k.Source)
 	var bad sluice.Stream[sluice.Failed[kafkax.Msg]]
 	norm := sluice.Map(p, "decode", msgs, cfg.Decoders, func(_ context.Context, m kafkax.Msg) (Row, error) {

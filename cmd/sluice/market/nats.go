@@ -51,6 +51,8 @@ type NATSConfig struct {
 	// OnStart, if not nil, gets the pipeline before it runs (to show it
 	// on a dash page).
 	OnStart func(*sluice.Pipeline)
+
+	Observe Observe // logs and traces
 }
 
 // NATSResult is what one RunNATS measured.
@@ -132,7 +134,7 @@ func RunNATS(ctx, drain context.Context, url string, cfg NATSConfig) (res NATSRe
 	defer finish()
 	c := &natsCounts{tally: newTally(), finish: finish}
 	refs := newRefs(cfg.Lookup)
-	p := natsPipeline(ctx, src, storedBy(sink, c.onStored), refs, cfg.Decoders)
+	p := natsPipeline(ctx, src, storedBy(sink, c.onStored), refs, cfg.Decoders, cfg.Observe)
 	p.DrainOn(drain)
 	p.DrainOn(complete)
 	if cfg.OnStart != nil {
@@ -275,8 +277,8 @@ type decoded struct {
 // dead-letter subject with their reason and acknowledged once stored.
 // write stores a batch (see storedBy); the publish stages acknowledge
 // what it stored.
-func natsPipeline(ctx context.Context, src *natsx.Source, write func(context.Context, []outMsg) error, refs *refStore, decoders int) *sluice.Pipeline {
-	p := sluice.New(ctx, sluice.Named("market"))
+func natsPipeline(ctx context.Context, src *natsx.Source, write func(context.Context, []outMsg) error, refs *refStore, decoders int, obs Observe) *sluice.Pipeline {
+	p := sluice.New(ctx, obs.options()...)
 	msgs := natsx.Read(p, "consume", src)
 	var bad sluice.Stream[sluice.Failed[natsx.Msg]]
 	dec := sluice.Map(p, "decode", msgs, decoders, func(_ context.Context, m natsx.Msg) (decoded, error) {

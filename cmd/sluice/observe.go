@@ -1,0 +1,194 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/sluicehq/sluice"
+	"github.com/sluicehq/sluice/cmd/sluice/market"
+	"github.com/sluicehq/sluice/dash"
+	"github.com/sluicehq/sluice/otelx"
+)
+
+// observeHelp is the help's lines for the flags observeFlags registers.
+const observeHelp = `  --log-format F     log to stderr as text or json (default text)
+  --otlp URL         send traces and metrics over OTLP/HTTP to URL, e.g. http://localhost:4318
+  --trace-sample R   fraction of traces kept with --otlp, 0 to 1 (default 1)
+`
+
+// observeFlags are the flags that say how a run is seen: its log, and
+// where its traces and metrics go.
+type observeFlags struct {
+	logFormat string
+	otlp      string
+	sample    float64
+}
+
+func (o *observeFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&o.logFormat, "log-format", "text", "")
+	fs.StringVar(&o.otlp, "otlp", "", "")
+	fs.Float64Var(&o.sample, "trace-sample", 1, "")
+}
+
+// check returns what is wrong with the flags, or "". set tells which were
+// given on the command line.
+func (o *observeFlags) check(set map[string]bool) string {
+	switch {
+	case o.logFormat != "text" && o.logFormat != "json":
+		return fmt.Sprintf("--log-format must be text or json, got %q", o.logFormat)
+	case !(o.sample >= 0 && o.sample <= 1): // NaN too
+		return fmt.Sprintf("--trace-sample must be in [0, 1], got %v", o.sample)
+	case set["trace-sample"] && o.otlp == "":
+		return "--trace-sample goes with --otlp"
+	}
+	if o.otlp != "" {
+		if _, err := otlpBase(o.otlp); err != nil {
+			return err.Error()
+		}
+	}
+	return ""
+}
+
+// otlpBase is the base URL of an OTLP/HTTP receiver given as --otlp: an
+// http or https URL, or host:port for http. The signals' paths (v1/traces,
+// v1/metrics) are added to its path.
+func otlpBase(s string) (*url.URL, error) {
+	if !strings.Contains(s, "://") {
+		s = "http://" + s
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return nil, fmt.Errorf("--otlp: want an OTLP/HTTP receiver's URL, e.g. http://localhost:4318 or localhost:4318, got %q", s)
+	}
+	return u, nil
+}
+
+func signalURL(base *url.URL, signal string) string {
+	u := *base
+	u.Path = strings.TrimSuffix(u.Path, "/") + "/v1/" + signal
+	return u.String()
+}
+
+// spanQueue is the most spans waiting to be exported; more are dropped.
+const spanQueue = 1 << 17
+
+// observer is a run's log, tracer and metrics, made from observeFlags.
+type observer struct {
+	live   *liveDash // nil without --dash
+	log    *slog.Logger
+	obs    market.Observe
+	tp     *sdktrace.TracerProvider // nil without --otlp
+	mp     *sdkmetric.MeterProvider
+	meters *otelx.Metrics
+}
+
+// startObserving makes the run's logger (to stderr, and to the page's
+// event list when live is not nil) and, with --otlp, its tracer and
+// metrics exporters. Call stop once the run is over: it sends what is
+// left.
+func startObserving(ctx context.Context, o observeFlags, stderr io.Writer, live *liveDash) (*observer, error) {
+	var h slog.Handler
+	if o.logFormat == "json" {
+		h = slog.NewJSONHandler(stderr, nil)
+	} else {
+		h = slog.NewTextHandler(stderr, nil)
+	}
+	if live != nil {
+		events := dash.Events(200, h)
+		live.board.ShowEvents(events)
+		h = events
+	}
+	ob := &observer{live: live, log: slog.New(h)}
+	ob.obs.Logger = ob.log
+	if o.otlp == "" {
+		return ob, nil
+	}
+	base, err := otlpBase(o.otlp)
+	if err != nil {
+		return nil, err
+	}
+	// The exporters' own failures (the receiver down) go to the log.
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
+		ob.log.Warn("OpenTelemetry export failed", "error", err.Error())
+	}))
+	res := resource.NewSchemaless(attribute.String("service.name", "sluice"))
+	texp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(signalURL(base, "traces")))
+	if err != nil {
+		return nil, fmt.Errorf("--otlp: %w", err)
+	}
+	mexp, err := otlpmetrichttp.New(ctx, otlpmetrichttp.WithEndpointURL(signalURL(base, "metrics")))
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("--otlp: %w", err), texp.Shutdown(ctx))
+	}
+	// A message's trace is kept or dropped as a whole: its producer's
+	// decision, carried in its traceparent, holds for every stage's span;
+	// a call on an item without one is a trace of its own, kept with
+	// probability --trace-sample.
+	// The batcher's queue holds a few seconds of spans at a sustained
+	// rate: the SDK's default (2048) drops spans under any load.
+	ob.tp = sdktrace.NewTracerProvider(sdktrace.WithResource(res),
+		sdktrace.WithBatcher(texp, sdktrace.WithMaxQueueSize(spanQueue), sdktrace.WithMaxExportBatchSize(4096)),
+		sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.TraceIDRatioBased(o.sample))))
+	ob.mp = sdkmetric.NewMeterProvider(sdkmetric.WithResource(res),
+		sdkmetric.WithReader(sdkmetric.NewPeriodicReader(mexp, sdkmetric.WithInterval(10*time.Second))))
+	if ob.meters, err = otelx.NewMetrics(ob.mp); err != nil {
+		return nil, errors.Join(err, ob.tp.Shutdown(ctx), ob.mp.Shutdown(ctx))
+	}
+	ob.obs.Tracer = otelx.NewTracer(ob.tp, otelx.WithParentSampling())
+	ob.obs.Propagator = otelx.W3C()
+	fmt.Fprintf(stderr, "otlp: traces to %s (sampling %g), metrics to %s every 10 s\n",
+		signalURL(base, "traces"), o.sample, signalURL(base, "metrics"))
+	return ob, nil
+}
+
+// observe is what the pipeline and its connectors get; a nil observer
+// gives nothing.
+func (ob *observer) observe() market.Observe {
+	if ob == nil {
+		return market.Observe{}
+	}
+	return ob.obs
+}
+
+// show adds p to the live page and to the metrics exported, if any.
+func (ob *observer) show(p *sluice.Pipeline) {
+	if ob == nil {
+		return
+	}
+	if ob.live != nil {
+		ob.live.show(p)
+	}
+	if ob.meters != nil {
+		ob.meters.Add(p)
+	}
+}
+
+// stop sends the spans and metrics not sent yet, for at most 10 s, and
+// stops the exporters.
+func (ob *observer) stop() error {
+	if ob == nil || ob.tp == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := errors.Join(ob.meters.Close(), ob.tp.Shutdown(ctx), ob.mp.Shutdown(ctx))
+	if err != nil {
+		return fmt.Errorf("--otlp: sending the last traces and metrics: %w", err)
+	}
+	return nil
+}
