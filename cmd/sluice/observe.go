@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel"
@@ -122,10 +123,9 @@ func startObserving(ctx context.Context, o observeFlags, stderr io.Writer, live 
 	if err != nil {
 		return nil, err
 	}
-	// The exporters' own failures (the receiver down) go to the log.
-	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
-		ob.log.Warn("OpenTelemetry export failed", "error", err.Error())
-	}))
+	// The exporters' own failures (the receiver down, or one that takes
+	// traces only) go to the log, at most a line per sluice.LogInterval.
+	otel.SetErrorHandler(&exportErrors{log: ob.log})
 	res := resource.NewSchemaless(attribute.String("service.name", "sluice"))
 	texp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(signalURL(base, "traces")))
 	if err != nil {
@@ -179,16 +179,43 @@ func (ob *observer) show(p *sluice.Pipeline) {
 }
 
 // stop sends the spans and metrics not sent yet, for at most 10 s, and
-// stops the exporters.
+// stops the exporters. A receiver that fails them is logged, not an error
+// of the run: the run did its job.
 func (ob *observer) stop() error {
 	if ob == nil || ob.tp == nil {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	err := errors.Join(ob.meters.Close(), ob.tp.Shutdown(ctx), ob.mp.Shutdown(ctx))
-	if err != nil {
-		return fmt.Errorf("--otlp: sending the last traces and metrics: %w", err)
+	if err := ob.meters.Close(); err != nil {
+		return err
+	}
+	if err := ob.tp.Shutdown(ctx); err != nil {
+		ob.log.Warn("OpenTelemetry: the last spans were not sent", "error", err.Error())
+	}
+	if err := ob.mp.Shutdown(ctx); err != nil {
+		ob.log.Warn("OpenTelemetry: the last metrics were not sent", "error", err.Error())
 	}
 	return nil
+}
+
+// exportErrors logs the OpenTelemetry SDK's errors: the first at once,
+// then at most one line per sluice.LogInterval with how many there were.
+type exportErrors struct {
+	log *slog.Logger
+
+	mu     sync.Mutex
+	count  int64
+	logged time.Time
+}
+
+func (e *exportErrors) Handle(err error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.count++
+	if now := time.Now(); e.logged.IsZero() || now.Sub(e.logged) >= sluice.LogInterval {
+		e.logged = now
+		e.log.Warn("OpenTelemetry export failed", "failures", e.count, "error", err.Error())
+		e.count = 0
+	}
 }
