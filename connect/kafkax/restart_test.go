@@ -180,12 +180,12 @@ func heldThroughAnOutage(t *testing.T, group string, opts ...kafkax.SourceOption
 	return src, in, p, done
 }
 
-// TestASettlementDuringTheOffsetFetchAfterAnOutageIsCommitted: an offset settled
-// while the group's offsets are fetched for a partition given back after
-// an outage stays owed until a commit of it succeeds. Each subtest checks
-// one of the ways the source owes it: StopWhenCaughtUp stops only once
-// the group has committed it, the periodic commit commits it, Close
-// commits it.
+// TestASettlementDuringTheOffsetFetchAfterAnOutageIsCommitted: an offset
+// settled while the group's offsets are fetched for a partition given
+// back after an outage stays owed until a commit of it succeeds. Each
+// subtest checks one way it is paid: StopWhenCaughtUp stops only once the
+// group has committed it, the periodic commit commits it, Close commits
+// it.
 func TestASettlementDuringTheOffsetFetchAfterAnOutageIsCommitted(t *testing.T) {
 	t.Run("StopWhenCaughtUp", func(t *testing.T) {
 		const group = "fetch-window-caught-up"
