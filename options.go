@@ -52,6 +52,32 @@ func DrainGrace(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.grace = d })
 }
 
+// Logger makes the pipeline log what an operator needs to know to l, with
+// the pipeline's name (attribute "pipeline") and, where one is concerned,
+// the stage's ("stage"):
+//
+//	level  message                 when
+//	Error  "pipeline failed"       the first error or panic stopped the pipeline ("error")
+//	Info   "pipeline cancelled"    the parent context was cancelled ("cause")
+//	Warn   "items failed"          items settled by a stage's error policy, dead-lettered or
+//	                               skipped after their last attempt ("failed": how many
+//	                               since the stage's last such line, "error": the latest,
+//	                               "attempts": its calls)
+//	Info   "drain begun"           Drain or DrainOn: sources stop taking input ("grace")
+//	Warn   "drain grace over"      a drain's DrainGrace passed while a retry waited: its
+//	                               item is settled with its last error
+//	Info   "pipeline finished"     Wait returned ("elapsed", and "error" if any)
+//
+// Nothing is logged per item: a stage logs at most one "items failed"
+// line per [LogInterval] (the first at once) and a last one when the
+// pipeline ends, for what is left, however many items fail. A nil l means
+// no logs, the default: a library logs nothing unless asked.
+func Logger(l *slog.Logger) Option { return optionFunc(func(c *config) { c.logger = l }) }
+
+// Tracing makes the pipeline start a span with t around each call of a
+// stage's function (see [Tracer]). A nil t means no tracing, the default.
+func Tracing(t Tracer) Option { return optionFunc(func(c *config) { c.tracer = t }) }
+
 // StageOption configures one stage. The options, and the stages each fits:
 //
 //   - the edge a stage writes to: [Buffer], [Chunk], [OnFull] — every

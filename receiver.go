@@ -110,26 +110,8 @@ func (r *receiver[T]) tune(n int) {
 func (r *receiver[T]) next(idle func() bool, alarm func() <-chan time.Time) (c *chunk[T], rang, kicked bool) {
 	p := r.e.p
 	if r.order != nil {
-		select {
-		case <-r.order.turn:
-		default:
-			// Waiting for the turn is waiting for input: hand on what
-			// this worker holds first, or it would wait behind a worker
-			// that waits for input.
-			if idle != nil && !idle() {
-				return nil, false, false
-			}
-			r.w.waitInput()
-			select {
-			case <-r.order.turn:
-			case <-p.ctx.Done():
-				r.w.resume()
-				return nil, false, false
-			case <-r.w.kick:
-				r.w.resume()
-				return nil, false, true
-			}
-			r.w.resume()
+		if ok, kicked := r.waitTurn(idle); !ok {
+			return nil, false, kicked
 		}
 		defer func() { r.order.turn <- struct{}{} }()
 	}
@@ -179,4 +161,30 @@ func (r *receiver[T]) next(idle func() bool, alarm func() <-chan time.Time) (c *
 	}
 	r.took(c)
 	return c, false, false
+}
+
+// waitTurn waits for the ordered stage's turn to take a chunk: ok once it
+// has the turn (the caller passes it on), false when the pipeline stopped
+// or the worker was kicked meanwhile.
+func (r *receiver[T]) waitTurn(idle func() bool) (ok, kicked bool) {
+	select {
+	case <-r.order.turn:
+		return true, false
+	default:
+	}
+	// Waiting for the turn is waiting for input: hand on what this worker
+	// holds first, or it would wait behind a worker that waits for input.
+	if idle != nil && !idle() {
+		return false, false
+	}
+	r.w.waitInput()
+	defer r.w.resume()
+	select {
+	case <-r.order.turn:
+		return true, false
+	case <-r.e.p.ctx.Done():
+		return false, false
+	case <-r.w.kick:
+		return false, true
+	}
 }

@@ -251,3 +251,10 @@ func (w *worker) times() (blocked, throttled, life int64, waiting bool) {
 		runtime.Gosched() // the goroutine is between two stores
 	}
 }
+
+// checkFunc panics if a stage's function is nil.
+func checkFunc(kind, name string, isNil bool) {
+	if isNil {
+		panic(fmt.Sprintf("sluice: %s %q: nil function", kind, name))
+	}
+}

@@ -224,55 +224,61 @@ func (p *Pipeline) Stats() Snapshot {
 		snap.Edges = append(snap.Edges, st)
 	}
 	for _, s := range stages {
-		st := StageStats{Name: s.name, Kind: s.kind, Workers: len(s.workers)}
-		if s.auto != nil {
-			st.Workers = int(s.auto.target.Load())
-			s.auto.mu.Lock()
-			a := s.auto.stats
-			s.auto.mu.Unlock()
-			st.Auto = &a
-		}
-		var blocked, throttled, life int64
-		for _, w := range s.workers {
-			if w == nil {
-				continue // an Auto slot never used
-			}
-			b, th, l, waiting := w.times()
-			blocked += b
-			throttled += th
-			life += l
-			if waiting {
-				st.Waiting++
-				if w.forRoom.Load() {
-					st.WaitingForRoom++
-				}
-			}
-			st.Failed += w.failed.Load()
-			st.Retries += w.retries.Load()
-			w.lat.addTo(&st.Latency)
-			if w.live.Load() {
-				st.Running++
-			}
-		}
-		st.Blocked = time.Duration(blocked)
-		st.Throttled = time.Duration(throttled)
-		st.Busy = time.Duration(max(0, life-blocked-throttled))
-		for _, e := range s.ins {
-			es := edgeStats[e]
-			st.In += es.Received
-			st.InDepth += es.Depth
-			st.InCapacity += es.Capacity
-			st.InChunkSize = max(st.InChunkSize, es.ChunkSize)
-		}
-		for _, e := range s.outs {
-			es := edgeStats[e]
-			if e.deadLetter() {
-				continue
-			}
-			st.Out += es.Sent
-			st.Dropped += es.Dropped
-		}
-		snap.Stages = append(snap.Stages, st)
+		snap.Stages = append(snap.Stages, s.stats(edgeStats))
 	}
 	return snap
+}
+
+// stats is the stage's part of a snapshot, its edges' figures read from
+// edgeStats. Called with p.mu held.
+func (s *stage) stats(edgeStats map[edgeInfo]EdgeStats) StageStats {
+	st := StageStats{Name: s.name, Kind: s.kind, Workers: len(s.workers)}
+	if s.auto != nil {
+		st.Workers = int(s.auto.target.Load())
+		s.auto.mu.Lock()
+		a := s.auto.stats
+		s.auto.mu.Unlock()
+		st.Auto = &a
+	}
+	var blocked, throttled, life int64
+	for _, w := range s.workers {
+		if w == nil {
+			continue // an Auto slot never used
+		}
+		b, th, l, waiting := w.times()
+		blocked += b
+		throttled += th
+		life += l
+		if waiting {
+			st.Waiting++
+			if w.forRoom.Load() {
+				st.WaitingForRoom++
+			}
+		}
+		st.Failed += w.failed.Load()
+		st.Retries += w.retries.Load()
+		w.lat.addTo(&st.Latency)
+		if w.live.Load() {
+			st.Running++
+		}
+	}
+	st.Blocked = time.Duration(blocked)
+	st.Throttled = time.Duration(throttled)
+	st.Busy = time.Duration(max(0, life-blocked-throttled))
+	for _, e := range s.ins {
+		es := edgeStats[e]
+		st.In += es.Received
+		st.InDepth += es.Depth
+		st.InCapacity += es.Capacity
+		st.InChunkSize = max(st.InChunkSize, es.ChunkSize)
+	}
+	for _, e := range s.outs {
+		es := edgeStats[e]
+		if e.deadLetter() {
+			continue
+		}
+		st.Out += es.Sent
+		st.Dropped += es.Dropped
+	}
+	return st
 }

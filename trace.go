@@ -6,10 +6,6 @@ import "context"
 // propagator must do, and a module of its own (otelx) implements both
 // with OpenTelemetry. A pipeline without a Tracer pays nothing per item.
 
-// Tracing makes the pipeline start a span with t around each call of a
-// stage's function (see [Tracer]). A nil t means no tracing, the default.
-func Tracing(t Tracer) Option { return optionFunc(func(c *config) { c.tracer = t }) }
-
 // Tracer starts a span around each call of a stage's function. Give one to
 // a pipeline with [Tracing]; the otelx module makes one from an
 // OpenTelemetry TracerProvider.

@@ -2,7 +2,6 @@ package sluice
 
 import (
 	"context"
-	"fmt"
 )
 
 // mapStage starts the n workers of a stage with one input and one output.
@@ -23,13 +22,6 @@ func mapStage[T, U any](p *Pipeline, s *stage, ie *edge[T], oe *edge[U], work fu
 			held: withHeld(out.flushHeld, ch),
 		})
 	})
-}
-
-// checkFunc panics if a stage's function is nil.
-func checkFunc(kind, name string, isNil bool) {
-	if isNil {
-		panic(fmt.Sprintf("sluice: %s %q: nil function", kind, name))
-	}
 }
 
 // mapper is one worker's way of calling a Map or OrderedMap function:

@@ -50,6 +50,7 @@ var importFor = map[string]string{
 	"natsx":       "github.com/sluicehq/sluice/connect/natsx",
 	"net":         "net",
 	"os":          "os",
+	"otelx":       "github.com/sluicehq/sluice/otelx",
 	"par":         "github.com/sluicehq/sluice/par",
 	"prom":        "github.com/sluicehq/sluice/prom",
 	"prometheus":  "github.com/prometheus/client_golang/prometheus",
@@ -59,6 +60,8 @@ var importFor = map[string]string{
 	"ring":        "github.com/sluicehq/sluice/ring",
 	"runtime":     "runtime",
 	"signal":      "os/signal",
+	"sdkmetric":   "go.opentelemetry.io/otel/sdk/metric",
+	"sdktrace":    "go.opentelemetry.io/otel/sdk/trace",
 	"slices":      "slices",
 	"slog":        "log/slog",
 	"sluice":      "github.com/sluicehq/sluice",
@@ -241,7 +244,7 @@ func withImports(src string, declared map[string]bool) (string, error) {
 			}
 		}
 	}) {
-		fmt.Fprintf(&imp, "\t%q\n", importFor[name])
+		fmt.Fprintf(&imp, "\t%s %q\n", name, importFor[name])
 	}
 	imp.WriteString(")\n")
 	// The package clause is the first line of every file generated here.

@@ -34,16 +34,20 @@
 // Offsets are committed only for the contiguous settled prefix of each
 // partition: stages may finish records in any order (an unordered
 // [sluice.Map] with many workers), and a commit never passes a record that
-// is not settled. The source marks each prefix for franz-go, which commits
-// what is marked every [CommitEvery] interval while the client is open
-// (during a drain too), when a partition is revoked, and at
-// [Source.Close]. A record that is not settled — the process died, the
-// pipeline stopped, the partition moved to another member — is read again
-// from the last commit, by this process or another; so results may be
-// produced twice, never zero times. Records carry a stable identity
-// ([Msg.ID]: topic/partition/offset) for a consumer that wants to drop
-// duplicates. A transaction's commit marker, which takes an offset but is
-// no record, is passed by the settled prefix on its own.
+// is not settled. A settled prefix is owed until the broker's answer to a
+// commit of it confirms it. The source marks each prefix for franz-go,
+// which commits what is marked every [CommitEvery] interval while the
+// client is open (during a drain too); the source itself commits what is
+// owed when a partition is revoked or given back after an outage, when
+// [StopWhenCaughtUp] asks whether the group is caught up, and at
+// [Source.Close], which reports what it could not commit. A record that is
+// not settled — the process died, the pipeline stopped, the partition
+// moved to another member — is read again from the last commit, by this
+// process or another; so results may be produced twice, never zero times.
+// Records carry a stable identity ([Msg.ID]: topic/partition/offset) for a
+// consumer that wants to drop duplicates. A transaction's commit marker,
+// which takes an offset but is no record, is passed by the settled prefix
+// on its own.
 //
 // # Flow control
 //
@@ -64,9 +68,11 @@
 // waited out: franz-go reconnects and reports the partitions lost; the
 // source keeps what settles meanwhile, and when the group gives the
 // partitions back it commits their settled prefixes before fetching
-// resumes, skipping what it has already. If they go to another member
-// instead, that member processes again what was not committed, and
-// [Source.Close] says so in its error.
+// resumes, skipping what it has already. What settles while franz-go
+// fetches the group's offsets for them (which resets what was marked) is
+// marked again at their first fetch, and stays owed until committed. If
+// they go to another member instead, that member processes again what
+// was not committed, and [Source.Close] says so in its error.
 //
 // # Failures
 //

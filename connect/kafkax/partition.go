@@ -15,24 +15,29 @@ type partition struct {
 	part  int32
 	slot  uint64 // the high bits of its records' receipt keys
 
-	mu            sync.Mutex
-	head          uint64          // seq of entries[0]
-	entries       []entry         // fetched, and not yet part of the settled prefix
-	base          []entry         // the array entries lives in, from its start
-	next          kgo.EpochOffset // offset after the settled prefix; Offset -1 for none
-	marked        int64           // offset last marked for franz-go to commit; -1 for none
-	last          int64           // offset of the last record tracked; -1 for none
-	lastCommitted int64           // the group's commit when the partition was lost; -1 for none
-	open          int             // entries not settled, counted in the source's flow
-	state         partState
+	mu        sync.Mutex
+	head      uint64          // seq of entries[0]
+	entries   []entry         // fetched, and not yet part of the settled prefix
+	base      []entry         // the array entries lives in, from its start
+	next      kgo.EpochOffset // offset after the settled prefix; Offset -1 for none
+	committed int64           // the group's commit as far as this member knows it; -1 for none
+	marked    int64           // offset last marked for franz-go to commit; -1 for none
+	last      int64           // offset of the last record tracked; -1 for none
+	open      int             // entries not settled, counted in the source's flow
+	state     partState
+	// reassigned is set when the group gives the partition back to this
+	// member, and cleared by its first fetch: franz-go resets its marks
+	// to the group's offsets, which it fetches after OnPartitionsAssigned,
+	// so what was marked meanwhile is marked again after that fetch.
+	reassigned bool
 }
 
 // partState is where a partition stands with the group.
 type partState uint8
 
 const (
-	owned partState = iota // assigned to this member: fetched, emitted, marked
-	held                   // lost, or revoked while a commit failed: settlements count, nothing is marked until it is assigned again
+	owned partState = iota // assigned to this member: fetched, emitted, marked, committed
+	held                   // lost, or revoked while a commit failed: settlements count, nothing is marked or committed until it is assigned again
 	gone                   // another member's: settlements do nothing
 )
 
@@ -48,7 +53,7 @@ type entry struct {
 const seqBits = 40
 
 func newPartition(topic string, part int32, slot uint64) *partition {
-	return &partition{topic: topic, part: part, slot: slot, next: kgo.EpochOffset{Offset: -1}, marked: -1, last: -1, lastCommitted: -1}
+	return &partition{topic: topic, part: part, slot: slot, next: kgo.EpochOffset{Offset: -1}, committed: -1, marked: -1, last: -1}
 }
 
 // entry returns the entry of seq, or nil if it left the tracker. Called
@@ -66,17 +71,25 @@ func (p *partition) entry(seq uint64) *entry {
 // whether the settled prefix advanced (a transaction's commit marker is
 // settled as it is tracked). Control records are tracked, settled, and
 // returned, so that seqs stay contiguous; the caller does not emit them.
+// The first fetch after the partition was assigned again reports the
+// prefix advanced as well, so that it is marked again.
 func (p *partition) track(recs []*kgo.Record, fl *flow) (kept []*kgo.Record, first uint64, advanced bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.state != owned {
 		return nil, 0, false
 	}
+	if p.reassigned {
+		// The first fetch since the partition came back: franz-go
+		// fetched the group's offsets, and forgot the marks made
+		// before. The caller has the tracker mark again.
+		p.reassigned, p.marked, advanced = false, -1, true
+	}
 	for len(recs) > 0 && recs[0].Offset <= p.last {
 		recs = recs[1:]
 	}
 	if len(recs) == 0 {
-		return nil, 0, false
+		return nil, 0, advanced
 	}
 	first = p.head + uint64(len(p.entries))
 	control := false
@@ -94,8 +107,8 @@ func (p *partition) track(recs []*kgo.Record, fl *flow) (kept []*kgo.Record, fir
 		}
 	}
 	p.last = recs[len(recs)-1].Offset
-	if control {
-		advanced = p.advance()
+	if control && p.advance() {
+		advanced = true
 	}
 	return recs, first, advanced
 }
@@ -190,30 +203,45 @@ func (p *partition) is(s partState) bool {
 	return p.state == s
 }
 
-// toMark returns the offset to mark if the settled prefix is past what was
-// marked, and records it as marked.
+// toMark returns the offset to mark if the settled prefix is past what
+// was marked and what the group committed, and records it as marked.
 func (p *partition) toMark() (kgo.EpochOffset, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.state != owned || p.next.Offset <= p.marked {
+	if p.state != owned || p.next.Offset <= max(p.marked, p.committed) {
 		return kgo.EpochOffset{}, false
 	}
 	p.marked = p.next.Offset
 	return p.next, true
 }
 
-// uncommitted returns the settled prefix of a held partition when it is
-// past the group's last known commit: what is processed again if the
-// partition is not assigned here again.
-func (p *partition) uncommitted() (kgo.EpochOffset, bool) {
+// owed returns the settled prefix when no commit is known to cover it.
+func (p *partition) owed() (kgo.EpochOffset, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.next, p.state == held && p.next.Offset > p.lastCommitted
+	return p.next, p.state != gone && p.next.Offset > p.committed
 }
 
-// busy reports whether records are tracked and not settled.
+// confirm records that the group committed offset.
+func (p *partition) confirm(offset int64) {
+	p.mu.Lock()
+	p.committed = max(p.committed, offset)
+	p.mu.Unlock()
+}
+
+// owedWhileHeld returns the settled prefix of a held partition when no
+// commit covers it: what is processed again if the partition is not
+// assigned here again.
+func (p *partition) owedWhileHeld() (kgo.EpochOffset, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.next, p.state == held && p.next.Offset > p.committed
+}
+
+// busy reports whether records are tracked and not settled, or settled
+// and not committed.
 func (p *partition) busy() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.state != gone && (p.open > 0 || p.next.Offset > p.marked)
+	return p.state != gone && (p.open > 0 || p.next.Offset > p.committed)
 }

@@ -253,20 +253,35 @@ func (s *Source) send(out *sluice.Emitter[Msg], batches []polled) (sent int, ok 
 		if b.p.is(gone) {
 			continue
 		}
+		// Counted before they are sent, since a record may be
+		// acknowledged before Send returns; those not sent are
+		// taken back.
+		s.received.Add(int64(dataRecords(b.recs)))
 		for i, rec := range b.recs {
 			if rec.Attrs.IsControl() {
 				continue
 			}
 			seq := b.first + uint64(i)
 			if !out.Send(Msg{Receipt: sluice.NewReceipt(s, b.p.slot<<seqBits|seq), r: rec, delivery: 1}) {
+				s.received.Add(-int64(dataRecords(b.recs[i:])))
 				s.rd.unsent = append([]polled{{b.p, seq, b.recs[i:]}}, batches[k+1:]...)
 				return sent, false
 			}
 			sent++
 		}
 	}
-	s.received.Add(int64(sent))
 	return sent, true
+}
+
+// dataRecords counts the records of recs that are not control records.
+func dataRecords(recs []*kgo.Record) int {
+	n := len(recs)
+	for _, r := range recs {
+		if r.Attrs.IsControl() {
+			n--
+		}
+	}
+	return n
 }
 
 // sendRedeliveries emits the failed records whose delay has passed; false
@@ -328,7 +343,7 @@ func (s *Source) waitForRoom(ctx context.Context, out *sluice.Emitter[Msg]) bool
 // whichever member read it. An error (the broker is restarting, say) only
 // means asking again after the next idle poll.
 func (s *Source) caughtUp(ctx context.Context) bool {
-	if s.tr.commitMarked(ctx) != nil || s.tr.busy() {
+	if s.tr.commitOwned(ctx) != nil || s.tr.busy() {
 		return false
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)

@@ -97,3 +97,29 @@ func TestADrainEndsAWaitingPoll(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestEveryRecordAcknowledgedAfterADrainWasCountedAsReceived: a drain
+// stops the source in the middle of emitting a fetch; the records it
+// emitted before stopping are processed and acknowledged by the drain,
+// and each of them was received.
+func TestEveryRecordAcknowledgedAfterADrainWasCountedAsReceived(t *testing.T) {
+	in := newTopic(t, 1)
+	const n = 3000
+	produceN(t, in, n)
+	src := newSource(t, "drain-received", []string{in}, kafkax.MaxInFlight(2500))
+	p := sluice.New(ctxT(t, time.Minute))
+	msgs := kafkax.Read(p, "read", src, sluice.Chunk(100), sluice.Buffer(500))
+	sluice.ForEach(p, "slow", msgs, 1, func(context.Context, kafkax.Msg) error {
+		time.Sleep(500 * time.Microsecond)
+		return nil
+	})
+	eventually(t, 30*time.Second, "100 records acked", func() bool { return src.Stats().Acked >= 100 })
+	p.Drain()
+	if err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	st := src.Stats()
+	if st.Received != st.Acked || st.Acked == 0 || st.Acked == n {
+		t.Fatalf("source %+v after the drain; want Received = Acked, the drain in the middle of the input", st)
+	}
+}

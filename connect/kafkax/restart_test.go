@@ -2,11 +2,14 @@ package kafkax_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/sluicehq/sluice"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sluicehq/sluice/connect/kafkax"
 )
@@ -99,4 +102,131 @@ func startSlowCopy(t *testing.T, group string, n int) (*kafkax.Source, string, s
 	done := make(chan error, 1)
 	go func() { done <- p.Wait() }()
 	return src, in, out, done
+}
+
+// heldThroughAnOutage runs a one-partition source over 2,000 records that
+// acknowledges every record but offset 100 at once and holds that one;
+// then it stops the broker for 2 s and starts it again. franz-go reports
+// the partition lost, and when the group gives it back it fetches the
+// group's offsets, slowly (a coordinator that takes 3 s: an
+// AdjustFetchOffsetsFn that waits, then returns them unchanged). Offset
+// 100 is acknowledged at the end of that wait, and the fetch returns once
+// the source has marked the settled prefix for franz-go: between the
+// member's OnPartitionsAssigned and the moment franz-go resets its
+// offsets to the fetched ones. It returns the source, its topic, the
+// pipeline and where p.Wait's error arrives, once the fetch is over.
+func heldThroughAnOutage(t *testing.T, group string, opts ...kafkax.SourceOption) (*kafkax.Source, string, *sluice.Pipeline, chan error) {
+	t.Helper()
+	const n, hold = 2000, 100
+	in := newTopic(t, 1)
+	produceN(t, in, n)
+	var (
+		src       *kafkax.Source
+		held      = make(chan sluice.Receipt, 1)
+		restarted atomic.Bool
+		fetched   = make(chan error, 1)
+	)
+	adjust := func(_ context.Context, offs map[string]map[int32]kgo.Offset) (map[string]map[int32]kgo.Offset, error) {
+		if !restarted.Load() {
+			return offs, nil
+		}
+		select {
+		case r := <-held:
+			time.Sleep(3 * time.Second)
+			r.Ack()
+			deadline := time.Now().Add(5 * time.Second)
+			for src.Client().MarkedOffsets()[in][0].Offset != n {
+				if time.Now().After(deadline) {
+					fetched <- fmt.Errorf("offset %d not marked within 5 s of its settlement (marked %v)", n, src.Client().MarkedOffsets())
+					return offs, nil
+				}
+				time.Sleep(100 * time.Microsecond)
+			}
+			fetched <- nil
+		default: // a later fetch
+		}
+		return offs, nil
+	}
+	src = newSource(t, group, []string{in}, append(opts, kafkax.WithClient(kgo.AdjustFetchOffsetsFn(adjust)))...)
+	p := sluice.New(ctxT(t, 3*time.Minute))
+	sluice.ForEach(p, "work", kafkax.Read(p, "read", src), 1, func(_ context.Context, m kafkax.Msg) error {
+		if m.Offset() == hold && m.Delivery() == 1 {
+			m.Expect(2) // ForEach acknowledges one; the test the other
+			held <- m.Receipt
+		}
+		return nil
+	})
+	done := make(chan error, 1)
+	go func() { done <- p.Wait() }()
+	eventually(t, time.Minute, "every record but one acknowledged", func() bool { return src.Stats().Acked == n-1 && len(held) == 1 })
+
+	stopBroker()
+	time.Sleep(2 * time.Second)
+	restarted.Store(true)
+	if _, err := startCmd().Output(); err != nil {
+		t.Fatalf("restarting the broker: %v", err)
+	}
+	select {
+	case err := <-fetched:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatalf("the group did not give the partition back within a minute of the restart (source %+v)", src.Stats())
+	}
+	if st := src.Stats(); st.Acked != n || st.InFlight != 0 {
+		t.Fatalf("source %+v after the outage; want all %d acknowledged", st, n)
+	}
+	return src, in, p, done
+}
+
+// TestASettlementDuringTheOffsetFetchAfterAnOutageIsCommitted: an offset
+// settled while the group's offsets are fetched for a partition given
+// back after an outage stays owed until a commit of it succeeds. Each
+// subtest checks one way it is paid: StopWhenCaughtUp stops only once the
+// group has committed it, the periodic commit commits it, Close commits
+// it.
+func TestASettlementDuringTheOffsetFetchAfterAnOutageIsCommitted(t *testing.T) {
+	t.Run("StopWhenCaughtUp", func(t *testing.T) {
+		const group = "fetch-window-caught-up"
+		src, in, _, done := heldThroughAnOutage(t, group, kafkax.CommitEvery(time.Hour), kafkax.StopWhenCaughtUp())
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("the source did not stop within 30 s (source %+v, lag %d)", src.Stats(), lag(t, group, in))
+		}
+		if l := lag(t, group, in); l != 0 {
+			t.Fatalf("the source stopped with the group's lag at %d; want 0", l)
+		}
+	})
+	t.Run("CommitEvery", func(t *testing.T) {
+		const group = "fetch-window-periodic"
+		src, in, p, done := heldThroughAnOutage(t, group, kafkax.CommitEvery(200*time.Millisecond))
+		defer func() {
+			p.Drain()
+			<-done
+		}()
+		eventually(t, 30*time.Second, "the periodic commit covers every record", func() bool {
+			l, err := tryLag(t, group, in)
+			return err == nil && l == 0
+		})
+		_ = src
+	})
+	t.Run("Close", func(t *testing.T) {
+		const group = "fetch-window-close"
+		src, in, p, done := heldThroughAnOutage(t, group, kafkax.CommitEvery(time.Hour))
+		p.Drain()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if err := src.Close(); err != nil {
+			t.Fatalf("Close: %v", err)
+		}
+		if l := lag(t, group, in); l != 0 {
+			t.Fatalf("Close returned nil with the group's lag at %d; want 0", l)
+		}
+	})
 }

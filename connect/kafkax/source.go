@@ -23,7 +23,7 @@ import (
 // the topics' partitions, each partition read by one of them at a time.
 //
 // A Source is a reader (the poll loop, see [Read]), a tracker of each
-// partition's settled prefix, whose offsets franz-go commits, and a flow
+// partition's settled prefix, which sees that it is committed, and a flow
 // control that bounds what is in flight ([MaxInFlight]).
 type Source struct {
 	cl     *kgo.Client
@@ -55,9 +55,10 @@ type Source struct {
 // [Source.Close].
 //
 // The source builds its own franz-go client, since a group member's
-// callbacks live on its client; [WithClient] adds options to it. The
-// client commits only the offsets the source marks: the settled prefix of
-// each partition.
+// callbacks live on its client; [WithClient] adds options to it. Only
+// the settled prefix of each partition is committed: the client commits
+// what the source marks, and the source commits it itself at a rebalance,
+// when caught up and at Close.
 func NewSource(ctx context.Context, brokers, group string, topics []string, opts ...SourceOption) (*Source, error) {
 	seeds := splitBrokers(brokers)
 	if len(seeds) == 0 || group == "" || len(topics) == 0 || slices.Contains(topics, "") {
@@ -228,16 +229,21 @@ func (s *Source) failure() error {
 // Close commits the settled prefix of every partition the source owns,
 // leaves the group and closes the client. Call it after the pipeline that
 // reads the source is done; the records it left unsettled are processed
-// again by whichever member gets their partitions. It returns the final
-// commit's error, or an error naming the partitions that were lost (a
-// broker was away) and not assigned back with settled records that no
-// commit covers: their next owner processes those again.
+// again by whichever member gets their partitions. It returns nil only if
+// a commit covers every settled record of the partitions the source owns;
+// otherwise an error naming the partitions whose settled records no
+// commit covers (with the failed commit's error, if one failed): those
+// that were lost (a broker was away) and not assigned back, and those
+// whose commit failed. Their next owner processes those records again.
+// Close waits for at most two commits, of up to 10 s each.
 func (s *Source) Close() error {
 	s.closeOnce.Do(func() {
-		err := s.tr.commitMarked(context.Background())
+		err := s.tr.commitOwned(context.Background())
 		s.tr.stop()
-		s.closeErr = errors.Join(err, s.tr.settledNotCommitted())
-		s.cl.Close()
+		s.cl.Close() // leaving the group commits again what is owed (revoked)
+		if rest := s.tr.settledNotCommitted(); rest != nil {
+			s.closeErr = errors.Join(err, rest)
+		}
 	})
 	return s.closeErr
 }

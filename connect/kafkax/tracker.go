@@ -2,6 +2,7 @@ package kafkax
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -22,14 +23,24 @@ import (
 const markDelay = 5 * time.Millisecond
 
 // commitTimeout bounds a commit the tracker makes itself (on revoke, on
-// reassignment, at Close).
+// reassignment, when caught up, at Close).
 const commitTimeout = 10 * time.Second
 
 // tracker keeps the partitions of a source through the group's
-// rebalances, and marks their settled prefixes for franz-go to commit
-// (AutoCommitMarks): the client commits what is marked every CommitEvery
-// interval, and the tracker commits what is marked when partitions are
-// revoked and at Close.
+// rebalances, and sees that their settled prefixes are committed.
+//
+// A settled prefix is owed until a commit of it succeeds: the tracker
+// learns of each commit from its answer (franz-go's AutoCommitCallback, or
+// the callback of a commit it makes itself), never from handing an offset
+// to franz-go. Between commits the tracker marks the prefixes for franz-go
+// (AutoCommitMarks), which commits what is marked every CommitEvery
+// interval. franz-go forgets the marks of a partition when it is lost or
+// revoked, and when the group assigns it again (it resets them to the
+// group's offsets, which it fetches after OnPartitionsAssigned): a
+// partition is marked again at its first fetch after an assignment. When
+// partitions are revoked or assigned back, when the source asks whether
+// it is caught up, and at Close, the tracker commits what is owed itself,
+// with the offsets in hand, and waits for the answer.
 //
 // A partition the group takes away with a commit that succeeds is
 // released: its records settle for nothing, and the flow stops counting
@@ -94,101 +105,178 @@ func (t *tracker) advanced() {
 	}
 }
 
-// mark marks the settled prefix of every owned partition that moved.
+// mark marks the settled prefix of every owned partition that moved past
+// what was marked and committed.
 func (t *tracker) mark() {
 	t.markMu.Lock()
 	defer t.markMu.Unlock()
 	t.armed.Store(false)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.markLocked(t.owned)
-}
-
-// markLocked marks the settled prefixes of parts that moved. Called with
-// mu held, so that a partition is never marked once it is revoked.
-func (t *tracker) markLocked(parts map[topicPart]*partition) {
 	var offs map[string]map[int32]kgo.EpochOffset
-	for _, p := range parts {
-		eo, ok := p.toMark()
-		if !ok {
-			continue
+	for _, p := range t.owned {
+		if eo, ok := p.toMark(); ok {
+			offs = addOffset(offs, p, eo)
 		}
-		if offs == nil {
-			offs = make(map[string]map[int32]kgo.EpochOffset)
-		}
-		if offs[p.topic] == nil {
-			offs[p.topic] = make(map[int32]kgo.EpochOffset)
-		}
-		offs[p.topic][p.part] = eo
 	}
+	// Under mu, so that a partition is never marked once it is revoked.
 	if offs != nil {
 		t.cl.MarkCommitOffsets(offs)
 	}
 }
 
-// commitMarked marks what moved and commits what is marked; it waits for
-// the commit.
-func (t *tracker) commitMarked(ctx context.Context) error {
-	t.mark()
-	if len(t.cl.MarkedOffsets()) == 0 {
-		return nil // everything marked is committed
+func addOffset(offs map[string]map[int32]kgo.EpochOffset, p *partition, eo kgo.EpochOffset) map[string]map[int32]kgo.EpochOffset {
+	if offs == nil {
+		offs = make(map[string]map[int32]kgo.EpochOffset)
+	}
+	if offs[p.topic] == nil {
+		offs[p.topic] = make(map[int32]kgo.EpochOffset)
+	}
+	offs[p.topic][p.part] = eo
+	return offs
+}
+
+// ownedParts returns the partitions this member owns.
+func (t *tracker) ownedParts() []*partition {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return slices.Collect(maps.Values(t.owned))
+}
+
+// commit commits the settled prefix of each of parts that no commit
+// covers, in one request, and waits for the answer (at most
+// commitTimeout). It returns the partitions whose commit did not succeed
+// and why; none when nothing was owed.
+func (t *tracker) commit(ctx context.Context, parts []*partition) ([]*partition, error) {
+	var offs map[string]map[int32]kgo.EpochOffset
+	var owing []*partition
+	var want []int64
+	for _, p := range parts {
+		if eo, ok := p.owed(); ok {
+			offs = addOffset(offs, p, eo)
+			owing = append(owing, p)
+			want = append(want, eo.Offset)
+		}
+	}
+	if len(owing) == 0 {
+		return nil, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, commitTimeout)
 	defer cancel()
-	return t.counted(t.cl.CommitMarkedOffsets(ctx))
-}
-
-// counted counts a commit's outcome and names the group in its error.
-func (t *tracker) counted(err error) error {
-	if err != nil {
-		t.commitErrs.Add(1)
-		return fmt.Errorf("kafkax: commit for group %q: %w", t.group, err)
+	byKey := make(map[topicPart]*partition, len(owing))
+	for _, p := range owing {
+		byKey[topicPart{p.topic, p.part}] = p
 	}
-	t.commits.Add(1)
-	return nil
-}
-
-// autoCommitted counts franz-go's periodic commits (AutoCommitCallback).
-func (t *tracker) autoCommitted(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
-	if err == nil {
-		err = responseErr(resp)
+	var cerr error
+	t.cl.CommitOffsetsSync(ctx, offs, func(_ *kgo.Client, req *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
+		cerr = t.confirm(req, resp, err, func(k topicPart) *partition { return byKey[k] })
+	})
+	var failed []*partition
+	for i, p := range owing {
+		p.mu.Lock()
+		if p.committed < want[i] {
+			failed = append(failed, p)
+		}
+		p.mu.Unlock()
 	}
-	_ = t.counted(err)
+	if len(failed) == 0 {
+		return nil, nil
+	}
+	if cerr == nil {
+		cerr = errors.New("the answer confirms no commit of them")
+	}
+	names := make([]string, len(failed))
+	for i, p := range failed {
+		names[i] = fmt.Sprintf("%s/%d", p.topic, p.part)
+	}
+	sort.Strings(names)
+	return failed, fmt.Errorf("kafkax: commit for group %q of %s: %w", t.group, strings.Join(names, ", "), cerr)
 }
 
-// responseErr returns the first partition error of a commit's response.
-func responseErr(resp *kmsg.OffsetCommitResponse) error {
-	for _, rt := range resp.Topics {
-		for _, rp := range rt.Partitions {
-			if err := kerr.ErrorForCode(rp.ErrorCode); err != nil {
-				return fmt.Errorf("topic %q partition %d: %w", rt.Topic, rp.Partition, err)
+// confirm records the offsets a commit's answer confirms in the
+// partitions that find returns, counts the commit, and returns its error
+// or its first partition's error.
+func (t *tracker) confirm(req *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error, find func(topicPart) *partition) error {
+	if err == nil && resp != nil && req != nil {
+		// Answers from OffsetCommit v10 on name topics by ID only.
+		names := make(map[[16]byte]string, len(req.Topics))
+		asked := make(map[topicPart]int64)
+		for _, rt := range req.Topics {
+			names[rt.TopicID] = rt.Topic
+			for _, rp := range rt.Partitions {
+				asked[topicPart{rt.Topic, rp.Partition}] = rp.Offset
+			}
+		}
+		for _, rt := range resp.Topics {
+			topic := rt.Topic
+			if topic == "" {
+				topic = names[rt.TopicID]
+			}
+			for _, rp := range rt.Partitions {
+				if perr := kerr.ErrorForCode(rp.ErrorCode); perr != nil {
+					if err == nil {
+						err = fmt.Errorf("topic %q partition %d: %w", topic, rp.Partition, perr)
+					}
+					continue
+				}
+				k := topicPart{topic, rp.Partition}
+				off, ok := asked[k]
+				if !ok {
+					continue
+				}
+				if p := find(k); p != nil {
+					p.confirm(off)
+				}
 			}
 		}
 	}
-	return nil
+	if err != nil {
+		t.commitErrs.Add(1)
+	} else {
+		t.commits.Add(1)
+	}
+	return err
+}
+
+// autoCommitted records franz-go's periodic commits (AutoCommitCallback).
+func (t *tracker) autoCommitted(_ *kgo.Client, req *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
+	_ = t.confirm(req, resp, err, t.find)
+}
+
+// find returns the partition of k that this member owns or holds.
+func (t *tracker) find(k topicPart) *partition {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if p := t.owned[k]; p != nil {
+		return p
+	}
+	return t.held[k]
+}
+
+// commitOwned commits what the owned partitions owe.
+func (t *tracker) commitOwned(ctx context.Context) error {
+	_, err := t.commit(ctx, t.ownedParts())
+	return err
 }
 
 // assigned runs before franz-go fetches the group's offsets for the newly
 // assigned partitions: a held one is owned again, and its settled prefix
 // committed, so that fetching starts past it; held ones assigned to
 // another member are released.
-func (t *tracker) assigned(ctx context.Context, cl *kgo.Client, tps map[string][]int32) {
+func (t *tracker) assigned(ctx context.Context, _ *kgo.Client, tps map[string][]int32) {
 	t.mu.Lock()
-	back := make(map[string]map[int32]kgo.EpochOffset)
+	var back []*partition
 	slots := slices.Clone(*t.slots.Load())
 	for topic, ps := range tps {
 		for _, part := range ps {
 			k := topicPart{topic, part}
 			if p := t.held[k]; p != nil {
 				delete(t.held, k)
-				p.setState(owned)
+				p.mu.Lock()
+				p.state, p.reassigned = owned, true
+				p.mu.Unlock()
 				t.owned[k] = p
-				if eo, ok := p.toMark(); ok {
-					if back[topic] == nil {
-						back[topic] = make(map[int32]kgo.EpochOffset)
-					}
-					back[topic][part] = eo
-				}
+				back = append(back, p)
 				continue
 			}
 			p := newPartition(topic, part, uint64(len(slots)))
@@ -199,7 +287,7 @@ func (t *tracker) assigned(ctx context.Context, cl *kgo.Client, tps map[string][
 	t.slots.Store(&slots)
 	elsewhere := slices.Collect(maps.Values(t.held))
 	for _, p := range elsewhere {
-		if eo, ok := p.uncommitted(); ok {
+		if eo, ok := p.owedWhileHeld(); ok {
 			t.abandoned = append(t.abandoned, fmt.Sprintf("%s/%d up to offset %d", p.topic, p.part, eo.Offset))
 		}
 	}
@@ -208,18 +296,9 @@ func (t *tracker) assigned(ctx context.Context, cl *kgo.Client, tps map[string][
 	for _, p := range elsewhere {
 		t.onRelease(p, p.release())
 	}
-	if len(back) > 0 {
-		ctx, cancel := context.WithTimeout(ctx, commitTimeout)
-		defer cancel()
-		var cerr error
-		cl.CommitOffsetsSync(ctx, back, func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
-			if err == nil {
-				err = responseErr(resp)
-			}
-			cerr = err
-		})
-		_ = t.counted(cerr)
-	}
+	// What this commit misses stays owed: marked after the first
+	// fetch, committed by franz-go or by the tracker later.
+	_, _ = t.commit(ctx, back)
 }
 
 // take removes the partitions of tps from the owned ones.
@@ -238,26 +317,30 @@ func (t *tracker) take(tps map[string][]int32) []*partition {
 }
 
 // revoked runs when the group takes partitions away: their settled
-// prefixes are marked and committed before they move. If that commit
-// fails (the coordinator is away), they are held, as if lost.
+// prefixes (and those of the partitions that stay) are committed before
+// they move. Those whose commit fails (the coordinator is away) are held,
+// as if lost.
 func (t *tracker) revoked(ctx context.Context, _ *kgo.Client, tps map[string][]int32) {
 	t.mu.Lock()
-	t.markLocked(t.owned)
 	parts := t.take(tps)
 	for _, p := range parts {
 		p.setState(held) // nothing more is marked for them
 	}
+	staying := slices.Collect(maps.Values(t.owned))
 	t.mu.Unlock()
 	if len(parts) == 0 {
 		return
 	}
-	if err := t.commitMarked(ctx); err != nil {
-		t.hold(parts)
-		return
-	}
+	failed, _ := t.commit(ctx, append(staying, parts...))
+	var keep []*partition
 	for _, p := range parts {
+		if slices.Contains(failed, p) {
+			keep = append(keep, p)
+			continue
+		}
 		t.onRelease(p, p.release())
 	}
+	t.hold(keep)
 }
 
 // lost runs when franz-go reports the partitions lost: the member was
@@ -269,11 +352,9 @@ func (t *tracker) lost(_ context.Context, cl *kgo.Client, tps map[string][]int32
 	parts := t.take(tps)
 	t.mu.Unlock()
 	for _, p := range parts {
-		p.mu.Lock()
 		if eo, ok := committed[p.topic][p.part]; ok {
-			p.lastCommitted = eo.Offset
+			p.confirm(eo.Offset)
 		}
-		p.mu.Unlock()
 	}
 	t.hold(parts)
 }
@@ -290,28 +371,40 @@ func (t *tracker) hold(parts []*partition) {
 	}
 }
 
-// settledNotCommitted reports the partitions lost and not assigned back
-// (held still, or gone to another member) whose settled records are not
-// committed: their next owner processes those again.
+// settledNotCommitted reports the partitions whose settled records no
+// commit covers: lost and not assigned back (held still, or gone to
+// another member), whose next owner processes those again, and owned
+// ones whose last commit failed.
 func (t *tracker) settledNotCommitted() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	lost := slices.Clone(t.abandoned)
 	for _, p := range t.held {
-		if eo, ok := p.uncommitted(); ok {
+		if eo, ok := p.owedWhileHeld(); ok {
 			lost = append(lost, fmt.Sprintf("%s/%d up to offset %d", p.topic, p.part, eo.Offset))
 		}
 	}
-	if len(lost) == 0 {
-		return nil
+	var owed []string
+	for _, p := range t.owned {
+		if eo, ok := p.owed(); ok {
+			owed = append(owed, fmt.Sprintf("%s/%d up to offset %d", p.topic, p.part, eo.Offset))
+		}
 	}
-	sort.Strings(lost)
-	return fmt.Errorf("kafkax: group %q: partitions lost and not assigned back, settled records not committed: %s",
-		t.group, strings.Join(lost, ", "))
+	var errs []error
+	if len(lost) > 0 {
+		sort.Strings(lost)
+		errs = append(errs, fmt.Errorf("kafkax: group %q: partitions lost and not assigned back, settled records not committed: %s",
+			t.group, strings.Join(lost, ", ")))
+	}
+	if len(owed) > 0 {
+		sort.Strings(owed)
+		errs = append(errs, fmt.Errorf("kafkax: group %q: settled records not committed: %s", t.group, strings.Join(owed, ", ")))
+	}
+	return errors.Join(errs...)
 }
 
 // busy reports whether a partition has records not settled, or a settled
-// prefix not marked.
+// prefix no commit covers.
 func (t *tracker) busy() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()

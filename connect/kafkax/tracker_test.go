@@ -5,7 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // TestALostPartitionKeepsCountingAndCloseNamesWhatItCouldNotCommit: a
@@ -77,5 +79,134 @@ func TestAPartitionLostAndGivenBackIsTheSameTracker(t *testing.T) {
 	}
 	if q, _ := tr.lookup(p.slot << seqBits); q != p {
 		t.Fatal("its receipts no longer find it")
+	}
+}
+
+// notInAGroup returns a tracker whose client is in no group: every commit
+// it makes fails (franz-go answers "not a group").
+func notInAGroup(t *testing.T) (*tracker, *kgo.Client) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers("127.0.0.1:1")) // never contacted
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	tr := newTracker("g", func(*partition, int) {})
+	t.Cleanup(tr.stop)
+	tr.cl = cl
+	return tr, cl
+}
+
+// settledThree assigns t/0 and settles its offsets 0-2.
+func settledThree(tr *tracker, cl *kgo.Client) *partition {
+	tr.assigned(context.Background(), cl, map[string][]int32{"t": {0}})
+	p := tr.get("t", 0)
+	p.track(recs(0, 0, 3), newFlow(100))
+	for seq := range uint64(3) {
+		p.ack(seq)
+	}
+	return p
+}
+
+// commitAnswer is a commit of t/0 at offset and its answer, by topic ID
+// only as OffsetCommit v10 answers.
+func commitAnswer(offset int64, code int16) (*kmsg.OffsetCommitRequest, *kmsg.OffsetCommitResponse) {
+	id := [16]byte{1}
+	req := kmsg.NewPtrOffsetCommitRequest()
+	rt := kmsg.NewOffsetCommitRequestTopic()
+	rt.Topic, rt.TopicID = "t", id
+	rp := kmsg.NewOffsetCommitRequestTopicPartition()
+	rp.Partition, rp.Offset = 0, offset
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp := kmsg.NewPtrOffsetCommitResponse()
+	resp.Version = 10
+	st := kmsg.NewOffsetCommitResponseTopic()
+	st.TopicID = id
+	sp := kmsg.NewOffsetCommitResponseTopicPartition()
+	sp.Partition, sp.ErrorCode = 0, code
+	st.Partitions = append(st.Partitions, sp)
+	resp.Topics = append(resp.Topics, st)
+	return req, resp
+}
+
+// TestASettledPrefixIsOwedUntilACommitOfItIsConfirmed: marking a prefix
+// for franz-go does not make it committed; an answer that confirms its
+// commit does, and one with an error does not.
+func TestASettledPrefixIsOwedUntilACommitOfItIsConfirmed(t *testing.T) {
+	tr, cl := notInAGroup(t)
+	settledThree(tr, cl)
+	tr.mark()
+	if !tr.busy() {
+		t.Fatal("a prefix that is marked and not committed counts as committed")
+	}
+	req, resp := commitAnswer(3, kerr.RebalanceInProgress.Code)
+	tr.autoCommitted(cl, req, resp, nil)
+	if !tr.busy() {
+		t.Fatal("a commit answered with an error counts as committed")
+	}
+	req, resp = commitAnswer(3, 0)
+	tr.autoCommitted(cl, req, resp, nil)
+	if tr.busy() {
+		t.Fatal("a confirmed commit of the whole prefix leaves it owed")
+	}
+	if c, e := tr.commits.Load(), tr.commitErrs.Load(); c != 1 || e != 1 {
+		t.Fatalf("%d commits, %d errors counted; want 1, 1", c, e)
+	}
+}
+
+// TestARevokedPartitionWhoseCommitFailsIsHeldAndNamed: a partition revoked
+// while its commit fails is held (its settlements count), and what it
+// owes is reported, as Close reports it.
+func TestARevokedPartitionWhoseCommitFailsIsHeldAndNamed(t *testing.T) {
+	tr, cl := notInAGroup(t)
+	p := settledThree(tr, cl)
+	tr.revoked(context.Background(), cl, map[string][]int32{"t": {0}})
+	if tr.get("t", 0) != nil || !p.is(held) {
+		t.Fatal("want the revoked partition held, no longer owned")
+	}
+	if err := tr.settledNotCommitted(); err == nil || !strings.Contains(err.Error(), "t/0 up to offset 3") {
+		t.Fatalf("got %v; want an error naming t/0 up to offset 3", err)
+	}
+}
+
+// TestAnOwnedPartitionWhoseCommitFailsIsNamed: the commit the source makes
+// (caught up, at Close) reports the partitions it could not commit, and
+// they stay owed.
+func TestAnOwnedPartitionWhoseCommitFailsIsNamed(t *testing.T) {
+	tr, cl := notInAGroup(t)
+	settledThree(tr, cl)
+	if err := tr.commitOwned(context.Background()); err == nil || !strings.Contains(err.Error(), "t/0") {
+		t.Fatalf("commit: got %v; want an error naming t/0", err)
+	}
+	if err := tr.settledNotCommitted(); err == nil || !strings.Contains(err.Error(), "settled records not committed: t/0 up to offset 3") {
+		t.Fatalf("got %v; want an error naming t/0 up to offset 3", err)
+	}
+}
+
+// TestTheFirstFetchAfterAReassignmentMarksAgain: franz-go forgets the
+// marks of a partition when it fetches the group's offsets after an
+// assignment; the partition's first fetch after that has the prefix
+// marked again, even if every record in it is tracked already.
+func TestTheFirstFetchAfterAReassignmentMarksAgain(t *testing.T) {
+	tr, cl := notInAGroup(t)
+	p := settledThree(tr, cl)
+	if eo, ok := p.toMark(); !ok || eo.Offset != 3 {
+		t.Fatalf("toMark %v %v; want 3", eo, ok)
+	}
+	tr.lost(context.Background(), cl, map[string][]int32{"t": {0}})
+	tr.assigned(context.Background(), cl, map[string][]int32{"t": {0}})
+	if _, ok := p.toMark(); !ok {
+		t.Fatal("the prefix owed is not marked when the partition comes back")
+	}
+	// franz-go fetches the group's offsets, then records from there.
+	if _, _, adv := p.track(recs(0, 0, 3), newFlow(100)); !adv {
+		t.Fatal("the first fetch after the reassignment did not ask for a mark")
+	}
+	if eo, ok := p.toMark(); !ok || eo.Offset != 3 {
+		t.Fatalf("after the first fetch toMark %v %v; want 3 again", eo, ok)
+	}
+	if _, _, adv := p.track(recs(0, 0, 3), newFlow(100)); adv {
+		t.Fatal("a later fetch of nothing new asked for a mark")
 	}
 }
