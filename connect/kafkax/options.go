@@ -31,6 +31,7 @@ type sourceConfig struct {
 	stopCaughtUp   bool
 	startTimeout   time.Duration
 	kopts          []kgo.Opt
+	observe        // Propagate, Logger
 }
 
 type sinkConfig struct {
@@ -39,6 +40,7 @@ type sinkConfig struct {
 	deliveryTime time.Duration
 	startTimeout time.Duration
 	kopts        []kgo.Opt
+	observe      // Propagate, Logger
 }
 
 // Defaults of a [Source] and a [Sink].

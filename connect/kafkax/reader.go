@@ -262,7 +262,7 @@ func (s *Source) send(out *sluice.Emitter[Msg], batches []polled) (sent int, ok 
 				continue
 			}
 			seq := b.first + uint64(i)
-			if !out.Send(Msg{Receipt: sluice.NewReceipt(s, b.p.slot<<seqBits|seq), r: rec, delivery: 1}) {
+			if !out.Send(Msg{Receipt: s.receipt(b.p.slot<<seqBits|seq, rec), r: rec, delivery: 1}) {
 				s.received.Add(-int64(dataRecords(b.recs[i:])))
 				s.rd.unsent = append([]polled{{b.p, seq, b.recs[i:]}}, batches[k+1:]...)
 				return sent, false
@@ -290,7 +290,7 @@ func dataRecords(recs []*kgo.Record) int {
 func (s *Source) sendRedeliveries(out *sluice.Emitter[Msg]) bool {
 	due := s.redo.take(time.Now())
 	for i, r := range due {
-		if !out.Send(Msg{Receipt: sluice.NewReceipt(s, r.p.slot<<seqBits|r.seq), r: r.rec, delivery: r.delivery}) {
+		if !out.Send(Msg{Receipt: s.receipt(r.p.slot<<seqBits|r.seq, r.rec), r: r.rec, delivery: r.delivery}) {
 			for _, rest := range due[i:] {
 				s.redo.add(rest)
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strconv"
 	"sync"
@@ -45,6 +46,9 @@ type Sink struct {
 
 	produced atomic.Int64
 	failed   atomic.Int64
+
+	log       *logger // Logger; nil: none
+	logFailed *tally
 }
 
 // NewSink creates a producer for the brokers (a comma-separated list of
@@ -66,6 +70,10 @@ func NewSink(ctx context.Context, brokers string, opts ...SinkOption) (*Sink, er
 		kgo.RecordDeliveryTimeout(cfg.deliveryTime),
 		kgo.MaxBufferedRecords(DefaultBufferedRecords),
 	}, cfg.kopts...)
+	g := newLogger(cfg.log, "sink", "kafka")
+	if g != nil {
+		kopts = append(kopts, kgo.WithHooks(g))
+	}
 	cl, err := kgo.NewClient(kopts...)
 	if err != nil {
 		return nil, fmt.Errorf("kafkax: sink: %w", err)
@@ -80,7 +88,7 @@ func NewSink(ctx context.Context, brokers string, opts ...SinkOption) (*Sink, er
 		cl.Close()
 		return nil, fmt.Errorf("kafkax: sink: %w", err)
 	}
-	return &Sink{cl: cl, cfg: cfg}, nil
+	return &Sink{cl: cl, cfg: cfg, log: g, logFailed: newTally(g, slog.LevelWarn, "records not stored")}, nil
 }
 
 // Client returns the sink's franz-go client.
@@ -90,6 +98,7 @@ func (s *Sink) Client() *kgo.Client { return s.cl }
 func (s *Sink) Close() {
 	_ = s.cl.Flush(context.Background())
 	s.cl.Close()
+	s.logFailed.flush()
 }
 
 // SinkStats counts what a [Sink] has done since it was created.
@@ -229,6 +238,7 @@ func (s *Sink) produce(ctx context.Context, parts [][]Out, n int) (*produced, er
 	s.produced.Add(int64(n - w.n))
 	if w.n > 0 {
 		s.failed.Add(int64(w.n))
+		s.logFailed.add(int64(w.n), w.err)
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -293,7 +303,7 @@ func (w *produced) whole() error {
 }
 
 func (s *Sink) fill(rec *kgo.Record, o *Out) {
-	rec.Topic, rec.Key, rec.Value, rec.Headers = o.Topic, o.Key, o.Value, o.Headers
+	rec.Topic, rec.Key, rec.Value, rec.Headers = o.Topic, o.Key, o.Value, s.inject(o)
 	if rec.Topic == "" {
 		rec.Topic = s.cfg.topic
 	}
@@ -313,6 +323,7 @@ func (s *Sink) produceDead(ctx context.Context, o Out, done func(error)) {
 			s.produced.Add(1)
 		} else {
 			s.failed.Add(1)
+			s.logFailed.add(1, err)
 		}
 		done(err)
 	})

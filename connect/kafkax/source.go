@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -43,6 +44,9 @@ type Source struct {
 	closeOnce sync.Once
 	closeErr  error
 
+	log                                *logger // Logger; nil: none
+	logRedelivered, logDead, logCommit *tally
+
 	received, acked, failed, redelivered, deadLettered, fetchErrs atomic.Int64
 }
 
@@ -68,6 +72,11 @@ func NewSource(ctx context.Context, brokers, group string, topics []string, opts
 	s := &Source{group: group, topics: slices.Clone(topics), cfg: cfg, fl: newFlow(cfg.maxInFlight), failCh: make(chan struct{})}
 	s.tr = newTracker(group, func(_ *partition, n int) { s.fl.done(n) })
 	s.rd.init()
+	s.log = newLogger(cfg.log, "group", group)
+	s.logRedelivered = newTally(s.log, slog.LevelInfo, "records redelivered")
+	s.logDead = newTally(s.log, slog.LevelWarn, "records dead-lettered")
+	s.logCommit = newTally(s.log, slog.LevelWarn, "commit failed")
+	s.tr.commitFailed = s.logCommit
 	kopts := append([]kgo.Opt{
 		kgo.SeedBrokers(seeds...),
 		kgo.ConsumerGroup(group),
@@ -79,13 +88,25 @@ func NewSource(ctx context.Context, brokers, group string, topics []string, opts
 		// A transaction's commit marker takes an offset: tracked, it
 		// lets the settled prefix, and the commit, pass it.
 		kgo.KeepControlRecords(),
-		kgo.OnPartitionsAssigned(s.tr.assigned),
-		kgo.OnPartitionsRevoked(s.tr.revoked),
-		kgo.OnPartitionsLost(s.tr.lost),
+		kgo.OnPartitionsAssigned(func(ctx context.Context, cl *kgo.Client, tps map[string][]int32) {
+			s.tr.assigned(ctx, cl, tps)
+			s.log.rebalanced(cl, "assigned", tps)
+		}),
+		kgo.OnPartitionsRevoked(func(ctx context.Context, cl *kgo.Client, tps map[string][]int32) {
+			s.log.rebalanced(cl, "revoked", tps)
+			s.tr.revoked(ctx, cl, tps)
+		}),
+		kgo.OnPartitionsLost(func(ctx context.Context, cl *kgo.Client, tps map[string][]int32) {
+			s.log.rebalanced(cl, "lost", tps)
+			s.tr.lost(ctx, cl, tps)
+		}),
 		// Rebalance callbacks wait while the reader matches polled
 		// records with the partitions it owns (see Source.track).
 		kgo.BlockRebalanceOnPoll(),
 	}, cfg.kopts...)
+	if s.log != nil {
+		kopts = append(kopts, kgo.WithHooks(s.log))
+	}
 	cl, err := kgo.NewClient(kopts...)
 	if err != nil {
 		return nil, fmt.Errorf("kafkax: source: %w", err)
@@ -174,6 +195,7 @@ func (s *Source) Settle(key uint64, cause error) {
 	switch {
 	case int(n) < s.cfg.deliveries:
 		p.redelivered(seq)
+		s.logRedelivered.add(1, cause)
 		s.redo.add(redelivery{p: p, seq: seq, rec: rec, delivery: n + 1, due: time.Now().Add(s.cfg.redeliverDelay)})
 		s.rd.kick()
 	case s.cfg.deadLetter != nil:
@@ -185,6 +207,7 @@ func (s *Source) Settle(key uint64, cause error) {
 				return
 			}
 			s.deadLettered.Add(1)
+			s.logDead.add(1, cause)
 			s.ack(p, seq)
 		})
 	default:
@@ -244,6 +267,9 @@ func (s *Source) Close() error {
 		if rest := s.tr.settledNotCommitted(); rest != nil {
 			s.closeErr = errors.Join(err, rest)
 		}
+		s.logRedelivered.flush()
+		s.logDead.flush()
+		s.logCommit.flush()
 	})
 	return s.closeErr
 }

@@ -65,6 +65,7 @@ type tracker struct {
 	markMu sync.Mutex // one mark at a time; Close waits for the last
 
 	commits, commitErrs atomic.Int64
+	commitFailed        *tally // logs failed commits; nil: none
 }
 
 type topicPart struct {
@@ -232,6 +233,7 @@ func (t *tracker) confirm(req *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommit
 	}
 	if err != nil {
 		t.commitErrs.Add(1)
+		t.commitFailed.add(1, err)
 	} else {
 		t.commits.Add(1)
 	}
