@@ -16,6 +16,7 @@ func TestMain(m *testing.M) {
 		goleak.IgnoreTopFunction("github.com/ClickHouse/clickhouse-go.init.0.func1"),
 		goleak.Cleanup(func(code int) {
 			stopServices()
+			stopJaeger()
 			if binDir != "" {
 				os.RemoveAll(binDir)
 			}
