@@ -312,7 +312,8 @@ func (k *Kafka) Close() error {
 // the pipeline, drains it to stop it, then calls Close; ctx ends the
 // clients.
 func StartKafka(ctx context.Context, db *sql.DB, cfg KafkaConfig) (*Kafka, error) {
-	sink, err := kafkax.NewSink(ctx, cfg.Brokers, kafkax.SinkWorkers(2))
+	observe := []kafkax.Option{kafkax.Propagate(cfg.Observe.Propagator), kafkax.Logger(cfg.Observe.Logger)}
+	sink, err := kafkax.NewSink(ctx, cfg.Brokers, kafkax.SinkWorkers(2), observe[0], observe[1])
 	if err != nil {
 		return nil, err
 	}
@@ -323,7 +324,7 @@ func StartKafka(ctx context.Context, db *sql.DB, cfg KafkaConfig) (*Kafka, error
 	// It adds at most fetchWait to the produced → ClickHouse latency,
 	// under the collect stage's 50 ms.
 	opts := []kafkax.SourceOption{kafkax.MaxInFlight(cfg.MaxInFlight),
-		kafkax.WithClient(kgo.FetchMinBytes(fetchBytes), kgo.FetchMaxWait(fetchWait))}
+		kafkax.WithClient(kgo.FetchMinBytes(fetchBytes), kgo.FetchMaxWait(fetchWait)), observe[0], observe[1]}
 	if cfg.Member {
 		opts = append(opts, kafkax.WithClient(kgo.SessionTimeout(6*time.Second)))
 	}
