@@ -73,4 +73,23 @@
 // may be stored twice: delivery is at least once. Use a table engine that
 // removes duplicates (ReplacingMergeTree) or count distinct keys where
 // that matters.
+//
+// # Logs and traces
+//
+// [Logger] (a [WriterOption]) makes a Writer log to a *slog.Logger, every
+// line with the "table": dead pooled connections replaced (Info), failed
+// inserts, rows left out for their values, and inserts slower than
+// [SlowInsert] (Warn) — each kind counted ("count") and written at most
+// once per [sluice.LogInterval], the first at once and what is left when
+// the stage's pipeline ends, never a line per row (see Logger for the
+// table). The password is never logged.
+//
+// An insert is one call of the stage's function, so a pipeline with
+// [sluice.Tracing] makes one span per insert, linked to the trace of the
+// message behind each of its items (see [sluice.Receipt.WithTrace]; a
+// source such as natsx's or kafkax's with its Propagate option attaches
+// them):
+//
+//	w := clickhousex.NewWriter(db, "trades", cols, row, clickhousex.Logger(log))
+//	p := sluice.New(ctx, sluice.Tracing(otelx.NewTracer(provider)), sluice.Logger(log))
 package clickhousex

@@ -4,9 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/sluicehq/sluice"
 )
@@ -21,6 +23,8 @@ type WriterOption interface{ applyWriter(*writerConfig) }
 
 type writerConfig struct {
 	workers int
+	log     *slog.Logger
+	slow    time.Duration
 }
 
 // DefaultGather is the most rows one insert of an [Insert] or
@@ -62,6 +66,7 @@ type Writer[T any] struct {
 	row     func(T) []any // NewWriter's, else nil
 	cols    []Column[T]   // NewColumnWriter's, else nil
 	workers int
+	log     *writerLog // nil without a Logger
 
 	rows    atomic.Int64
 	batches atomic.Int64
@@ -93,7 +98,7 @@ func newWriter[T any](fn string, db *sql.DB, table string, columns []string, opt
 	case len(columns) == 0:
 		panic(fmt.Sprintf("clickhousex: %s %s: no columns", fn, table))
 	}
-	cfg := writerConfig{workers: DefaultSinkWorkers}
+	cfg := writerConfig{workers: DefaultSinkWorkers, slow: DefaultSlowInsert}
 	for _, o := range opts {
 		if o == nil {
 			panic("clickhousex: nil WriterOption")
@@ -106,6 +111,7 @@ func newWriter[T any](fn string, db *sql.DB, table string, columns []string, opt
 		query:   fmt.Sprintf("INSERT INTO %s (%s) VALUES", table, strings.Join(columns, ", ")),
 		columns: len(columns),
 		workers: cfg.workers,
+		log:     newWriterLog(cfg.log, table, cfg.slow),
 	}
 }
 
@@ -133,19 +139,34 @@ func (w *Writer[T]) Stats() WriterStats {
 // Write settles nothing: the stage that calls it does ([Insert]), or the
 // caller.
 func (w *Writer[T]) Write(ctx context.Context, rows []T) error {
-	return insertLeavingOut(rows, func(rows []T) (int, error) {
+	return w.leftOut(insertLeavingOut(rows, func(rows []T) (int, error) {
 		_, r, err := w.insert(ctx, [][]T{rows})
 		return r, err
-	})
+	}))
 }
 
 // writeBatches inserts batches in one transaction; a batch that holds a
 // value the driver rejects is left out, as Write leaves out a row.
 func (w *Writer[T]) writeBatches(ctx context.Context, batches [][]T) error {
-	return insertLeavingOut(batches, func(batches [][]T) (int, error) {
+	return w.leftOut(insertLeavingOut(batches, func(batches [][]T) (int, error) {
 		b, _, err := w.insert(ctx, batches)
 		return b, err
-	})
+	}))
+}
+
+// leftOut logs the units err says were left out, and returns err.
+func (w *Writer[T]) leftOut(err error) error {
+	if w.log == nil || err == nil {
+		return err
+	}
+	if errs, ok := err.(sluice.ItemErrors); ok {
+		for _, e := range errs {
+			if e != nil {
+				w.log.left.add(slog.String("error", e.Error()))
+			}
+		}
+	}
+	return err
 }
 
 // insertLeavingOut calls insert with units (rows, or batches of rows)
@@ -194,7 +215,14 @@ func (w *Writer[T]) insert(ctx context.Context, parts [][]T) (part, row int, err
 	for _, rows := range parts {
 		n += len(rows)
 	}
+	var start time.Time
+	if w.log != nil {
+		start = time.Now()
+	}
 	part, row, err = w.write(ctx, parts, n)
+	if w.log != nil {
+		w.log.inserted(n, time.Since(start), err, row >= 0)
+	}
 	if err != nil {
 		w.failed.Add(1)
 		return part, row, err
@@ -222,6 +250,7 @@ func Insert[T any](p *sluice.Pipeline, name string, in sluice.Stream[T], w *Writ
 	if w == nil {
 		panic(fmt.Sprintf("clickhousex: Insert %q: nil Writer", name))
 	}
+	w.log.flushAtEnd(p)
 	sluice.ForEachChunk(p, name, in, w.workers, w.Write, gathered(opts)...)
 }
 
@@ -238,6 +267,7 @@ func InsertBatches[T any](p *sluice.Pipeline, name string, in sluice.Stream[[]T]
 	if w == nil {
 		panic(fmt.Sprintf("clickhousex: InsertBatches %q: nil Writer", name))
 	}
+	w.log.flushAtEnd(p)
 	sluice.ForEachChunk(p, name, in, w.workers, w.writeBatches, gathered(opts)...)
 }
 

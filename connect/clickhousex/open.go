@@ -35,7 +35,7 @@ func (f optionFunc) apply(c *openConfig) { f(c) }
 func User(name string) Option { return optionFunc(func(c *openConfig) { c.user = name }) }
 
 // Password sets the user's password (empty unless set). It never appears
-// in an error this package returns.
+// in an error this package returns, nor in a line a [Logger] writes.
 func Password(pw string) Option { return optionFunc(func(c *openConfig) { c.password = pw }) }
 
 // Database sets the database that unqualified table names refer to

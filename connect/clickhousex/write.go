@@ -5,6 +5,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/sluicehq/sluice"
 )
@@ -32,6 +33,9 @@ func (w *Writer[T]) write(ctx context.Context, parts [][]T, n int) (part, row in
 		part, row, began, err = w.writeOnce(ctx, parts, fail)
 		if began || !errors.Is(err, driver.ErrBadConn) || try == badConnTries {
 			return part, row, err
+		}
+		if w.log != nil {
+			w.log.replaced.add(slog.String("error", err.Error()))
 		}
 	}
 }

@@ -216,8 +216,12 @@ func takeReady(as []jetstream.Msg, ch <-chan jetstream.Msg) []jetstream.Msg {
 func (s *Source) resolveGaveUp(ctx context.Context, as []jetstream.Msg) error {
 	if s.cfg.deadSubject == "" {
 		var named []string
+		var first gaveUpEvent
 		for _, a := range as {
 			if ev, ok := s.readAdvisory(a); ok {
+				if len(named) == 0 {
+					first = ev
+				}
 				named = append(named, fmt.Sprintf("stream sequence %d after %d deliveries", ev.StreamSeq, ev.Deliveries))
 				s.gaveUp.Add(1)
 			}
@@ -226,8 +230,10 @@ func (s *Source) resolveGaveUp(ctx context.Context, as []jetstream.Msg) error {
 		if len(named) == 0 {
 			return nil
 		}
-		return fmt.Errorf("natsx: source %s/%s: the server stopped delivering the message at %s (MaxDeliver) and it was never settled; set DeadLetterTo to keep such messages",
+		err := fmt.Errorf("natsx: source %s/%s: the server stopped delivering the message at %s (MaxDeliver) and it was never settled; set DeadLetterTo to keep such messages",
 			s.stream, s.durable, strings.Join(named, ", the message at "))
+		s.logGaveUp(len(named), first, err)
+		return err
 	}
 	for i, a := range as {
 		if err := s.deadLetterGaveUp(ctx, a); err != nil {
@@ -255,14 +261,18 @@ func (s *Source) deadLetterGaveUp(ctx context.Context, a jetstream.Msg) error {
 	case errors.Is(err, jetstream.ErrMsgNotFound):
 		s.gaveUp.Add(1)
 		s.resolved(a)
-		return fmt.Errorf("natsx: source %s/%s: the server stopped delivering the message at stream sequence %d after %d deliveries (MaxDeliver), and the stream no longer holds it, so it cannot be dead-lettered",
+		err := fmt.Errorf("natsx: source %s/%s: the server stopped delivering the message at stream sequence %d after %d deliveries (MaxDeliver), and the stream no longer holds it, so it cannot be dead-lettered",
 			s.stream, s.durable, ev.StreamSeq, ev.Deliveries)
+		s.logGaveUp(1, ev, err)
+		return err
 	case err != nil:
 		_ = a.Nak()
+		s.logDeadFailed(ev.StreamSeq, err)
 		return fmt.Errorf("natsx: source %s/%s: dead-lettering the message at stream sequence %d that the server stopped delivering (a later Read tries again): %w",
 			s.stream, s.durable, ev.StreamSeq, err)
 	}
 	s.gaveUp.Add(1)
+	s.logDead(ev.StreamSeq, ev.Deliveries, "the server stopped delivering it (MaxDeliver) before it was settled")
 	s.resolved(a)
 	return nil
 }
@@ -272,7 +282,8 @@ func (s *Source) deadLetterGaveUp(ctx context.Context, a jetstream.Msg) error {
 // after its AckWait and is resolved again: a dead letter stored twice is
 // one, by its ID).
 func (s *Source) resolved(a jetstream.Msg) {
-	if a.Ack() != nil {
+	if err := a.Ack(); err != nil {
 		s.settleErrs.Add(1)
+		s.logAckFailed(err)
 	}
 }

@@ -102,9 +102,14 @@ func redact(servers string) (string, []string) {
 		}
 		parts[i] = scheme + shown + "@" + host
 	}
-	// Longest first, so that a secret inside another is not left half
-	// replaced; empty ones would match everywhere.
+	return strings.Join(parts, ","), longestFirst(secrets)
+}
+
+// longestFirst drops the empty secrets, which would match everywhere, and
+// sorts the others longest first, so that a secret inside another is not
+// left half replaced.
+func longestFirst(secrets []string) []string {
 	secrets = slices.DeleteFunc(secrets, func(s string) bool { return s == "" })
 	slices.SortFunc(secrets, func(a, b string) int { return len(b) - len(a) })
-	return strings.Join(parts, ","), secrets
+	return secrets
 }

@@ -84,4 +84,47 @@
 // [sluice.Retry] on the sink stage turns into another attempt. The source
 // fails after [MaxOutage] without an answer, and either fails at once if
 // the consumer or stream is deleted or the connection closed for good.
+//
+// # Logs and traces
+//
+// [Logger] (an [Option] of [NewSource] and [NewSink]) logs to a
+// *slog.Logger, every line with "stream" and "consumer" (the sink's:
+// "stream", with [ToStream]) and "server", the URL with its user
+// information hidden:
+//
+//	level  message                   when
+//	Info   "consumer created"        NewSource created or updated the consumer ("max_in_flight",
+//	                                 "ack_wait", "max_deliver", "dead_letter_to"); with Bind:
+//	                                 "consumer bound"
+//	Info   "read started"            a Read began ("pipeline", "stage")
+//	Info   "read ended"              it ended, with what happened meanwhile: "received", "acked",
+//	                                 "failed", "dead_lettered", "gave_up", "handed_back",
+//	                                 "in_flight", "elapsed"; Error with its "error" if it failed
+//	Warn   "outage begun"            the connection was lost, or the server did not answer ("error")
+//	Info   "outage ended"            it answers again ("outage": how long it lasted)
+//	Warn   "messages dead-lettered"  messages failed on their last delivery or given up on by the
+//	                                 server were published to DeadLetterTo ("stream_seq",
+//	                                 "deliveries", "cause" of the latest)
+//	Error  "messages given up"       the server gave up on messages that cannot be dead-lettered:
+//	                                 the run fails ("stream_seq", "deliveries", "error")
+//	Warn   "dead letters failed"     a dead letter could not be published ("stream_seq", "error")
+//	Warn   "acks failed"             acks, naks or terms the client could not send ("error")
+//	Warn   "writes failed"           the sink did not store messages ("subject", "error")
+//	Info   "connection closed"       the sink's connection closed
+//
+// Nothing is logged per message: a line about failures counts them
+// ("count") since the last line of its kind, which is at most
+// [sluice.LogInterval] ago (the first is written at once), and describes
+// the latest; what is left is written when the Read ends or the sink is
+// closed. No line or error shows a password or token.
+//
+// [Propagate] carries trace contexts through the broker: the source
+// extracts each message's from its headers into its receipt, so that
+// every stage's span on what derives from it continues its trace (see
+// [sluice.Tracing]), and the sink injects the From receipt's into what it
+// publishes. With the otelx module:
+//
+//	p := sluice.New(ctx, sluice.Tracing(otelx.NewTracer(provider)))
+//	src, err := natsx.NewSource(ctx, js, "ORDERS", "billing", natsx.Propagate(otelx.W3C()), natsx.Logger(log))
+//	sink, err := natsx.NewSink(ctx, js, natsx.Propagate(otelx.W3C()), natsx.Logger(log))
 package natsx

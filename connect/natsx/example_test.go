@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/sluicehq/sluice"
 
@@ -192,4 +193,18 @@ func exampleServer(streams ...string) (jetstream.JetStream, context.Context, fun
 		natsembed.Stop(srv)
 		os.RemoveAll(dir)
 	}
+}
+
+// A Propagator reads and writes a NATS message's headers through
+// HeaderCarrier; Propagate does this for a Source's and a Sink's
+// messages.
+func ExampleHeaderCarrier() {
+	h := nats.Header{}
+	c := natsx.HeaderCarrier(h)
+	c.Set("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+	fmt.Println(h.Get("traceparent"))
+	fmt.Println(c.Keys())
+	// Output:
+	// 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01
+	// [traceparent]
 }

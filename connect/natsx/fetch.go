@@ -111,8 +111,8 @@ func (c *consumption) end() {
 // delivers; when nothing is ready, it waits for a message or an event (an
 // advisory, an error, an idle check, the end). When it returns, the
 // consumption hands back the messages received and not emitted, and the
-// advisories received and not resolved.
-func (s *Source) run(ctx context.Context, out *sluice.Emitter[Msg]) error {
+// advisories received and not resolved. o, if not nil, logs outages.
+func (s *Source) run(ctx context.Context, out *sluice.Emitter[Msg], o *outage) error {
 	var adv *consumption // nil without a bound on deliveries: the server gives up on nothing
 	if s.advCons != nil {
 		if err := s.resolveStored(ctx); err != nil {
@@ -133,7 +133,7 @@ func (s *Source) run(ctx context.Context, out *sluice.Emitter[Msg]) error {
 		return fmt.Errorf("natsx: source %s/%s: %w", s.stream, s.durable, err)
 	}
 	defer c.end()
-	w := newWatch(s, adv)
+	w := newWatch(s, adv, o)
 	defer w.idle.Stop()
 	for {
 		var m jetstream.Msg
@@ -160,6 +160,7 @@ func (s *Source) run(ctx context.Context, out *sluice.Emitter[Msg]) error {
 		}
 		w.healthy = time.Now()
 		w.caughtAt = time.Time{}
+		w.outage.up()
 		if !s.emit(out, m) {
 			return ctx.Err()
 		}
@@ -201,6 +202,7 @@ func (s *Source) await(ctx context.Context, out *sluice.Emitter[Msg], c *consump
 		}
 		s.fetchErrs.Add(1)
 		w.lastErr = cerr
+		w.outage.down(cerr)
 		return nil, false, nil
 	case aerr != nil:
 		if fatalErr(aerr) {
@@ -208,6 +210,7 @@ func (s *Source) await(ctx context.Context, out *sluice.Emitter[Msg], c *consump
 		}
 		s.fetchErrs.Add(1)
 		w.lastErr = aerr
+		w.outage.down(aerr)
 		return nil, false, nil
 	case tick:
 		stop, err := w.check(ctx)
@@ -221,7 +224,13 @@ func (s *Source) await(ctx context.Context, out *sluice.Emitter[Msg], c *consump
 func (s *Source) emit(out *sluice.Emitter[Msg], m jetstream.Msg) bool {
 	s.received.Add(1)
 	key := s.pending.add(m)
-	if out.Send(Msg{Receipt: sluice.NewReceipt(s, key), m: m, src: s, recv: nanotime()}) {
+	r := sluice.NewReceipt(s, key)
+	if s.cfg.prop != nil {
+		if tc := extract(s.cfg.prop, m.Headers()); tc != nil {
+			r = r.WithTrace(tc)
+		}
+	}
+	if out.Send(Msg{Receipt: r, m: m, src: s, recv: nanotime()}) {
 		return true
 	}
 	if m, ok := s.pending.take(key); ok {

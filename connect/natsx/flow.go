@@ -27,10 +27,12 @@ type watch struct {
 	// sequence then; zero once anything has come since.
 	caughtAt  time.Time
 	caughtSeq uint64
+
+	outage *outage // nil without a Logger
 }
 
-func newWatch(s *Source, adv *consumption) *watch {
-	w := &watch{s: s, idle: time.NewTimer(s.cfg.idleCheck), healthy: time.Now()}
+func newWatch(s *Source, adv *consumption, o *outage) *watch {
+	w := &watch{s: s, idle: time.NewTimer(s.cfg.idleCheck), healthy: time.Now(), outage: o}
 	if adv != nil {
 		w.advMsgs, w.advErrs = adv.msgs, adv.errs
 	}
@@ -41,8 +43,10 @@ func newWatch(s *Source, adv *consumption) *watch {
 // MaxOutage without the server, and stop with nil once caught up.
 func (w *watch) check(ctx context.Context) (stop bool, err error) {
 	s, nc := w.s, w.s.js.Conn()
+	s.logTick()
 	if nc.IsConnected() && w.lastErr == nil {
 		w.healthy = time.Now()
+		w.outage.up()
 	}
 	w.lastErr = nil
 	if s.cfg.maxOutage > 0 && time.Since(w.healthy) > s.cfg.maxOutage {

@@ -27,6 +27,7 @@ type sourceConfig struct {
 	caughtUp       bool          // stop once nothing is left to deliver or settle
 	maxOutage      time.Duration // fail after this long without an answer from the server; 0: never
 	startTimeout   time.Duration // bound on NewSource's requests when ctx has no deadline
+	observe                      // Propagate, Logger
 }
 
 // Defaults of a [Source].
@@ -200,6 +201,7 @@ type sinkConfig struct {
 	workers      int           // writes at once
 	ackTimeout   time.Duration // how long a write waits for the server's acks
 	startTimeout time.Duration
+	observe      // Propagate, Logger
 }
 
 // Defaults of a [Sink].

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,7 +29,8 @@ var errSinkClosed = errors.New("natsx: the sink was closed before the server ans
 // of its own as it is sent.
 type publisher struct {
 	nc     *nats.Conn
-	prefix string // reply subjects: prefix + "<write>.<index>"
+	log    *logger // nil without a Logger
+	prefix string  // reply subjects: prefix + "<write>.<index>"
 	sub    *nats.Subscription
 	status chan nats.Status
 	done   chan struct{} // the status goroutine has returned
@@ -81,8 +83,8 @@ func (w *waiting) answerRest(err error) {
 	}
 }
 
-func newPublisher(nc *nats.Conn) (*publisher, error) {
-	p := &publisher{nc: nc, prefix: nc.NewInbox() + ".", pending: make(map[uint64]*waiting), done: make(chan struct{})}
+func newPublisher(nc *nats.Conn, log *logger) (*publisher, error) {
+	p := &publisher{nc: nc, log: log, prefix: nc.NewInbox() + ".", pending: make(map[uint64]*waiting), done: make(chan struct{})}
 	sub, err := nc.Subscribe(p.prefix+"*.*", p.deliver)
 	if err != nil {
 		return nil, err
@@ -94,22 +96,33 @@ func newPublisher(nc *nats.Conn) (*publisher, error) {
 		return nil, err
 	}
 	p.sub = sub
-	p.status = nc.StatusChanged(nats.RECONNECTING, nats.CLOSED)
+	statuses := []nats.Status{nats.RECONNECTING, nats.CLOSED}
+	if log != nil {
+		statuses = append(statuses, nats.CONNECTED) // an outage's end, to log
+	}
+	p.status = nc.StatusChanged(statuses...)
 	go p.watch(p.status)
 	return p, nil
 }
 
 // watch fails every message waiting for an answer when the connection is
-// lost (the server's answers are lost with it) or closed. It returns when
-// the connection is closed or close removes ch.
+// lost (the server's answers are lost with it) or closed, and logs the
+// outages. It returns when the connection is closed or close removes ch.
 func (p *publisher) watch(ch chan nats.Status) {
 	defer close(p.done)
+	o := p.log.outage()
 	for s := range ch {
-		if s == nats.CLOSED {
+		switch s {
+		case nats.CLOSED:
+			p.log.log(slog.LevelInfo, "connection closed")
 			p.failAll(nats.ErrConnectionClosed)
 			return
+		case nats.CONNECTED:
+			o.up()
+		default:
+			o.down(errConnLost)
+			p.failAll(nats.ErrDisconnected)
 		}
-		p.failAll(nats.ErrDisconnected)
 	}
 }
 

@@ -64,6 +64,7 @@ func (s *Source) handBack(m jetstream.Msg) { s.count(m.Nak(), &s.handedBack) }
 func (s *Source) count(err error, c *padded) {
 	if err != nil {
 		s.settleErrs.Add(1)
+		s.logAckFailed(err)
 		return
 	}
 	c.Add(1)
@@ -79,11 +80,14 @@ func (s *Source) deadLetter(m jetstream.Msg, md *jetstream.MsgMetadata, cause er
 	o := deadOut(m, md, s.cfg.deadSubject, s.stream, s.durable, cause.Error())
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	seq, delivered := md.Sequence.Stream, md.NumDelivered
 	if err := s.publishDead(ctx, o); err != nil {
 		s.settleErrs.Add(1)
+		s.logDeadFailed(seq, err)
 		s.nak(m, &s.redelivered)
 		return
 	}
+	s.logDead(seq, delivered, cause.Error())
 	s.count(m.TermWithReason("dead-lettered to "+s.cfg.deadSubject), &s.termed)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync/atomic"
 	"time"
 
@@ -46,6 +47,9 @@ type Sink struct {
 	published atomic.Int64
 	failed    atomic.Int64
 	rejected  atomic.Int64
+
+	log   *logger // nil without a Logger
+	fails *tally  // messages not stored
 }
 
 // NewSink checks that JetStream is reachable through js (and, with
@@ -73,18 +77,26 @@ func NewSink(ctx context.Context, js jetstream.JetStream, opts ...SinkOption) (*
 			return nil, fmt.Errorf("natsx: sink stream %q: %w", cfg.stream, explain(err))
 		}
 	}
-	pub, err := newPublisher(js.Conn())
+	var attrs []any
+	if cfg.stream != "" {
+		attrs = append(attrs, slog.String("stream", cfg.stream))
+	}
+	log := newLogger(cfg.log, js.Conn(), attrs...)
+	pub, err := newPublisher(js.Conn(), log)
 	if err != nil {
 		return nil, fmt.Errorf("natsx: sink: %w", explain(err))
 	}
-	return &Sink{pub: pub, cfg: cfg}, nil
+	return &Sink{pub: pub, cfg: cfg, log: log, fails: log.tally(slog.LevelWarn, "writes failed")}, nil
 }
 
 // Close ends the sink's inbox subscription and its goroutine, and
 // returns once the goroutine has. Messages still waiting for an
 // acknowledgement fail, and so does every later Write. Close is safe to
 // call more than once.
-func (s *Sink) Close() { s.pub.close() }
+func (s *Sink) Close() {
+	s.pub.close()
+	s.fails.flush()
+}
 
 // SinkStats counts what a [Sink] has done since it was created.
 type SinkStats struct {
@@ -236,7 +248,11 @@ func (s *Sink) messages(parts [][]Out, n int) []nats.Msg {
 		for i := range batch {
 			o := &batch[i]
 			h := o.Header
-			if o.ID != "" || s.cfg.stream != "" {
+			var tc context.Context // the trace context to inject, if any
+			if s.cfg.prop != nil {
+				tc = o.From.Trace()
+			}
+			if o.ID != "" || s.cfg.stream != "" || tc != nil {
 				// A copy: the caller's header may be shared between messages.
 				h = make(nats.Header, len(o.Header)+2)
 				for k, v := range o.Header {
@@ -248,11 +264,26 @@ func (s *Sink) messages(parts [][]Out, n int) []nats.Msg {
 				if s.cfg.stream != "" {
 					h[jetstream.ExpectedStreamHeader] = []string{s.cfg.stream}
 				}
+				if tc != nil {
+					s.cfg.prop.Inject(tc, HeaderCarrier(h))
+				}
 			}
 			msgs = append(msgs, nats.Msg{Subject: o.Subject, Data: o.Data, Header: h})
 		}
 	}
 	return msgs
+}
+
+// logSent counts the messages of a write that were not stored, fs; a
+// write that stored all writes what the tally holds once its interval
+// has passed.
+func (s *Sink) logSent(msgs []nats.Msg, fs []failure) {
+	if len(fs) == 0 {
+		s.fails.flushDue()
+		return
+	}
+	f := fs[len(fs)-1]
+	s.fails.add(int64(len(fs)), slog.String("subject", msgs[f.i].Subject), s.log.err(f.cause))
 }
 
 // failure is a message a write did not store: its index, why (cause),
@@ -285,6 +316,9 @@ func (s *Sink) send(ctx context.Context, msgs []nats.Msg) (fs []failure, _ error
 			if f.rejected {
 				s.rejected.Add(1)
 			}
+		}
+		if s.log != nil {
+			s.logSent(msgs, fs)
 		}
 	}()
 	w := s.pub.publish(msgs)

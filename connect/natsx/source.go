@@ -46,6 +46,11 @@ type Source struct {
 	gaveUp      padded // max-deliveries advisories seen
 	deadLet     padded // messages published to the dead-letter subject
 
+	// Logs (see Logger); all nil without a logger.
+	log       *logger
+	ackFails  *tally // acks, naks and terms the client could not send
+	deadLogs  *tally // messages dead-lettered
+	deadFails *tally // dead letters that could not be published
 }
 
 // NewSource looks up stream and creates or updates the durable pull
@@ -124,6 +129,7 @@ func NewSource(ctx context.Context, js jetstream.JetStream, stream, durable stri
 		return nil, fmt.Errorf("natsx: source %s/%s: DeadLetterTo needs a bound on deliveries (Redeliver's max, or the consumer's MaxDeliver): without one a failing message is delivered again forever", stream, durable)
 	}
 	s := &Source{js: js, st: st, cons: cons, stream: stream, durable: durable, cfg: cfg, maxDeliver: maxDeliver}
+	s.startLogs()
 	if maxDeliver > 0 {
 		if keeper == nil { // Bind: the consumer exists already
 			if keeper, err = keepAdvisories(ctx, js, st, stream, durable, false); err != nil {
@@ -134,6 +140,7 @@ func NewSource(ctx context.Context, js jetstream.JetStream, stream, durable stri
 			return nil, advisoryErr(stream, durable, err)
 		}
 	}
+	s.logReady()
 	return s, nil
 }
 
@@ -196,7 +203,13 @@ func Read(p *sluice.Pipeline, name string, src *Source, opts ...sluice.StageOpti
 	if src == nil {
 		panic(fmt.Sprintf("natsx: Read %q: nil Source", name))
 	}
-	return sluice.From(p, name, src.run, opts...)
+	pipeline := p.Name()
+	return sluice.From(p, name, func(ctx context.Context, out *sluice.Emitter[Msg]) error {
+		if src.log == nil {
+			return src.run(ctx, out, nil)
+		}
+		return src.loggedRun(ctx, out, pipeline, name)
+	}, opts...)
 }
 
 // Consumer returns the durable consumer the source reads.

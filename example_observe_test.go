@@ -1,0 +1,110 @@
+package sluice_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/sluicehq/sluice"
+)
+
+func ExampleLogger() {
+	// A text handler without the time, so that the output is the same on
+	// every run; in a service, slog.NewJSONHandler(os.Stderr, nil).
+	drop := func(_ []string, a slog.Attr) slog.Attr {
+		if a.Key == slog.TimeKey || a.Key == "elapsed" {
+			return slog.Attr{}
+		}
+		return a
+	}
+	log := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{ReplaceAttr: drop}))
+	p := sluice.New(context.Background(), sluice.Named("orders"), sluice.Logger(log))
+	var dead sluice.Stream[sluice.Failed[int]]
+	sluice.ForEach(p, "store", sluice.FromSlice(p, "in", []int{1, 2, 3}), 1, func(_ context.Context, v int) error {
+		if v == 2 {
+			return errors.New("rejected")
+		}
+		return nil
+	}, sluice.DeadLetter(&dead))
+	sluice.ForEach(p, "dead", dead, 1, func(context.Context, sluice.Failed[int]) error { return nil })
+	_ = p.Wait()
+	// Output:
+	// level=WARN msg="items failed" pipeline=orders stage=store failed=1 error=rejected attempts=1
+	// level=INFO msg="pipeline finished" pipeline=orders
+}
+
+// printTracer is a Tracer that prints each span's start and end.
+type printTracer struct{ mu sync.Mutex }
+
+func (t *printTracer) Start(ctx context.Context, c sluice.Call) (context.Context, func(error)) {
+	return ctx, func(err error) {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		fmt.Printf("span %q (%s) items=%d traced=%v err=%v\n", c.Stage, c.Kind, c.Items, c.Parent != nil, err)
+	}
+}
+
+func ExampleTracing() {
+	p := sluice.New(context.Background(), sluice.Tracing(&printTracer{}))
+	up := sluice.Map(p, "upper", sluice.FromSlice(p, "in", []string{"a", "b"}), 1, func(_ context.Context, s string) (string, error) {
+		return strings.ToUpper(s), nil
+	})
+	sluice.ForEachChunk(p, "store", up, 1, func(context.Context, []string) error { return nil })
+	_ = p.Wait()
+	// Output:
+	// span "upper" (map) items=1 traced=false err=<nil>
+	// span "upper" (map) items=1 traced=false err=<nil>
+	// span "store" (sink) items=2 traced=false err=<nil>
+}
+
+type traceKey struct{}
+
+type tracedMsg struct {
+	sluice.Receipt
+	body string
+}
+
+func ExampleReceipt_WithTrace() {
+	// A connector's source extracts the message's trace context from its
+	// headers (with a Propagator) and attaches it to the receipt; every
+	// stage's span then continues that trace (see Tracing).
+	trace := context.WithValue(context.Background(), traceKey{}, "trace 4bf92f35")
+	m := tracedMsg{sluice.NewReceipt(printSettler{}, 1).WithTrace(trace), "hello"}
+	p := sluice.New(context.Background(), sluice.Tracing(&printTracer{}))
+	sluice.ForEach(p, "store", sluice.FromSlice(p, "in", []tracedMsg{m}), 1, func(context.Context, tracedMsg) error { return nil })
+	_ = p.Wait()
+	fmt.Println(m.Trace().Value(traceKey{}))
+	// Output:
+	// span "store" (sink) items=1 traced=true err=<nil>
+	// settled 1 <nil>
+	// trace 4bf92f35
+}
+
+func ExampleReceipt_Trace() {
+	var none sluice.Receipt
+	r := sluice.NewReceipt(printSettler{}, 7)
+	fmt.Println(none.Trace() == nil, r.Trace() == nil)
+	r.WithTrace(context.Background())
+	fmt.Println(r.Trace() != nil)
+	// Output:
+	// true true
+	// true
+}
+
+func ExamplePanicError_Format() {
+	p := sluice.New(context.Background())
+	sluice.ForEach(p, "risky", sluice.FromSlice(p, "nums", []int{1}), 1, func(context.Context, int) error {
+		panic("boom")
+	})
+	err := p.Wait()
+	var pe *sluice.PanicError
+	errors.As(err, &pe)
+	line := fmt.Sprintf("%v", pe)
+	full := fmt.Sprintf("%+v", pe)
+	fmt.Println(strings.Count(line, "\n"), strings.HasPrefix(full, line+"\n"), strings.Contains(full, "goroutine"))
+	// Output: 0 true true
+}
