@@ -334,7 +334,8 @@ func StartKafka(ctx context.Context, db *sql.DB, cfg KafkaConfig) (*Kafka, error
 		return nil, err
 	}
 	k := &Kafka{Source: src, Sink: sink,
-		Writer: clickhousex.NewColumnWriter(db, cfg.Names.Table, rowColumns, clickhousex.SinkWorkers(storeInserts))}
+		Writer: clickhousex.NewColumnWriter(db, cfg.Names.Table, rowColumns, clickhousex.SinkWorkers(storeInserts),
+			clickhousex.Logger(cfg.Observe.Logger))}
 	k.Pipeline = k.build(ctx, cfg)
 	return k, nil
 }

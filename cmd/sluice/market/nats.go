@@ -118,12 +118,13 @@ func RunNATS(ctx, drain context.Context, url string, cfg NATSConfig) (res NATSRe
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	observe := []natsx.Option{natsx.Propagate(cfg.Observe.Propagator), natsx.Logger(cfg.Observe.Logger)}
 	src, err := natsx.NewSource(ctx, js, NATSIn, natsDurable,
-		natsx.FetchBatch(500), natsx.MaxInFlight(cfg.MaxInFlight), natsx.AckWait(30*time.Second))
+		natsx.FetchBatch(500), natsx.MaxInFlight(cfg.MaxInFlight), natsx.AckWait(30*time.Second), observe[0], observe[1])
 	if err != nil {
 		return res, err
 	}
-	sink, err := natsx.NewSink(ctx, js)
+	sink, err := natsx.NewSink(ctx, js, observe[0], observe[1])
 	if err != nil {
 		return res, err
 	}
