@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net/url"
 	"strings"
 	"sync"
@@ -143,18 +144,52 @@ func startObserving(ctx context.Context, o observeFlags, stderr io.Writer, live 
 	// rate: the SDK's default (2048) drops spans under any load.
 	ob.tp = sdktrace.NewTracerProvider(sdktrace.WithResource(res),
 		sdktrace.WithBatcher(texp, sdktrace.WithMaxQueueSize(spanQueue), sdktrace.WithMaxExportBatchSize(4096)),
-		sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.TraceIDRatioBased(o.sample))))
+		sdktrace.WithSampler(sdktrace.ParentBased(rootSampler{sdktrace.TraceIDRatioBased(o.sample)})))
 	ob.mp = sdkmetric.NewMeterProvider(sdkmetric.WithResource(res),
 		sdkmetric.WithReader(sdkmetric.NewPeriodicReader(mexp, sdkmetric.WithInterval(10*time.Second))))
 	if ob.meters, err = otelx.NewMetrics(ob.mp); err != nil {
 		return nil, errors.Join(err, ob.tp.Shutdown(ctx), ob.mp.Shutdown(ctx))
 	}
-	ob.obs.Tracer = otelx.NewTracer(ob.tp, otelx.WithParentSampling())
+	ob.obs.Tracer = sampledRoots{otelx.NewTracer(ob.tp, otelx.WithParentSampling()), o.sample}
 	ob.obs.Propagator = otelx.W3C()
 	fmt.Fprintf(stderr, "otlp: traces to %s (sampling %g), metrics to %s every 10 s\n",
 		signalURL(base, "traces"), o.sample, signalURL(base, "metrics"))
 	return ob, nil
 }
+
+// sampledRoots decides itself whether a call on an item that derives from
+// no traced message (no parent, no links) starts a trace: with
+// probability ratio, as the SDK's TraceIDRatioBased sampler would, but
+// without asking the SDK, whose Start costs a span and a context even
+// when it drops it. The SDK's sampler (rootSampler) then keeps every such
+// root it is asked about.
+type sampledRoots struct {
+	next  sluice.Tracer
+	ratio float64
+}
+
+func (s sampledRoots) Start(ctx context.Context, c sluice.Call) (context.Context, func(error)) {
+	if c.Parent == nil && len(c.Links) == 0 && (s.ratio <= 0 || rand.Float64() >= s.ratio) {
+		return ctx, endNothing
+	}
+	return s.next.Start(ctx, c)
+}
+
+func endNothing(error) {}
+
+// rootSampler samples the root spans that reach the SDK: those of calls
+// on several items (with links) by ratio, any other (already sampled by
+// sampledRoots) always.
+type rootSampler struct{ ratio sdktrace.Sampler }
+
+func (r rootSampler) ShouldSample(p sdktrace.SamplingParameters) sdktrace.SamplingResult {
+	if len(p.Links) > 0 {
+		return r.ratio.ShouldSample(p)
+	}
+	return sdktrace.AlwaysSample().ShouldSample(p)
+}
+
+func (r rootSampler) Description() string { return "sluice roots: " + r.ratio.Description() }
 
 // observe is what the pipeline and its connectors get; a nil observer
 // gives nothing.

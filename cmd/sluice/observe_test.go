@@ -215,3 +215,22 @@ func TestDemoAtSampleZeroSendsNoSpan(t *testing.T) {
 		t.Fatalf("got spans %v and %d metric exports; want none, and the metrics", rec.spans, rec.metricPosts)
 	}
 }
+
+// At --trace-sample 0.01 about one call in a hundred on an item without
+// a traced parent is kept: 20000 events give about 200 decode spans.
+func TestDemoAtOnePercentSendsAboutOneSpanInAHundred(t *testing.T) {
+	rec := &otlpReceiver{spans: map[string]int{}}
+	srv := httptest.NewServer(rec)
+	defer srv.Close()
+	code, out, errOut := runCLI(t, "demo", "--events", "20000", "--lookup", "0", "--malformed", "0",
+		"--otlp", srv.URL+"/otel", "--trace-sample", "0.01")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	// Binomial(20000, 0.01): mean 200, standard deviation 14.
+	if n := rec.spans["decode map"]; n < 120 || n > 280 {
+		t.Fatalf("got %d decode spans of 20000 calls at 1%%, want about 200; all spans: %v", n, rec.spans)
+	}
+}
