@@ -20,6 +20,8 @@ type Controller struct {
 	// one; descend, that slow start ended without it, and checks halve the
 	// count until one costs throughput.
 	grew, descend bool
+	short         int  // the count a check last found doing less than the count it checked; 0: none
+	confirm       bool // the check under way checks short again
 	// checks are the counts that shrink probes check, last first: for each
 	// kept doubling that gained only part of what it could, the count its
 	// throughput needed; after a check taken back, the count halfway;
@@ -34,6 +36,7 @@ type Controller struct {
 	tref     float64 // time per item at the current count (ns); 0: not yet known
 	floor    float64 // the least time per item of a busy tick (ns): a call that waits for nothing; 0: not yet known
 	fref     float64 // errors per item that a failing halving did not lower: not the count's doing
+	refused  bool    // calls failed more with more workers, or at the start: steps probe past the count, not doublings
 	high     int     // ticks in a row with the time per item far above tref
 	fails    int     // ticks in a row with the calls failing
 	idle     int     // ticks in a row with the workers waiting most of the time
@@ -118,7 +121,7 @@ func (c *Controller) Step(s Sample) Decision {
 func (c *Controller) waiting(s Sample, util float64, tk tick) Decision {
 	c.idle++
 	c.keep(tk, false)
-	c.high, c.fails, c.slow, c.checkDue, c.descend = 0, 0, false, false, false
+	c.high, c.fails, c.slow, c.checkDue, c.descend, c.confirm, c.short = 0, 0, false, false, false, false, 0
 	want := max(c.lo, int(math.Ceil(float64(c.n)*util/c.t.IdleMargin)))
 	if c.idle < c.t.IdleTicks || want >= c.n || c.idleHold > 0 {
 		c.idleHold = max(0, c.idleHold-1)
@@ -167,8 +170,11 @@ func (c *Controller) steady(tk tick) (Decision, bool) {
 	} else {
 		c.fails = 0
 	}
-	if c.fails >= c.t.FailTicks && c.n > c.lo {
-		return c.failShrink(tk, c.last(c.fails)), true
+	if c.fails >= c.t.FailTicks {
+		if c.n > c.lo {
+			return c.failShrink(tk, c.last(c.fails)), true
+		}
+		c.fref, c.fails = max(c.fref, tk.f), 0 // at the least count, the errors are not the count's doing
 	}
 	return c.same(), c.fails > 0
 }
@@ -187,7 +193,11 @@ func (c *Controller) nextCheck() (Decision, bool) {
 		// did: where the count now does clearly more, the top did not
 		// suffice, and fewer than the top would not.
 		if m.n < c.n && (m.top == 0 || x <= (1+c.t.CheckStale)*m.top) {
-			return c.start(m.n, check, c.last(c.t.BeforeTicks), Probe,
+			k := check
+			if c.descend {
+				k = descent
+			}
+			return c.start(m.n, k, c.last(c.t.BeforeTicks), Probe,
 				fmt.Sprintf("checking whether %d workers do what %d do", m.n, c.n)), true
 		}
 	}
@@ -226,10 +236,10 @@ func (c *Controller) next(util, throttled float64, tk tick) Decision {
 		fmt.Sprintf("%.0f items/s at %d: trying %d", tk.x*1e9, c.n, want))
 }
 
-// descendFrom queues a check of half of n.
+// descendFrom queues a check of half of n, after the checks queued.
 func (c *Controller) descendFrom(n int) {
 	c.descend = true
-	c.checks = append(c.checks[:0], checkAt{n: max(c.lo, n/2)})
+	c.checks = append([]checkAt{{n: max(c.lo, n/2)}}, c.checks...)
 	c.checkDue = true
 }
 

@@ -216,3 +216,87 @@ func TestControllerKeepsAStepOnlyForHalfAWorkersWorth(t *testing.T) {
 		}
 	}
 }
+
+// The rules that shed what a count does not need, table-driven against
+// modelled dependencies: calls refused past a capacity (with retries),
+// starts above what the work needs, a Throttle, and errors that do not
+// come from the count.
+func TestControllerShedsWhatTheCountDoesNotNeed(t *testing.T) {
+	const ms = time.Millisecond
+	for _, tc := range []struct {
+		name      string
+		hi, start int
+		d         dep
+		lo, up    int     // the counts from tick 40 on lie within lo–up…
+		share     float64 // …this share of the ticks at least
+		reason    Reason  // a reason among the changes (None: any)
+		most      int     // never above this from tick 40 on
+	}{
+		{"refused past 16, from 1", 256, 1, refusing(2*ms, 16, 2), 16, 16, 0.9, Failing, 17},
+		{"refused past 16, from 32", 256, 32, refusing(2*ms, 16, 2), 16, 16, 0.9, Failing, 17},
+		{"refused past 16, from 128", 256, 128, refusing(2*ms, 16, 2), 16, 16, 0.9, Failing, 17},
+		{"refused past 24, from 1", 256, 1, refusing(2*ms, 24, 2), 24, 24, 0.9, Failing, 26},
+		{"queueing at 8, from 32", 256, 32, plain(queueing(2*ms, 8)), 8, 8, 0.9, Probe, 9},
+		{"queueing at 2, from 16", 256, 16, plain(queueing(2*ms, 2)), 2, 2, 0.9, Probe, 3},
+		{"queueing at 8, from the max", 32, 32, plain(queueing(2*ms, 8)), 8, 8, 0.9, Probe, 9},
+		{"flat, from 32", 64, 32, plain(queueing(2*ms, 1<<20)), 64, 64, 1, Grow, 64},
+		{"a Throttle that needs 8, from 16", 256, 16, throttled(100, 50*ms), 8, 8, 1, Throttled, 8},
+		{"a Throttle that needs 2, from 32", 256, 32, throttled(100, 10*ms), 2, 2, 1, Throttled, 2},
+		{"a tenth of the calls fail at any count", 64, 1, flaky(queueing(2*ms, 1<<20), 0.1), 64, 64, 0.9, Grow, 64},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := New(1, tc.hi, tc.start, std)
+			counts, reasons := drive(c, tc.d, 150)
+			tail := counts[40:]
+			if s := share(tail, tc.lo, tc.up); s < tc.share || slices.Max(tail) > tc.most {
+				t.Errorf("from tick 40, %.0f%% of ticks within %d–%d and at most %d, want %.0f%% and at most %d: %v",
+					100*s, tc.lo, tc.up, slices.Max(tail), 100*tc.share, tc.most, counts)
+			}
+			if tc.reason != None && !slices.Contains(reasons, tc.reason) {
+				t.Errorf("reasons %v, want %v among them", reasons, tc.reason)
+			}
+		})
+	}
+}
+
+// Under noise too, calls refused past a capacity and a start four times
+// the capacity end at the capacity.
+func TestControllerShedsUnderNoise(t *testing.T) {
+	const ms = time.Millisecond
+	for _, tc := range []struct {
+		name  string
+		start int
+		d     dep
+		cap   int
+		share float64 // ticks from 40 on at cap or one step above, at least…
+		seeds int     // …in this many seeds of 20
+		sigma float64
+	}{
+		{"refused past 16", 1, refusing(2*ms, 16, 2), 16, 0.85, 19, 0.05},
+		{"refused past 16, from 64", 64, refusing(2*ms, 16, 2), 16, 0.85, 19, 0.05},
+		{"queueing at 8, from 32", 32, plain(queueing(2*ms, 8)), 8, 0.8, 20, 0.02},
+		{"queueing at 16, from 64", 64, plain(queueing(2*ms, 16)), 16, 0.8, 20, 0.02},
+		// In this noise, with its drift, a few seeds judge a doubling from
+		// the start or a halving of the descent wrongly, and end at about
+		// twice the capacity.
+		{"queueing at 8, from 32", 32, plain(queueing(2*ms, 8)), 8, 0.8, 17, 0.05},
+		{"queueing at 16, from 64", 64, plain(queueing(2*ms, 16)), 16, 0.8, 17, 0.05},
+	} {
+		ok := 0
+		var worst []int
+		for seed := range 20 {
+			c := New(1, 256, tc.start, std)
+			z := &noisy{sigma: tc.sigma, rng: rand.New(rand.NewPCG(uint64(seed), 11))}
+			counts, _ := driveNoisy(c, tc.d, z, 150)
+			if share(counts[40:], tc.cap-max(1, tc.cap/16), c.stepUp(tc.cap)) >= tc.share {
+				ok++
+			} else {
+				worst = counts
+			}
+		}
+		if ok < tc.seeds {
+			t.Errorf("%s, σ %.2f: %d seeds of 20 kept %.0f%% of ticks from 40 on within a step of %d, want %d; one that did not: %v",
+				tc.name, tc.sigma, ok, 100*tc.share, tc.cap, tc.seeds, worst)
+		}
+	}
+}

@@ -70,7 +70,10 @@
 //     half a worker's worth each: to the count the throughput before
 //     needs when the errors went, to the count before when they did not
 //     (then they are not the count's doing, and only errors well above
-//     them count as failing from then on).
+//     them count as failing from then on). Once calls have failed with
+//     more workers, a step that pays much does not resume slow start: a
+//     doubling past a dependency that refuses calls costs a burst of
+//     errors, and steps find a capacity that grew.
 //   - Workers that wait for input or room, or on the Throttle, most of
 //     the time (a busy share under IdleBelow, IdleTicks ticks in a row)
 //     are removed, down to the busy share's workers with a margin: the

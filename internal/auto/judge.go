@@ -35,7 +35,7 @@ func (c *Controller) judge(tk tick) Decision {
 	se := sx / math.Abs(l)
 	k := len(pr.after)
 	// One tick decides only an overwhelming case; fewer workers need two.
-	more := e-ru.threshold >= c.t.JudgeMore*se && (k >= 2 || e-ru.threshold >= c.t.OneTick*se)
+	more := e-ru.threshold >= ru.zMore*se && (k >= 2 || e-ru.threshold >= max(ru.zMore, c.t.OneTick)*se)
 	fewer := ru.threshold-e >= ru.zFewer*se && k >= 2
 	if ru.maxLoss > 0 && k >= 2 && math.Log(b.x/a.x)-c.t.JudgeMore*sx > -math.Log(1-ru.maxLoss) {
 		// A shrink that clearly lost more than a little went below what
@@ -44,6 +44,9 @@ func (c *Controller) judge(tk tick) Decision {
 		more = true
 	}
 	failed := ru.up && c.failedMore(pr.after, a, b)
+	if pr.kind == failing && !more && c.failingAt(a.f, errSum(pr.after)) {
+		fewer = true // still failing: still more than the dependency serves
+	}
 	if !more && !fewer && !failed && k < ru.maxTicks {
 		return c.same()
 	}
@@ -53,8 +56,8 @@ func (c *Controller) judge(tk tick) Decision {
 	v := verdict{probe: *pr, more: more, failed: failed, e: e, se: se, a: a, b: b}
 	c.pr = probe{}
 	v.kept = (c.n > v.from) != fewer && !failed
-	if v.kept == ru.up {
-		c.grew = true // the larger count did more
+	if v.kept == ru.up && more {
+		c.grew = true // the larger count clearly did more
 	}
 	v.figures = fmt.Sprintf("%d workers did %.0f items/s, %d did %.0f", c.n, a.x*1e9, v.from, b.x*1e9)
 	if failed {
@@ -108,7 +111,7 @@ func (c *Controller) failedMore(after []tick, a, b tick) bool {
 func (c *Controller) grown(v verdict) Decision {
 	reason := NoGain
 	if v.failed {
-		reason = Failing
+		reason, c.refused = Failing, true
 	}
 	if v.kind == double {
 		if v.kept {
@@ -127,14 +130,14 @@ func (c *Controller) grown(v verdict) Decision {
 		c.slow, c.hold = false, c.t.HoldFirst
 		c.checkDue = len(c.checks) > 0
 		c.back(want, v.from, v.before, v.b.t)
-		if !c.grew && want == v.from && want > c.lo {
+		if !c.grew && want > c.lo {
 			c.descendFrom(want)
 		}
 		return c.set(want, reason, v.figures)
 	}
 	if v.kept {
-		c.hold, c.backoff = c.t.HoldKept, c.t.HoldFirst
-		if v.more && v.e-c.t.JudgeMore*v.se > c.t.ResumeSlow {
+		c.hold, c.backoff, c.short = c.t.HoldKept, c.t.HoldFirst, 0
+		if v.more && v.e-c.t.JudgeMore*v.se > c.t.ResumeSlow && !c.refused {
 			c.slow = true // much more than a little: capacity grew
 		}
 		return c.same()

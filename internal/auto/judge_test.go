@@ -142,3 +142,39 @@ func TestControllerShrinksWhenTheDependencyDropsUnderACheck(t *testing.T) {
 		t.Fatalf("count %d four ticks later, want 8: what 8 calls at once need", c.n)
 	}
 }
+
+// A doubling whose calls fail more than the count before goes back after
+// one tick, whatever throughput did, to the count its throughput needs,
+// and says why; one whose errors stay at the count before's is judged on
+// throughput (here kept, and slow start goes on).
+func TestControllerTakesBackAProbeUpWhoseCallsFail(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		fb, fa     float64 // errors per item before and after
+		want       int
+		wantReason Reason
+	}{
+		{"errors appear", 0, 0.5, 24, Failing},
+		{"errors double and more", 0.05, 0.2, 24, Failing},
+		{"errors as before", 0.1, 0.1, 64, Grow},
+		{"a few more, not twice", 0.1, 0.15, 64, Grow},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := New(1, 256, 16, std)
+			c.noise, c.varied = 0.01*0.01, 100
+			x := 16 / 0.002e9
+			before := make([]tick, 5)
+			for i := range before {
+				before[i] = tick{x: x, t: 16 / x, f: tc.fb}
+			}
+			c.cur = before
+			c.start(32, double, before, Grow, "")
+			s := busyTick(32, 1.5*x) // on throughput alone, kept
+			s.Errors = int64(tc.fa * float64(s.Items))
+			n, r, why := stepOf(c, s)
+			if n != tc.want || r != tc.wantReason {
+				t.Errorf("count %d (%v: %s), want %d (%v)", n, r, why, tc.want, tc.wantReason)
+			}
+		})
+	}
+}

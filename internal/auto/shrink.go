@@ -10,7 +10,7 @@ func (c *Controller) shrunk(v verdict) Decision {
 	switch v.kind {
 	case idle:
 		return c.idled(v)
-	case check, stepDown:
+	case check, descent, stepDown:
 		return c.checked(v)
 	case failing:
 		return c.failed(v)
@@ -40,25 +40,52 @@ func (c *Controller) idled(v verdict) Decision {
 // two counts: the next check is halfway (on a log scale) while a count
 // lies between them, so that the count ends at the knee instead of at
 // the top of the doubling that crossed it, or a worker above it (a
-// worker past a dependency's capacity makes every call wait).
+// worker past a dependency's capacity makes every call wait). After a
+// descent, the bisection goes on after each check kept, halfway between
+// it and the count that did less; once no count lies between, that count
+// is checked again, a step down: kept, it did less by noise, and the
+// descent resumes from it.
 func (c *Controller) checked(v verdict) Decision {
 	if v.kept {
-		if c.descend && c.n > c.lo {
-			c.checks = append(c.checks, checkAt{n: max(c.lo, c.n/2)})
+		if c.confirm {
+			c.descend = true // the count that did less did so by noise
 		}
+		switch {
+		case c.descend && c.n > c.lo:
+			c.checks = append(c.checks, checkAt{n: max(c.lo, c.n/2)})
+		case c.short > 0 && !c.bisect(c.short, c.n):
+			c.checks = append(c.checks, checkAt{n: c.short})
+			c.confirm, c.short = true, 0
+			c.checkDue = true
+			return c.same()
+		}
+		c.confirm = false
 		c.checkDue = true // the next one down
 		return c.same()
 	}
-	c.descend = false
-	c.checks = c.checks[:0]
-	if mid := int(math.Sqrt(float64(c.n)*float64(v.from)) + 0.5); mid > c.n && mid < v.from {
-		c.checks, c.checkDue = append(c.checks, checkAt{n: mid}), true
+	c.short = 0
+	if c.descend || c.confirm {
+		c.short = c.n // a descent's bisection: it goes on after checks kept
 	}
+	c.descend, c.confirm = false, false
+	c.checks = c.checks[:0]
+	c.bisect(c.n, v.from)
 	// The next check is judged against ticks taken after coming back,
 	// not against this one's: ticks that the noise lifted would make
 	// every check of the bisection look like a loss.
 	c.back(v.from, v.from, nil, v.b.t)
 	return c.set(v.from, Grow, v.figures)
+}
+
+// bisect queues a check halfway (on a log scale) between counts lo and
+// hi, if a count lies between them, and reports whether one did.
+func (c *Controller) bisect(lo, hi int) bool {
+	mid := int(math.Sqrt(float64(lo)*float64(hi)) + 0.5)
+	if mid <= lo || mid >= hi {
+		return false
+	}
+	c.checks, c.checkDue = append(c.checks, checkAt{n: mid}), true
+	return true
 }
 
 // unqueued carries out the verdict on a latency shrink or a halving.
@@ -95,7 +122,7 @@ func (c *Controller) unqueued(v verdict) Decision {
 // the errors are not the count's doing: the count comes back and they
 // become the level that fails. Taken back with the errors gone, the
 // halving went below what the dependency serves: the count comes back to
-// what the throughput before needs.
+// what the throughput before needs, below the count that failed.
 func (c *Controller) failed(v verdict) Decision {
 	if v.kept {
 		if c.failingAt(v.a.f, errSum(v.after)) && c.n > c.lo {
@@ -108,7 +135,7 @@ func (c *Controller) failed(v verdict) Decision {
 	if v.a.f*c.t.FailFactor >= v.b.f {
 		c.fref = max(v.a.f, v.b.f)
 	} else {
-		want = max(c.n+1, min(v.from, int(float64(c.n)*v.b.x/v.a.x+0.5)))
+		want = max(c.n+1, min(v.from-1, int(float64(c.n)*v.b.x/v.a.x+0.5)))
 	}
 	c.back(want, v.from, v.before, v.b.t)
 	return c.set(want, Grow, v.figures)
@@ -117,7 +144,8 @@ func (c *Controller) failed(v verdict) Decision {
 // failShrink halves the count because its calls fail, judged against
 // before.
 func (c *Controller) failShrink(tk tick, before []tick) Decision {
-	c.slow, c.checkDue, c.checks, c.descend, c.fails = false, false, c.checks[:0], false, 0
+	c.refused = true
+	c.slow, c.checkDue, c.checks, c.descend, c.confirm, c.short, c.fails = false, false, c.checks[:0], false, false, 0, 0
 	return c.start(max(c.lo, (c.n+1)/2), failing, before, Failing,
 		fmt.Sprintf("%.2f failed calls per item at %d workers", tk.f, c.n))
 }
@@ -142,7 +170,7 @@ func (c *Controller) risen(tb float64) int {
 // needs for x at the floor (while the floor is not known, no fewer than
 // half).
 func (c *Controller) latency(x, t float64, before []tick) Decision {
-	c.slow, c.checkDue, c.checks, c.descend = false, false, c.checks[:0], false
+	c.slow, c.checkDue, c.checks, c.descend, c.confirm, c.short = false, false, c.checks[:0], false, false, 0
 	if c.n <= c.lo {
 		return c.same()
 	}

@@ -214,3 +214,73 @@ func stepOf(c *Controller, s Sample) (int, Reason, string) {
 	d := c.Step(s)
 	return d.Count, d.Reason, d.Why
 }
+
+// dep is a dependency as the workers see it, with what curve leaves out:
+// at tick i, n workers do x items/s, their calls fail f times per item,
+// and they are busy a share u of the time (the rest waiting on a
+// Throttle).
+type dep func(n, i int) (x, f, u float64)
+
+// plain is a curve with no errors and no Throttle.
+func plain(c curve) dep { return func(n, i int) (float64, float64, float64) { return c(n, i), 0, 1 } }
+
+// refusing serves capacity calls at once, each in base, and refuses the
+// rest at once: each worker past the capacity fails perWorker calls for
+// each item the capacity serves (a Retry's backoffs between).
+func refusing(base time.Duration, capacity int, perWorker float64) dep {
+	return func(n, _ int) (float64, float64, float64) {
+		x := float64(min(n, capacity)) / base.Seconds()
+		return x, perWorker * float64(max(0, n-capacity)) / float64(capacity), 1
+	}
+}
+
+// flaky is c with a share f of the calls failing, whatever the count.
+func flaky(c curve, f float64) dep {
+	return func(n, i int) (float64, float64, float64) { return c(n, i), f, 1 }
+}
+
+// throttled is calls of call's time under a Throttle of rate per second:
+// a worker also waits for its turn at the limiter, so that n workers do
+// n/(1.5 call) at most.
+func throttled(rate float64, call time.Duration) dep {
+	return func(n, _ int) (float64, float64, float64) {
+		x := min(rate, float64(n)/(1.5*call.Seconds()))
+		return x, 0, x * call.Seconds() / float64(n)
+	}
+}
+
+// drive steps c for ticks ticks against d, noise-free, and returns the
+// count at each tick and the reasons of the changes.
+func drive(c *Controller, d dep, ticks int) (counts []int, reasons []Reason) {
+	return driveNoisy(c, d, nil, ticks)
+}
+
+// driveNoisy is drive on a noisy machine (z nil: none).
+func driveNoisy(c *Controller, d dep, z *noisy, ticks int) (counts []int, reasons []Reason) {
+	for i := range ticks {
+		n := c.n
+		x, f, u := d(n, i)
+		x *= z.factor()
+		dt := autoTick
+		items := max(1, int64(x*dt.Seconds()))
+		life := time.Duration(n) * dt
+		busy := time.Duration(u * float64(life))
+		s := Sample{Elapsed: dt, Workers: n, Busy: busy, Throttled: life - busy, Items: items, Errors: int64(f * float64(items))}
+		counts = append(counts, n)
+		if r := c.Step(s).Reason; r != None {
+			reasons = append(reasons, r)
+		}
+	}
+	return counts, reasons
+}
+
+// share is the share of xs within lo–hi.
+func share(xs []int, lo, hi int) float64 {
+	n := 0
+	for _, x := range xs {
+		if x >= lo && x <= hi {
+			n++
+		}
+	}
+	return float64(n) / float64(len(xs))
+}

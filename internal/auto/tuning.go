@@ -46,8 +46,9 @@ type Tuning struct {
 
 	// JudgeMore is the standard errors between the elasticity and its
 	// threshold that decide for more workers, JudgeFewer for fewer (over
-	// two ticks at least); OneTick those that decide in one tick.
-	JudgeMore, JudgeFewer, OneTick float64
+	// two ticks at least); OneTick those that decide in one tick;
+	// DescentMore those that bring back the workers a descent removed.
+	JudgeMore, JudgeFewer, OneTick, DescentMore float64
 	// MaxJudge is the ticks a probe is judged over at most, MaxJudgeStep
 	// a step's; BeforeTicks the ticks a probe is judged against.
 	MaxJudge, MaxJudgeStep, BeforeTicks int
@@ -112,7 +113,7 @@ func Standard() Tuning {
 		ThrottledUp:   0.05,
 		MinElasticity: 0.1, StepPays: 0.5, ResumeSlow: 0.5,
 		PartialGain: 0.9, CheckKeep: 0.15, WeakDoubling: 0.5,
-		JudgeMore: 1, JudgeFewer: 1.5, OneTick: 3,
+		JudgeMore: 1, JudgeFewer: 1.5, OneTick: 3, DescentMore: 2.5,
 		MaxJudge: 8, MaxJudgeStep: 5, BeforeTicks: 5,
 		KeepTicks: 8, HoldKept: 2, HoldFirst: 30, HoldMost: 300,
 		StepRatio:    1.0625,
