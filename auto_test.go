@@ -296,9 +296,14 @@ func TestAutoShedsWorkersWhoseCallsFail(t *testing.T) {
 				t.Errorf("workers from 3 s range over %d–%d, want 15–17 (the dependency serves 16): %v", slices.Min(tail), slices.Max(tail), counts)
 			}
 			// 16 workers serve 8000 calls a second; the retries are those
-			// of the probes past 16.
-			if served := dep.served.Load(); st.Retries > served/20 {
-				t.Errorf("%d retries for %d calls served, want at most one in 20", st.Retries, served)
+			// of the probes past 16, and from 64 those of the workers
+			// past 16 until two ticks have shown their errors.
+			share := int64(20)
+			if start > 16 {
+				share = 10
+			}
+			if served := dep.served.Load(); st.Retries > served/share {
+				t.Errorf("%d retries for %d calls served, want at most one in %d", st.Retries, served, share)
 			}
 		})
 	}
@@ -336,8 +341,11 @@ func TestAutoAddsNoWorkerThatWouldWaitOnTheThrottle(t *testing.T) {
 	})
 	// 100 calls a second of 50 ms need 5 workers, and a margin for the
 	// limiter's turns; once shed, the count never goes back to the start.
-	if tail := counts[40:]; slices.Min(tail) < 5 || slices.Max(tail) > 9 {
-		t.Errorf("workers from 4 s range over %d–%d, want 5–9 (100 calls a second of 50 ms need 5): %v", slices.Min(tail), slices.Max(tail), counts)
+	// (The stage takes its items a chunk at a time, so that at 100 items
+	// a second a tick's throughput is lumpy, and an idle shrink may be
+	// taken back to a count above the need.)
+	if tail := counts[40:]; slices.Min(tail) < 5 || slices.Max(tail) > 11 {
+		t.Errorf("workers from 4 s range over %d–%d, want 5–11 (100 calls a second of 50 ms need 5): %v", slices.Min(tail), slices.Max(tail), counts)
 	}
 	if i := slices.IndexFunc(counts, func(n int) bool { return n < 16 }); i < 0 || slices.Max(counts[i:]) >= 16 {
 		t.Errorf("workers %v: want them shed from 16 and never added back", counts)

@@ -15,6 +15,7 @@ type Controller struct {
 	rules  [kinds]rule
 	lo, hi int
 	n      int
+	start0 int  // the count it started with
 	slow   bool // slow start: double while each doubling pays
 	// grew says that a probe showed the count doing more than a smaller
 	// one; descend, that slow start ended without it, and checks halve the
@@ -68,7 +69,7 @@ func New(lo, hi, n int, t Tuning) *Controller {
 	if lo < 1 || n < lo || hi < n {
 		panic(fmt.Sprintf("auto: New(%d, %d, %d): want 1 ≤ lo ≤ n ≤ hi", lo, hi, n))
 	}
-	return &Controller{t: t, rules: rulesOf(t), lo: lo, hi: hi, n: n, slow: true, noise: t.InitialNoise, backoff: t.HoldFirst}
+	return &Controller{t: t, rules: rulesOf(t), lo: lo, hi: hi, n: n, start0: n, slow: true, noise: t.InitialNoise, backoff: t.HoldFirst}
 }
 
 // Count returns the count the controller runs.

@@ -41,7 +41,9 @@
 //     the doubling's top did. A check taken back is followed by one
 //     halfway (on a log scale) between the two counts, a bisection of the
 //     doubling that crossed the knee.
-//   - Slow start that ends with no doubling kept (a start above what the
+//   - From a start above the least count, a doubling that the noise
+//     leaves unclear goes back while no probe has shown the count to pay.
+//     Slow start that ends with no doubling kept (a start above what the
 //     work needs, or at the max) descends: checks halve the count while
 //     fewer workers do as much, and the first that costs throughput starts
 //     the bisection. A count that does no more than a smaller one is shed

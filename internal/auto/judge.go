@@ -51,7 +51,10 @@ func (c *Controller) judge(tk tick) Decision {
 		return c.same()
 	}
 	if !more && !fewer {
-		fewer = e < ru.unclear // unclear: the point estimate, as the rule says
+		// Unclear: the point estimate, as the rule says; but a doubling
+		// from a start that no probe showed to pay goes back, as the
+		// descent that follows would.
+		fewer = e < ru.unclear || (pr.kind == double && c.unproven())
 	}
 	v := verdict{probe: *pr, more: more, failed: failed, e: e, se: se, a: a, b: b}
 	c.pr = probe{}
@@ -92,6 +95,10 @@ func (c *Controller) voided(h int, tb float64) Decision {
 	m := mean(high)
 	return c.latency(m.x, m.t, c.last(h-1))
 }
+
+// unproven says whether the count started above the least and no probe
+// has shown it to do more than a smaller one.
+func (c *Controller) unproven() bool { return c.start0 > c.lo && !c.grew }
 
 // failingAt says whether calls with f errors per item (errs in all) fail: more errors per
 // item than FailShare, and than the errors a failing halving did not

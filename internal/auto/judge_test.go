@@ -14,7 +14,7 @@ import (
 func TestControllerJudgesOverAsManyTicksAsTheNoiseNeeds(t *testing.T) {
 	judged := func(sigma, gain float64) (ticks, n int) {
 		c := New(1, 256, 16, std)
-		c.noise, c.varied, c.slow = sigma*sigma, 100, true
+		c.noise, c.varied, c.slow, c.grew = sigma*sigma, 100, true, true
 		c.cur = []tick{{x: 0.01, t: 1600}, {x: 0.01, t: 1600}} // as the samples below
 		stepOf(c, Sample{Elapsed: time.Duration(int64(autoTick)), Workers: 16, Busy: time.Duration(16 * int64(autoTick)), Items: int64(autoTick) / 100})
 		if c.n != 32 || c.pr.from != 16 {
@@ -176,5 +176,26 @@ func TestControllerTakesBackAProbeUpWhoseCallsFail(t *testing.T) {
 				t.Errorf("count %d (%v: %s), want %d (%v)", n, r, why, tc.want, tc.wantReason)
 			}
 		})
+	}
+}
+
+// From a start above the least count, a doubling left unclear goes back
+// while no probe has shown the count to pay: the descent that follows
+// would take its workers anyway.
+func TestControllerTakesBackAnUnclearDoublingFromAnUnprovenStart(t *testing.T) {
+	for _, tc := range []struct {
+		grew bool
+		want int
+	}{{false, 16}, {true, 64}} {
+		c := New(1, 256, 16, std)
+		c.noise, c.varied, c.grew = 0.2*0.2, 100, tc.grew
+		c.cur = []tick{{x: 0.01, t: 1600}, {x: 0.01, t: 1600}}
+		stepOf(c, busyTick(16, 0.01))
+		for range std.MaxJudge {
+			stepOf(c, busyTick(32, 0.01))
+		}
+		if c.n != tc.want {
+			t.Errorf("grew %v: count %d after an unclear doubling from 16, want %d", tc.grew, c.n, tc.want)
+		}
 	}
 }

@@ -2,13 +2,9 @@ package lab
 
 import (
 	"context"
-	"crypto/sha256"
 	"fmt"
 	"html"
-	"io"
 	"math"
-	"net"
-	"net/http"
 	"os"
 	"runtime"
 	"slices"
@@ -21,60 +17,19 @@ import (
 )
 
 // Seed 003's lesson at run time: how many workers a stage needs depends on
-// the work. Each case runs a Map stage with every fixed count and with
-// sluice.Auto(1, 256) for a fixed time against the same work, in rounds:
+// the work. Each case (auto_cases.go) runs a Map stage with every fixed
+// count and with sluice.Auto(1, 256) for a fixed time against the same
+// work, in rounds:
 // each round runs the fixed counts in order with Auto in their middle, so
 // that Auto is compared with counts measured around the same time, and
 // every comparison is made within a round (Auto against that round's best
 // fixed count), the rows giving the median over rounds and its range:
-//
-//   - cpu: hashing 4 KiB (SHA-256) per item;
-//   - io: a call to a local HTTP server (127.0.0.1) that answers after 2 ms;
-//   - saturating: the same server serving 16 calls at once and queueing the
-//     rest, so that a call's latency rises past 16 in flight;
-//   - drop: the same, serving 32 at once until half the run, then 8.
 //
 // An item is a call (or a hash). Every figure is measured from the calls'
 // own completion times and durations: the steady throughput and p99 from
 // autoSettle on, and the time from which a row's throughput stays at 90 %
 // of the round's best fixed count's (for the best fixed count itself too:
 // where it does not hold, the machine did not).
-
-const autoBase = 2 * time.Millisecond
-
-type autoCase struct {
-	name, title string
-	work        func(srv *depServer) (call func(context.Context, int) error, midway func())
-}
-
-func autoCases() []autoCase {
-	return []autoCase{
-		{"cpu", "CPU-bound: SHA-256 of 4 KiB", func(*depServer) (func(context.Context, int) error, func()) {
-			buf := make([]byte, 4<<10)
-			var sink atomic.Uint64
-			return func(_ context.Context, v int) error {
-				var b [4 << 10]byte
-				copy(b[:], buf)
-				b[0] = byte(v)
-				s := sha256.Sum256(b[:])
-				sink.Add(uint64(s[0]))
-				return nil
-			}, nil
-		}},
-		{"io", "IO-bound: an HTTP call answered after 2 ms", func(s *depServer) (func(context.Context, int) error, func()) {
-			s.setCapacity(0)
-			return s.call, nil
-		}},
-		{"saturating", "a dependency serving 16 calls at once, queueing the rest", func(s *depServer) (func(context.Context, int) error, func()) {
-			s.setCapacity(16)
-			return s.call, nil
-		}},
-		{"drop", "the dependency serving 32 at once, then 8 from half the run", func(s *depServer) (func(context.Context, int) error, func()) {
-			s.setCapacity(32)
-			return s.call, func() { s.setCapacity(8) }
-		}},
-	}
-}
 
 const autoVariant = "Auto(1, 256)"
 
@@ -97,6 +52,9 @@ func autoExperiment() *Experiment {
 			{Key: "reach_s", Header: "90% at s", Format: "%.2f"},
 			{Key: "reach_s_max", Header: "latest", Format: "%.2f"},
 			{Key: "max_running", Header: "max goroutines", Format: "%.0f"},
+			{Key: "end_workers", Header: "workers, last 1 s", Format: "%.0f"},
+			{Key: "retries_per_1k", Header: "retries/1k calls", Format: "%.1f"},
+			{Key: "retries_vs_best", Header: "retries × best", Format: "%.2f"},
 		},
 		Cases:  autoExperimentCases,
 		Finish: autoFinish,
@@ -147,7 +105,11 @@ func autoExperimentCases(c *Config) []Case {
 						return Sample{}, err
 					}
 					call, midway := ac.work(s)
-					smp, err := autoOnce(n, call, midway, run, settle)
+					var opts []sluice.StageOption
+					if ac.opts != nil {
+						opts = ac.opts()
+					}
+					smp, err := autoOnce(autoRunSpec{n: n, start: max(1, ac.start), call: call, midway: midway, opts: opts, run: run, settle: settle})
 					if err == nil {
 						smp.Metrics = perRound(smp.Metrics, round)
 					}
@@ -182,10 +144,21 @@ func perRound(m Metrics, round int) Metrics {
 	return out
 }
 
-// autoOnce runs one pipeline for run: a source of ints, a Map of n
-// workers (Auto(1, 256) from 1 when n is 0) calling call, and a counting
-// sink.
-func autoOnce(n int, call func(context.Context, int) error, midway func(), run, settle time.Duration) (Sample, error) {
+// autoRunSpec is one run of the auto experiment: a Map of n workers
+// (Auto(1, 256) from start when n is 0) calling call with opts, for run,
+// its steady part from settle, with midway called at half the run.
+type autoRunSpec struct {
+	n, start    int
+	call        func(context.Context, int) error
+	midway      func()
+	opts        []sluice.StageOption
+	run, settle time.Duration
+}
+
+// autoOnce runs one pipeline for run: a source of ints, the Map, and a
+// counting sink.
+func autoOnce(r autoRunSpec) (Sample, error) {
+	n, call, midway, run, settle := r.n, r.call, r.midway, r.run, r.settle
 	type done struct{ at, took time.Duration }
 	var mu sync.Mutex
 	calls := make([]done, 0, 1<<16)
@@ -202,15 +175,18 @@ func autoOnce(n int, call func(context.Context, int) error, midway func(), run, 
 		t0 := time.Now()
 		err := call(ctx, v)
 		t1 := time.Now()
+		if err != nil {
+			return v, err // retried: a call that failed is not an item done
+		}
 		mu.Lock()
 		calls = append(calls, done{t1.Sub(start), t1.Sub(t0)})
 		mu.Unlock()
-		return v, err
+		return v, nil
 	}
-	var opts []sluice.StageOption
+	opts := r.opts
 	workers := n
 	if n == 0 {
-		opts, workers = append(opts, sluice.Auto(1, 256)), 1
+		opts, workers = append(opts, sluice.Auto(1, 256)), r.start
 	}
 	m := sluice.Map(p, "call", src, workers, f, opts...)
 	var got atomic.Int64
@@ -218,7 +194,8 @@ func autoOnce(n int, call func(context.Context, int) error, midway func(), run, 
 
 	// A sampler reads the stage's workers every 50 ms (and, with
 	// LAB_AUTO_TRACE set, prints each change of Auto's count to stderr).
-	var counts []int
+	var counts, endCounts []int
+	var retries int64
 	maxRunning := 0
 	trace := n == 0 && os.Getenv("LAB_AUTO_TRACE") != ""
 	var changes int64
@@ -236,8 +213,12 @@ func autoOnce(n int, call func(context.Context, int) error, midway func(), run, 
 			}
 			for _, st := range p.Stats().Stages {
 				if st.Name == "call" {
-					if time.Since(start) >= settle {
+					since := time.Since(start)
+					if since >= settle {
 						counts = append(counts, st.Workers)
+					}
+					if since >= run-time.Second && since < run {
+						endCounts = append(endCounts, st.Workers)
 					}
 					maxRunning = max(maxRunning, st.Running)
 					if trace && st.Auto != nil && st.Auto.Changes != changes {
@@ -255,6 +236,11 @@ func autoOnce(n int, call func(context.Context, int) error, midway func(), run, 
 	time.AfterFunc(run, p.Drain)
 	err := p.Wait()
 	elapsed := time.Since(start)
+	for _, st := range p.Stats().Stages {
+		if st.Name == "call" {
+			retries = st.Retries
+		}
+	}
 	close(stop)
 	<-sampled
 	runtime.ReadMemStats(&after)
@@ -277,9 +263,10 @@ func autoOnce(n int, call func(context.Context, int) error, midway func(), run, 
 		}
 	}
 	met := Metrics{
-		"steady_per_s": float64(len(steady)) / (run - settle).Seconds(),
-		"p99_ms":       quantile(steady, 0.99),
-		"max_running":  float64(maxRunning),
+		"steady_per_s":   float64(len(steady)) / (run - settle).Seconds(),
+		"p99_ms":         quantile(steady, 0.99),
+		"max_running":    float64(maxRunning),
+		"retries_per_1k": 1000 * float64(retries) / float64(max(1, len(calls))),
 	}
 	if midway != nil {
 		// The dependency changes at run/2: each half's steady throughput,
@@ -299,12 +286,12 @@ func autoOnce(n int, call func(context.Context, int) error, midway func(), run, 
 		met["midway_s"] = (run / 2).Seconds()
 	}
 	if n == 0 {
-		met["workers"] = float64(medianInt(counts))
+		met["workers"], met["end_workers"] = float64(medianInt(counts)), float64(medianInt(endCounts))
 		if len(counts) > 0 {
 			met["workers_max"] = float64(slices.Max(counts))
 		}
 	} else {
-		met["workers"], met["workers_max"] = float64(n), float64(n)
+		met["workers"], met["workers_max"], met["end_workers"] = float64(n), float64(n), float64(n)
 	}
 	for i, w := range wins[:min(len(wins), int(run/win))] {
 		met[fmt.Sprintf("win%03d", i)] = w / win.Seconds()
@@ -440,6 +427,44 @@ func autoFinish(rows []Row) {
 				m["reach_s"], m["reach_s_max"] = never(median(g.reach)), never(slices.Max(g.reach))
 			}
 		}
+		autoRetries(rows, idx, best)
+	}
+}
+
+// autoRetries gives each row of a case whose rows retried its retries
+// per call against the best fixed count's, round by round (the median
+// over rounds): 1 where neither retried, -1 where the best fixed count
+// made none and the row some.
+func autoRetries(rows []Row, idx []int, best int) {
+	any := false
+	for _, i := range idx {
+		any = any || rows[i].Metrics["retries_per_1k"] > 0
+	}
+	if !any {
+		return
+	}
+	for _, i := range idx {
+		m := rows[i].Metrics
+		var rs []float64
+		for round := 0; ; round++ {
+			key := fmt.Sprintf("r%d/retries_per_1k", round)
+			b, ok := rows[best].Metrics[key]
+			r, ok2 := m[key]
+			if !ok || !ok2 {
+				break
+			}
+			switch {
+			case b > 0:
+				rs = append(rs, r/b)
+			case r == 0:
+				rs = append(rs, 1)
+			default:
+				rs = append(rs, -1)
+			}
+		}
+		if len(rs) > 0 {
+			m["retries_vs_best"] = median(rs)
+		}
 	}
 }
 
@@ -531,73 +556,4 @@ func shortNum(v float64) string {
 		return fmt.Sprintf("%.1fk", v/1e3)
 	}
 	return fmt.Sprintf("%.3g", v)
-}
-
-// depServer is the dependency: an HTTP server on 127.0.0.1 that answers
-// each call after autoBase, serving at most capacity calls at once (0:
-// any number) and queueing the rest in arrival order.
-type depServer struct {
-	srv    *http.Server
-	ln     net.Listener
-	url    string
-	client *http.Client
-
-	mu       sync.Mutex
-	cond     *sync.Cond
-	capacity int
-	inUse    int
-}
-
-func newDepServer() (*depServer, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	s := &depServer{ln: ln, url: "http://" + ln.Addr().String() + "/"}
-	s.cond = sync.NewCond(&s.mu)
-	s.srv = &http.Server{Handler: http.HandlerFunc(s.serve), ReadHeaderTimeout: 10 * time.Second}
-	s.client = &http.Client{Transport: &http.Transport{MaxIdleConns: 1024, MaxIdleConnsPerHost: 1024, IdleConnTimeout: time.Minute}}
-	go s.srv.Serve(ln) // ends when close shuts the server down
-	return s, nil
-}
-
-func (s *depServer) setCapacity(n int) {
-	s.mu.Lock()
-	s.capacity = n
-	s.mu.Unlock()
-	s.cond.Broadcast()
-}
-
-func (s *depServer) serve(w http.ResponseWriter, _ *http.Request) {
-	s.mu.Lock()
-	for s.capacity > 0 && s.inUse >= s.capacity {
-		s.cond.Wait()
-	}
-	s.inUse++
-	s.mu.Unlock()
-	time.Sleep(autoBase)
-	s.mu.Lock()
-	s.inUse--
-	s.mu.Unlock()
-	s.cond.Signal()
-	io.WriteString(w, "ok")
-}
-
-func (s *depServer) call(ctx context.Context, _ int) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.url, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := s.client.Do(req)
-	if err != nil {
-		return err
-	}
-	_, err = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	return err
-}
-
-func (s *depServer) close() {
-	s.srv.Close()
-	s.client.CloseIdleConnections()
 }
