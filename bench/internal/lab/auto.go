@@ -155,13 +155,15 @@ type autoRunSpec struct {
 	run, settle time.Duration
 }
 
+// autoDone is a call that succeeded: when it ended, since the run's
+// start, and how long it took.
+type autoDone struct{ at, took time.Duration }
+
 // autoOnce runs one pipeline for run: a source of ints, the Map, and a
 // counting sink.
 func autoOnce(r autoRunSpec) (Sample, error) {
-	n, call, midway, run, settle := r.n, r.call, r.midway, r.run, r.settle
-	type done struct{ at, took time.Duration }
 	var mu sync.Mutex
-	calls := make([]done, 0, 1<<16)
+	calls := make([]autoDone, 0, 1<<16)
 	p := sluice.New(context.Background(), sluice.Named("auto"))
 	src := sluice.From(p, "items", func(ctx context.Context, out *sluice.Emitter[int]) error {
 		for i := 0; out.Send(i); i++ {
@@ -173,76 +175,31 @@ func autoOnce(r autoRunSpec) (Sample, error) {
 	start := time.Now()
 	f := func(ctx context.Context, v int) (int, error) {
 		t0 := time.Now()
-		err := call(ctx, v)
+		err := r.call(ctx, v)
 		t1 := time.Now()
 		if err != nil {
 			return v, err // retried: a call that failed is not an item done
 		}
 		mu.Lock()
-		calls = append(calls, done{t1.Sub(start), t1.Sub(t0)})
+		calls = append(calls, autoDone{t1.Sub(start), t1.Sub(t0)})
 		mu.Unlock()
 		return v, nil
 	}
-	opts := r.opts
-	workers := n
-	if n == 0 {
+	opts, workers := r.opts, r.n
+	if r.n == 0 {
 		opts, workers = append(opts, sluice.Auto(1, 256)), r.start
 	}
 	m := sluice.Map(p, "call", src, workers, f, opts...)
 	var got atomic.Int64
 	sluice.ForEach(p, "count", m, 1, func(context.Context, int) error { got.Add(1); return nil })
-
-	// A sampler reads the stage's workers every 50 ms (and, with
-	// LAB_AUTO_TRACE set, prints each change of Auto's count to stderr).
-	var counts, endCounts []int
-	var retries int64
-	maxRunning := 0
-	trace := n == 0 && os.Getenv("LAB_AUTO_TRACE") != ""
-	var changes int64
-	stop := make(chan struct{})
-	sampled := make(chan struct{})
-	go func() {
-		defer close(sampled)
-		t := time.NewTicker(50 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-			}
-			for _, st := range p.Stats().Stages {
-				if st.Name == "call" {
-					since := time.Since(start)
-					if since >= settle {
-						counts = append(counts, st.Workers)
-					}
-					if since >= run-time.Second && since < run {
-						endCounts = append(endCounts, st.Workers)
-					}
-					maxRunning = max(maxRunning, st.Running)
-					if trace && st.Auto != nil && st.Auto.Changes != changes {
-						changes = st.Auto.Changes
-						fmt.Fprintf(os.Stderr, "auto %6.2fs %3d workers: %s: %s\n",
-							st.Auto.Changed.Sub(start).Seconds(), st.Workers, st.Auto.Reason, st.Auto.Detail)
-					}
-				}
-			}
-		}
-	}()
-	if midway != nil {
-		time.AfterFunc(run/2, midway)
+	smp := startAutoSampler(p, start, r, r.n == 0 && os.Getenv("LAB_AUTO_TRACE") != "")
+	if r.midway != nil {
+		time.AfterFunc(r.run/2, r.midway)
 	}
-	time.AfterFunc(run, p.Drain)
+	time.AfterFunc(r.run, p.Drain)
 	err := p.Wait()
 	elapsed := time.Since(start)
-	for _, st := range p.Stats().Stages {
-		if st.Name == "call" {
-			retries = st.Retries
-		}
-	}
-	close(stop)
-	<-sampled
+	smp.stop()
 	runtime.ReadMemStats(&after)
 	if err != nil {
 		return Sample{}, err
@@ -252,52 +209,119 @@ func autoOnce(r autoRunSpec) (Sample, error) {
 	if int64(len(calls)) != got.Load() {
 		return Sample{}, fmt.Errorf("%d calls made, %d items reached the sink", len(calls), got.Load())
 	}
-	// Throughput per 250 ms window, and the steady part's figures.
+	met := autoMetrics(r, calls, elapsed, smp)
+	return Sample{Elapsed: elapsed, Items: max(1, len(calls)), Metrics: met, Measured: true,
+		Mallocs: after.Mallocs - before.Mallocs, Bytes: after.TotalAlloc - before.TotalAlloc}, nil
+}
+
+// autoSampler reads the stage's workers every 50 ms (and, with trace,
+// prints each change of Auto's count to stderr): the counts from settle
+// on, those of the run's last second, the most goroutines, and at the
+// end the retries.
+type autoSampler struct {
+	counts, end []int
+	maxRunning  int
+	retries     int64
+	p           *sluice.Pipeline
+	quit, done  chan struct{}
+}
+
+func startAutoSampler(p *sluice.Pipeline, start time.Time, r autoRunSpec, trace bool) *autoSampler {
+	s := &autoSampler{p: p, quit: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		t := time.NewTicker(50 * time.Millisecond)
+		defer t.Stop()
+		var changes int64
+		for {
+			select {
+			case <-s.quit:
+				return
+			case <-t.C:
+			}
+			st, since := s.call(), time.Since(start)
+			if since >= r.settle {
+				s.counts = append(s.counts, st.Workers)
+			}
+			if since >= r.run-time.Second && since < r.run {
+				s.end = append(s.end, st.Workers)
+			}
+			s.maxRunning = max(s.maxRunning, st.Running)
+			if trace && st.Auto != nil && st.Auto.Changes != changes {
+				changes = st.Auto.Changes
+				fmt.Fprintf(os.Stderr, "auto %6.2fs %3d workers: %s: %s\n",
+					st.Auto.Changed.Sub(start).Seconds(), st.Workers, st.Auto.Reason, st.Auto.Detail)
+			}
+		}
+	}()
+	return s
+}
+
+// call returns the stats of the stage "call".
+func (s *autoSampler) call() sluice.StageStats {
+	for _, st := range s.p.Stats().Stages {
+		if st.Name == "call" {
+			return st
+		}
+	}
+	return sluice.StageStats{}
+}
+
+// stop ends the sampler, once the pipeline has ended, and reads the
+// retries.
+func (s *autoSampler) stop() {
+	close(s.quit)
+	<-s.done
+	s.retries = s.call().Retries
+}
+
+// autoMetrics sums up a run from its calls: throughput per 250 ms window,
+// and the steady part's figures.
+func autoMetrics(r autoRunSpec, calls []autoDone, elapsed time.Duration, smp *autoSampler) Metrics {
 	const win = 250 * time.Millisecond
 	wins := make([]float64, int(elapsed/win)+1)
 	var steady []float64
 	for _, c := range calls {
 		wins[int(c.at/win)]++
-		if c.at >= settle && c.at < run {
+		if c.at >= r.settle && c.at < r.run {
 			steady = append(steady, float64(c.took)/1e6)
 		}
 	}
 	met := Metrics{
-		"steady_per_s":   float64(len(steady)) / (run - settle).Seconds(),
+		"steady_per_s":   float64(len(steady)) / (r.run - r.settle).Seconds(),
 		"p99_ms":         quantile(steady, 0.99),
-		"max_running":    float64(maxRunning),
-		"retries_per_1k": 1000 * float64(retries) / float64(max(1, len(calls))),
+		"max_running":    float64(smp.maxRunning),
+		"retries_per_1k": 1000 * float64(smp.retries) / float64(max(1, len(calls))),
 	}
-	if midway != nil {
+	if r.midway != nil {
 		// The dependency changes at run/2: each half's steady throughput,
 		// so that Auto's time to 90 % compares each window with the best
 		// fixed count of its half.
 		var before, after int
 		for _, c := range calls {
 			switch {
-			case c.at >= settle && c.at < run/2:
+			case c.at >= r.settle && c.at < r.run/2:
 				before++
-			case c.at >= run/2 && c.at < run:
+			case c.at >= r.run/2 && c.at < r.run:
 				after++
 			}
 		}
-		met["phase0_per_s"] = float64(before) / (run/2 - settle).Seconds()
-		met["phase1_per_s"] = float64(after) / (run / 2).Seconds()
-		met["midway_s"] = (run / 2).Seconds()
+		met["phase0_per_s"] = float64(before) / (r.run/2 - r.settle).Seconds()
+		met["phase1_per_s"] = float64(after) / (r.run / 2).Seconds()
+		met["midway_s"] = (r.run / 2).Seconds()
 	}
-	if n == 0 {
-		met["workers"], met["end_workers"] = float64(medianInt(counts)), float64(medianInt(endCounts))
-		if len(counts) > 0 {
-			met["workers_max"] = float64(slices.Max(counts))
+	if r.n == 0 {
+		met["workers"], met["end_workers"] = float64(medianInt(smp.counts)), float64(medianInt(smp.end))
+		if len(smp.counts) > 0 {
+			met["workers_max"] = float64(slices.Max(smp.counts))
 		}
 	} else {
-		met["workers"], met["workers_max"], met["end_workers"] = float64(n), float64(n), float64(n)
+		met["workers"], met["workers_max"], met["end_workers"] = float64(r.n), float64(r.n), float64(r.n)
 	}
-	for i, w := range wins[:min(len(wins), int(run/win))] {
+	for i, w := range wins[:min(len(wins), int(r.run/win))] {
 		met[fmt.Sprintf("win%03d", i)] = w / win.Seconds()
 	}
-	return Sample{Elapsed: elapsed, Items: max(1, len(calls)), Metrics: met, Measured: true,
-		Mallocs: after.Mallocs - before.Mallocs, Bytes: after.TotalAlloc - before.TotalAlloc}, nil
+	return met
 }
 
 func quantile(xs []float64, q float64) float64 {
