@@ -191,6 +191,23 @@ func ExampleAuto() {
 	// Output: 999000
 }
 
+func ExampleAutoReason() {
+	for _, r := range []sluice.AutoReason{sluice.AutoStart, sluice.AutoGrow, sluice.AutoNoGain, sluice.AutoLatency,
+		sluice.AutoFailing, sluice.AutoIdle, sluice.AutoThrottled, sluice.AutoProbe, 0} {
+		fmt.Println(r)
+	}
+	// Output:
+	// start
+	// grow
+	// no-gain
+	// latency
+	// failing
+	// idle
+	// throttled
+	// probe
+	// AutoReason(0)
+}
+
 func ExampleThrottle() {
 	// A limiter with a Wait(ctx) error method: golang.org/x/time/rate's
 	// *rate.Limiter, say rate.NewLimiter(100, 1) for 100 calls a second.
