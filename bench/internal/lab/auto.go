@@ -14,22 +14,29 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice"
+	"github.com/sluicehq/sluice/internal/auto"
 )
 
 // Seed 003's lesson at run time: how many workers a stage needs depends on
 // the work. Each case (auto_cases.go) runs a Map stage with every fixed
 // count and with sluice.Auto(1, 256) for a fixed time against the same
-// work, in rounds:
-// each round runs the fixed counts in order with Auto in their middle, so
-// that Auto is compared with counts measured around the same time, and
-// every comparison is made within a round (Auto against that round's best
-// fixed count), the rows giving the median over rounds and its range:
+// work, in rounds: each round runs the fixed counts in order with Auto in
+// their middle, so that Auto is compared with counts measured around the
+// same time, and every comparison is made within a round (Auto against
+// that round's best fixed count), the rows giving the median over rounds
+// and its range.
 //
-// An item is a call (or a hash). Every figure is measured from the calls'
-// own completion times and durations: the steady throughput and p99 from
-// autoSettle on, and the time from which a row's throughput stays at 90 %
-// of the round's best fixed count's (for the best fixed count itself too:
-// where it does not hold, the machine did not).
+// An item is a call that succeeded (or a hash). Every figure is measured
+// from the calls' own completion times and durations: the steady
+// throughput and p99 from autoSettle on, and the time from which a row's
+// throughput stays at 90 % of the round's best fixed count's (for the best
+// fixed count itself too: where it does not hold, the machine did not);
+// the workers of the run's last second; the retries per 1000 items, and
+// against the best fixed count's.
+//
+// LAB_AUTO_TRACE=1 prints each change of Auto's count with its reason;
+// LAB_AUTO_TUNE="Field=value,…" runs Auto under a tuning other than the
+// standard one (fields of internal/auto's Tuning), for sweeps.
 
 const autoVariant = "Auto(1, 256)"
 
@@ -80,6 +87,14 @@ func autoExperimentCases(c *Config) []Case {
 	var srv *depServer
 	server := func() (*depServer, error) {
 		if srv == nil {
+			if spec := os.Getenv("LAB_AUTO_TUNE"); spec != "" {
+				t, err := autoTuning(spec)
+				if err != nil {
+					return nil, err
+				}
+				was := auto.Use(t)
+				c.atEnd(func() { auto.Use(was) })
+			}
 			var err error
 			if srv, err = newDepServer(); err != nil {
 				return nil, err
