@@ -376,85 +376,15 @@ func autoFinish(rows []Row) {
 		}
 	}
 	for _, idx := range groups {
-		// The best fixed rows, by their medians over the rounds.
-		best, bestP99 := -1, -1
-		phase := [2]int{-1, -1}
-		top := func(i, j int, k string) bool { return j < 0 || rows[i].Metrics[k] > rows[j].Metrics[k] }
-		for _, i := range idx {
-			if rows[i].Variant == autoVariant {
-				continue
-			}
-			if top(i, best, "steady_per_s") {
-				best = i
-			}
-			for h, k := range []string{"phase0_per_s", "phase1_per_s"} {
-				if _, ok := rows[i].Metrics[k]; ok && top(i, phase[h], k) {
-					phase[h] = i
-				}
-			}
-		}
-		if best < 0 {
+		b := autoBest(rows, idx)
+		if b.best < 0 {
 			continue
 		}
-		for _, i := range idx {
-			m := rows[i].Metrics
-			if rows[i].Variant != autoVariant && m["steady_per_s"] >= 0.95*rows[best].Metrics["steady_per_s"] &&
-				(bestP99 < 0 || m["p99_ms"] < rows[bestP99].Metrics["p99_ms"]) {
-				bestP99 = i
-			}
-		}
-		type per struct{ vs, p99, reach []float64 }
-		got := make([]per, len(rows))
-		for round := 0; ; round++ {
-			key := func(k string) string { return fmt.Sprintf("r%d/%s", round, k) }
-			at := func(i int, k string) float64 { return rows[i].Metrics[key(k)] }
-			if _, ok := rows[best].Metrics[key("steady_per_s")]; !ok {
-				break
-			}
-			bx, bp := at(best, "steady_per_s"), at(bestP99, "p99_ms")
-			for _, i := range idx {
-				m := rows[i].Metrics
-				if _, ok := m[key("steady_per_s")]; !ok {
-					continue
-				}
-				if bx > 0 {
-					got[i].vs = append(got[i].vs, m[key("steady_per_s")]/bx)
-				}
-				if bp > 0 {
-					got[i].p99 = append(got[i].p99, m[key("p99_ms")]/bp)
-				}
-				bestAt := func(j int) float64 { // the best fixed count's throughput in window j
-					if mid, ok := m[key("midway_s")]; ok && phase[1] >= 0 {
-						if float64(j)*0.25 >= mid {
-							return at(phase[1], "phase1_per_s")
-						}
-						return at(phase[0], "phase0_per_s")
-					}
-					return bx
-				}
-				var wins []float64
-				for j := 0; ; j++ {
-					w, ok := m[key(fmt.Sprintf("win%03d", j))]
-					if !ok {
-						break
-					}
-					wins = append(wins, w)
-				}
-				reach := math.Inf(1) // never
-				for j := len(wins) - 2; j >= 0; j-- {
-					if (wins[j]+wins[j+1])/2 < 0.9*(bestAt(j)+bestAt(j+1))/2 {
-						break
-					}
-					reach = float64(j) * 0.25
-				}
-				m[key("reach_s")] = never(reach)
-				got[i].reach = append(got[i].reach, reach)
-			}
-		}
+		got := autoByRound(rows, idx, b)
 		for _, i := range idx {
 			m, g := rows[i].Metrics, got[i]
 			if rows[i].Variant == autoVariant {
-				m["best_workers"], m["best_p99_workers"] = rows[best].Metrics["workers"], rows[bestP99].Metrics["workers"]
+				m["best_workers"], m["best_p99_workers"] = rows[b.best].Metrics["workers"], rows[b.p99].Metrics["workers"]
 			}
 			if len(g.vs) > 0 {
 				m["vs_best"], m["vs_best_min"], m["vs_best_max"] = median(g.vs), slices.Min(g.vs), slices.Max(g.vs)
@@ -466,8 +396,107 @@ func autoFinish(rows []Row) {
 				m["reach_s"], m["reach_s_max"] = never(median(g.reach)), never(slices.Max(g.reach))
 			}
 		}
-		autoRetries(rows, idx, best)
+		autoRetries(rows, idx, b.best)
 	}
+}
+
+// autoBests are a case's best fixed rows, by their medians over the
+// rounds: the best throughput, the lowest p99 within 5 % of it, and the
+// best throughput of each half of a run whose dependency changes midway
+// (-1: none).
+type autoBests struct {
+	best, p99 int
+	phase     [2]int
+}
+
+func autoBest(rows []Row, idx []int) autoBests {
+	b := autoBests{best: -1, p99: -1, phase: [2]int{-1, -1}}
+	top := func(i, j int, k string) bool { return j < 0 || rows[i].Metrics[k] > rows[j].Metrics[k] }
+	for _, i := range idx {
+		if rows[i].Variant == autoVariant {
+			continue
+		}
+		if top(i, b.best, "steady_per_s") {
+			b.best = i
+		}
+		for h, k := range []string{"phase0_per_s", "phase1_per_s"} {
+			if _, ok := rows[i].Metrics[k]; ok && top(i, b.phase[h], k) {
+				b.phase[h] = i
+			}
+		}
+	}
+	if b.best < 0 {
+		return b
+	}
+	for _, i := range idx {
+		m := rows[i].Metrics
+		if rows[i].Variant != autoVariant && m["steady_per_s"] >= 0.95*rows[b.best].Metrics["steady_per_s"] &&
+			(b.p99 < 0 || m["p99_ms"] < rows[b.p99].Metrics["p99_ms"]) {
+			b.p99 = i
+		}
+	}
+	return b
+}
+
+// autoPer is a row's figures against the best, one per round.
+type autoPer struct{ vs, p99, reach []float64 }
+
+// autoByRound compares each row with the best rows of the same round.
+func autoByRound(rows []Row, idx []int, b autoBests) []autoPer {
+	got := make([]autoPer, len(rows))
+	for round := 0; ; round++ {
+		key := func(k string) string { return fmt.Sprintf("r%d/%s", round, k) }
+		at := func(i int, k string) float64 { return rows[i].Metrics[key(k)] }
+		if _, ok := rows[b.best].Metrics[key("steady_per_s")]; !ok {
+			return got
+		}
+		bx, bp := at(b.best, "steady_per_s"), at(b.p99, "p99_ms")
+		for _, i := range idx {
+			m := rows[i].Metrics
+			if _, ok := m[key("steady_per_s")]; !ok {
+				continue
+			}
+			if bx > 0 {
+				got[i].vs = append(got[i].vs, m[key("steady_per_s")]/bx)
+			}
+			if bp > 0 {
+				got[i].p99 = append(got[i].p99, m[key("p99_ms")]/bp)
+			}
+			bestAt := func(j int) float64 { // the best fixed count's throughput in window j
+				if mid, ok := m[key("midway_s")]; ok && b.phase[1] >= 0 {
+					if float64(j)*0.25 >= mid {
+						return at(b.phase[1], "phase1_per_s")
+					}
+					return at(b.phase[0], "phase0_per_s")
+				}
+				return bx
+			}
+			reach := autoReach(m, key, bestAt)
+			m[key("reach_s")] = never(reach)
+			got[i].reach = append(got[i].reach, reach)
+		}
+	}
+}
+
+// autoReach is the time from which a row's throughput, over 500 ms,
+// stays at 90 % of the best's (+Inf: never).
+func autoReach(m Metrics, key func(string) string, bestAt func(int) float64) float64 {
+	var wins []float64
+	for j := 0; ; j++ {
+		w, ok := m[key(fmt.Sprintf("win%03d", j))]
+		if !ok {
+			break
+		}
+		wins = append(wins, w)
+	}
+	reach := math.Inf(1) // never
+	for j := len(wins) - 2; j >= 0; j-- {
+		if (wins[j]+wins[j+1])/2 < 0.9*(bestAt(j)+bestAt(j+1))/2 {
+			break
+		}
+		reach = float64(j) * 0.25
+	}
+	return reach
 }
 
 // autoRetries gives each row of a case whose rows retried its retries
