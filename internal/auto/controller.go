@@ -36,7 +36,7 @@ type Controller struct {
 	drift    float64 // the same, from windows of ticks some ticks apart
 	tref     float64 // time per item at the current count (ns); 0: not yet known
 	floor    float64 // the least time per item of a busy tick (ns): a call that waits for nothing; 0: not yet known
-	fref     float64 // errors per item that a failing halving did not lower: not the count's doing
+	fref     float64 // errors per item that a failing shrink did not lower: not the count's doing
 	refused  bool    // calls failed more with more workers, or at the start: steps probe past the count, not doublings
 	high     int     // ticks in a row with the time per item far above tref
 	fails    int     // ticks in a row with the calls failing

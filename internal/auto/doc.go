@@ -65,11 +65,13 @@
 //     A shrink probe whose calls grow slower saw the dependency change
 //     under it (fewer calls never wait longer): it is void, and the rise
 //     starts a shrink at once.
-//   - Calls that fail (more than FailShare errors per item, FailTicks
-//     ticks in a row: a dependency refusing or timing out what it cannot
-//     serve) halve the count, and halve it again while they still fail.
-//     A halving is taken back only if the workers it removed clearly paid
-//     half a worker's worth each: to the count the throughput before
+//   - Calls that fail at a steady count (more than FailShare errors per
+//     item f, FailTicks ticks in a row: a dependency refusing or timing
+//     out what it cannot serve) shrink the count to n/(1+f) (the count
+//     whose calls would all have succeeded had each failed call taken a
+//     worker's place; one fewer at least, half at most), and again while
+//     they still fail. A shrink is taken back only if the workers it
+//     removed clearly paid half a worker's worth each: to the count the throughput before
 //     needs when the errors went, to the count before when they did not
 //     (then they are not the count's doing, and only errors well above
 //     them count as failing from then on). Once calls have failed with

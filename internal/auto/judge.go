@@ -44,8 +44,11 @@ func (c *Controller) judge(tk tick) Decision {
 		more = true
 	}
 	failed := ru.up && c.failedMore(pr.after, a, b)
-	if pr.kind == failing && !more && c.failingAt(a.f, errSum(pr.after)) {
-		fewer = true // still failing: still more than the dependency serves
+	if pr.kind == failing && !more && k >= 2 && c.failingAt(tk.f, tk.errs) {
+		// Still failing a tick after the first (whose errors may be
+		// those of workers shed finishing their chunks): still more than
+		// the dependency serves.
+		fewer = true
 	}
 	if !more && !fewer && !failed && k < ru.maxTicks {
 		return c.same()
@@ -101,7 +104,7 @@ func (c *Controller) voided(h int, tb float64) Decision {
 func (c *Controller) unproven() bool { return c.start0 > c.lo && !c.grew }
 
 // failingAt says whether calls with f errors per item (errs in all) fail: more errors per
-// item than FailShare, and than the errors a failing halving did not
+// item than FailShare, and than the errors a failing shrink did not
 // lower by FailFactor.
 func (c *Controller) failingAt(f float64, errs int64) bool {
 	return errs >= int64(c.t.FailMin) && f >= c.t.FailShare && f > c.t.FailFactor*c.fref

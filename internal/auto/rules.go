@@ -14,7 +14,7 @@ const (
 	stepDown      // a check to the count a step below
 	latency       // a shrink because the time per item climbed
 	halve         // a halving after a latency shrink that cost nothing
-	failing       // a halving because calls fail
+	failing       // a shrink because calls fail
 	idle          // a shrink because the workers wait most of the time
 	kinds
 )
@@ -59,7 +59,7 @@ type rule struct {
 //     dependency's capacity costs nothing, and one taken back on noise
 //     would leave the count at twice what it needs; one from the
 //     capacity costs half the throughput, which is clear at once.
-//   - A failing halving brings workers back only for half a worker's
+//   - A failing shrink brings workers back only for half a worker's
 //     worth each: their errors are a cost too.
 func rulesOf(t Tuning) [kinds]rule {
 	inf := math.Inf(1)

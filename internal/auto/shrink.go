@@ -117,16 +117,16 @@ func (c *Controller) unqueued(v verdict) Decision {
 	return c.set(want, Grow, v.figures)
 }
 
-// failed carries out a failing halving's verdict. Kept while calls still
-// fail, the count halves again. Taken back with the errors as they were,
+// failed carries out a failing shrink's verdict. Kept while calls still
+// fail, the count shrinks again. Taken back with the errors as they were,
 // the errors are not the count's doing: the count comes back and they
 // become the level that fails. Taken back with the errors gone, the
 // halving went below what the dependency serves: the count comes back to
 // what the throughput before needs, below the count that failed.
 func (c *Controller) failed(v verdict) Decision {
 	if v.kept {
-		if c.failingAt(v.a.f, errSum(v.after)) && c.n > c.lo {
-			return c.failShrink(v.a, c.last(c.t.BeforeTicks))
+		if last := v.after[len(v.after)-1]; len(v.after) >= 2 && c.failingAt(last.f, last.errs) && c.n > c.lo {
+			return c.failShrink(last, c.last(c.t.BeforeTicks))
 		}
 		return c.same()
 	}
@@ -141,12 +141,15 @@ func (c *Controller) failed(v verdict) Decision {
 	return c.set(want, Grow, v.figures)
 }
 
-// failShrink halves the count because its calls fail, judged against
-// before.
+// failShrink sheds workers because their calls fail (f per item),
+// judged against before: to the count whose calls would all have
+// succeeded had each failed call taken a worker's place, n/(1+f), at
+// least one fewer and no fewer than half.
 func (c *Controller) failShrink(tk tick, before []tick) Decision {
 	c.refused = true
 	c.slow, c.checkDue, c.checks, c.descend, c.confirm, c.short, c.fails = false, false, c.checks[:0], false, false, 0, 0
-	return c.start(max(c.lo, (c.n+1)/2), failing, before, Failing,
+	want := max(c.lo, (c.n+1)/2, min(c.n-1, int(float64(c.n)/(1+tk.f)+0.5)))
+	return c.start(want, failing, before, Failing,
 		fmt.Sprintf("%.2f failed calls per item at %d workers", tk.f, c.n))
 }
 
