@@ -31,8 +31,8 @@ import (
 // throughput and p99 from autoSettle on, and the time from which a row's
 // throughput stays at 90 % of the round's best fixed count's (for the best
 // fixed count itself too: where it does not hold, the machine did not);
-// the workers of the run's last second; the retries per 1000 items, and
-// against the best fixed count's.
+// the workers of the run's last second; the retries per 1000 items (over
+// the run, and over its steady part), and against the best fixed count's.
 //
 // LAB_AUTO_TRACE=1 prints each change of Auto's count with its reason;
 // LAB_AUTO_TUNE="Field=value,…" runs Auto under a tuning other than the
@@ -62,6 +62,7 @@ func autoExperiment() *Experiment {
 			{Key: "end_workers", Header: "workers, last 1 s", Format: "%.0f"},
 			{Key: "retries_per_1k", Header: "retries/1k calls", Format: "%.1f"},
 			{Key: "retries_vs_best", Header: "retries × best", Format: "%.2f"},
+			{Key: "steady_retries_per_1k", Header: "steady retries/1k", Format: "%.1f"},
 		},
 		Cases:  autoExperimentCases,
 		Finish: autoFinish,
@@ -236,7 +237,8 @@ func autoOnce(r autoRunSpec) (Sample, error) {
 type autoSampler struct {
 	counts, end []int
 	maxRunning  int
-	retries     int64
+	retries     int64 // at the end
+	settled     int64 // at settle
 	p           *sluice.Pipeline
 	quit, done  chan struct{}
 }
@@ -256,6 +258,9 @@ func startAutoSampler(p *sluice.Pipeline, start time.Time, r autoRunSpec, trace 
 			}
 			st, since := s.call(), time.Since(start)
 			if since >= r.settle {
+				if s.counts == nil {
+					s.settled = st.Retries
+				}
 				s.counts = append(s.counts, st.Workers)
 			}
 			if since >= r.run-time.Second && since < r.run {
@@ -307,6 +312,8 @@ func autoMetrics(r autoRunSpec, calls []autoDone, elapsed time.Duration, smp *au
 		"p99_ms":         quantile(steady, 0.99),
 		"max_running":    float64(smp.maxRunning),
 		"retries_per_1k": 1000 * float64(smp.retries) / float64(max(1, len(calls))),
+		// The steady part's: its retries per 1000 of its calls.
+		"steady_retries_per_1k": 1000 * float64(smp.retries-smp.settled) / float64(max(1, len(steady))),
 	}
 	if r.midway != nil {
 		// The dependency changes at run/2: each half's steady throughput,
