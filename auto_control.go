@@ -97,17 +97,18 @@ func (a *autoPool) add(i int) {
 
 // control steps the controller every Tick until the stage has ended or
 // the pipeline stopped, and makes the stage's goroutines follow its
-// choice. After a change it lets Settle pass before it measures again:
+// choice. At the start and after a change it lets Settle pass before it
+// measures:
 // workers just added have taken their first items by then and workers
 // removed have finished theirs, so the next sample sees the new count
 // only, with as many items in hand at its end as at its start.
 func (a *autoPool) control() {
-	t := time.NewTimer(a.tune.Tick)
+	t := time.NewTimer(a.tune.Settle) // the first workers take their first items, as after a change
 	defer t.Stop()
 	st := a.snapshot()
 	step := autoChooser(a.stats.Min, a.stats.Max, int(a.target.Load()), a.tune)
 	var acc auto.Sample
-	settling := false
+	settling := true
 	for {
 		select {
 		case <-a.done:
@@ -178,6 +179,9 @@ type tally struct {
 	busy, idle, throttled int64 // ns, summed over the slots
 }
 
+// snapshot tallies the stage's workers, those shed that still finish
+// their chunk included: their failed calls are the count's too, since
+// they were made against what the dependency serves.
 func (a *autoPool) snapshot() tally {
 	t := tally{at: nowNs()}
 	for _, w := range a.s.workers {

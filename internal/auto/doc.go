@@ -67,17 +67,19 @@
 //     starts a shrink at once.
 //   - Calls that fail at a steady count (more than FailShare errors per
 //     item f, FailTicks ticks in a row: a dependency refusing or timing
-//     out what it cannot serve) shrink the count to n/(1+f) (the count
-//     whose calls would all have succeeded had each failed call taken a
-//     worker's place; one fewer at least, half at most), and again while
-//     they still fail. A shrink is taken back only if the workers it
-//     removed clearly paid half a worker's worth each: to the count the throughput before
-//     needs when the errors went, to the count before when they did not
-//     (then they are not the count's doing, and only errors well above
-//     them count as failing from then on). Once calls have failed with
-//     more workers, a step that pays much does not resume slow start: a
-//     doubling past a dependency that refuses calls costs a burst of
-//     errors, and steps find a capacity that grew.
+//     out what it cannot serve) shrink the count to n/(1+f) rounded up
+//     (the count whose calls would all have succeeded had each failed
+//     call taken a worker's place; one fewer at least, half at most), and
+//     again while the last tick still fails. A shrink is taken back only
+//     if the workers it removed clearly paid half a worker's worth each:
+//     when the errors went, to the count the throughput before needs but
+//     below the count that failed (none lying between, the count stays);
+//     when they did not, to the count before (then they are not the
+//     count's doing, and only errors well above them count as failing
+//     from then on). Once calls have failed with more workers, a step
+//     that pays much does not resume slow start: a doubling past a
+//     dependency that refuses calls costs a burst of errors, and steps
+//     find a capacity that grew.
 //   - Workers that wait for input or room, or on the Throttle, most of
 //     the time (a busy share under IdleBelow, IdleTicks ticks in a row)
 //     are removed, down to the busy share's workers with a margin: the

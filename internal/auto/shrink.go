@@ -121,8 +121,9 @@ func (c *Controller) unqueued(v verdict) Decision {
 // fail, the count shrinks again. Taken back with the errors as they were,
 // the errors are not the count's doing: the count comes back and they
 // become the level that fails. Taken back with the errors gone, the
-// halving went below what the dependency serves: the count comes back to
-// what the throughput before needs, below the count that failed.
+// shrink went below what the dependency serves: the count comes back to
+// what the throughput before needs, below the count that failed (where
+// none lies between, it stays).
 func (c *Controller) failed(v verdict) Decision {
 	if v.kept {
 		if last := v.after[len(v.after)-1]; len(v.after) >= 2 && c.failingAt(last.f, last.errs) && c.n > c.lo {
@@ -135,7 +136,13 @@ func (c *Controller) failed(v verdict) Decision {
 	if v.a.f*c.t.FailFactor >= v.b.f {
 		c.fref = max(v.a.f, v.b.f)
 	} else {
-		want = max(c.n+1, min(v.from-1, int(float64(c.n)*v.b.x/v.a.x+0.5)))
+		want = min(v.from-1, int(float64(c.n)*v.b.x/v.a.x+0.5))
+		if want <= c.n {
+			// No count lies between this one and the one that failed:
+			// the workers it lacks are those whose calls failed.
+			c.cur, c.high = append(c.cur[:0], v.after...), 0
+			return c.same()
+		}
 	}
 	c.back(want, v.from, v.before, v.b.t)
 	return c.set(want, Grow, v.figures)
@@ -143,12 +150,12 @@ func (c *Controller) failed(v verdict) Decision {
 
 // failShrink sheds workers because their calls fail (f per item),
 // judged against before: to the count whose calls would all have
-// succeeded had each failed call taken a worker's place, n/(1+f), at
-// least one fewer and no fewer than half.
+// succeeded had each failed call taken a worker's place, n/(1+f) rounded
+// up, at least one fewer and no fewer than half.
 func (c *Controller) failShrink(tk tick, before []tick) Decision {
 	c.refused = true
 	c.slow, c.checkDue, c.checks, c.descend, c.confirm, c.short, c.fails = false, false, c.checks[:0], false, false, 0, 0
-	want := max(c.lo, (c.n+1)/2, min(c.n-1, int(float64(c.n)/(1+tk.f)+0.5)))
+	want := max(c.lo, (c.n+1)/2, min(c.n-1, int(math.Ceil(float64(c.n)/(1+tk.f)-1e-9))))
 	return c.start(want, failing, before, Failing,
 		fmt.Sprintf("%.2f failed calls per item at %d workers", tk.f, c.n))
 }

@@ -122,7 +122,7 @@ func Standard() Tuning {
 		LatencyFactor: 0.6, HighTicks: 2, RefWeight: 0.1,
 		QueueRatio: 1.25, HalveLoss: 0.05,
 		CheckMargin: 1, CheckFresh: 2, CheckStale: 0.15,
-		FailShare: 0.05, FailRise: 0.02, FailFactor: 2, FailTicks: 2, FailMin: 4,
+		FailShare: 0.01, FailRise: 0.02, FailFactor: 2, FailTicks: 2, FailMin: 4,
 	}
 }
 
