@@ -198,3 +198,35 @@ func TestAMinuteOfFailuresLogsALineEveryLogInterval(t *testing.T) {
 		}
 	})
 }
+
+// TestAutoDecisionsAreLogged checks a change of an Auto stage's worker
+// count is logged with its reason.
+func TestAutoDecisionsAreLogged(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var recs records
+		p := sluice.New(context.Background(), sluice.Logger(slog.New(&recs)))
+		src := sluice.From(p, "src", func(ctx context.Context, out *sluice.Emitter[int]) error {
+			for i := range 3000 {
+				if !out.Send(i) {
+					return nil
+				}
+			}
+			return nil
+		})
+		sluice.ForEach(p, "call", src, 1, func(context.Context, int) error {
+			time.Sleep(time.Millisecond) // waits on a dependency: more workers help
+			return nil
+		}, sluice.Auto(1, 64))
+		if err := p.Wait(); err != nil {
+			t.Fatal(err)
+		}
+		changes := recs.with("workers changed")
+		if len(changes) == 0 {
+			t.Fatal("got no 'workers changed' line for a stage whose count grew")
+		}
+		c := changes[0]
+		if c["stage"] != "call" || c["reason"] == "" || c["from"] == "" || c["to"] == "" {
+			t.Fatalf("got %v, want the stage, the counts and the reason", c)
+		}
+	})
+}

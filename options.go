@@ -66,6 +66,8 @@ func DrainGrace(d time.Duration) Option {
 //	Info   "drain begun"           Drain or DrainOn: sources stop taking input ("grace")
 //	Warn   "drain grace over"      a drain's DrainGrace passed while a retry waited: its
 //	                               item is settled with its last error
+//	Info   "workers changed"       Auto changed a stage's worker count ("from", "to",
+//	                               "reason", "why"); at Debug for a probe
 //	Info   "pipeline finished"     Wait returned ("elapsed", and "error" if any)
 //
 // Nothing is logged per item: a stage logs at most one "items failed"

@@ -97,7 +97,7 @@ type StageView struct {
 type AutoView struct {
 	Min     int    `json:"min"`
 	Max     int    `json:"max"`
-	Reason  string `json:"reason"` // why it last changed: start, grow, no-gain, latency, probe, idle, throttled
+	Reason  string `json:"reason"` // why it last changed: start, grow, no-gain, latency, failing, idle, throttled, probe (sluice.AutoReason)
 	Detail  string `json:"detail"` // the same with the figures that decided it
 	Changes int64  `json:"changes"`
 	// ChangedSecondsAgo is how long before the reading it last changed.
@@ -156,7 +156,7 @@ func viewOf(base *sluice.Snapshot, cur sluice.Snapshot, past *history) PipelineV
 		}
 		sv.ThrottledSeconds = s.Throttled.Seconds()
 		if a := s.Auto; a != nil {
-			sv.Auto = &AutoView{Min: a.Min, Max: a.Max, Reason: a.Reason, Detail: a.Detail, Changes: a.Changes,
+			sv.Auto = &AutoView{Min: a.Min, Max: a.Max, Reason: a.Reason.String(), Detail: a.Detail, Changes: a.Changes,
 				ChangedSecondsAgo: max(0, cur.Taken.Sub(a.Changed).Seconds())}
 		}
 		if dt > 0 && s.Workers > 0 {

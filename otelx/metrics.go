@@ -301,7 +301,7 @@ func (m *Metrics) observePipeline(ctx context.Context, o metric.Observer, p *slu
 			o.ObserveInt64(i.bound, int64(a.Min), with(pl, stage, boundKey.String("min")))
 			o.ObserveInt64(i.bound, int64(a.Max), with(pl, stage, boundKey.String("max")))
 			o.ObserveInt64(i.changes, int64(a.Changes), base)
-			o.ObserveInt64(i.reason, 1, with(pl, stage, reasonKey.String(a.Reason)))
+			o.ObserveInt64(i.reason, 1, with(pl, stage, reasonKey.String(a.Reason.String())))
 			o.ObserveFloat64(i.changed, float64(a.Changed.UnixNano())/1e9, base)
 		}
 		o.ObserveInt64(i.waiting, int64(st.Waiting), base)

@@ -415,7 +415,7 @@ func TestMetricsExportAutoWorkersAndThrottledTime(t *testing.T) {
 		{at("sluice.stage.workers.bound", "sluice.bound=max"), 16, "gauge"},
 		{at("sluice.stage.workers.target"), float64(st.Workers), "gauge"},
 		{at("sluice.stage.workers.changes"), float64(a.Changes), "counter"},
-		{at("sluice.stage.workers.reason", "sluice.reason="+a.Reason), 1, "gauge"},
+		{at("sluice.stage.workers.reason", "sluice.reason="+a.Reason.String()), 1, "gauge"},
 		{at("sluice.stage.workers.changed_timestamp"), float64(a.Changed.UnixNano()) / 1e9, "gauge"},
 		{at("sluice.stage.throttled"), st.Throttled.Seconds(), "counter"},
 	} {

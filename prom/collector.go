@@ -32,7 +32,8 @@
 //	sluice_stage_workers_changes_total{pipeline,stage}              counter: changes of the count
 //	sluice_stage_workers_reason{pipeline,stage,reason}              gauge, always 1: why it last changed — one of
 //	                                                                a fixed set (start, grow, no-gain, latency,
-//	                                                                idle, throttled), so the label stays bounded
+//	                                                                failing, idle, throttled, probe: sluice.AutoReason),
+//	                                                                so the label stays bounded
 //	sluice_stage_workers_changed_timestamp_seconds{pipeline,stage}  gauge: when it last changed (Unix time)
 //
 // and for every stage:
@@ -150,7 +151,7 @@ var (
 	workersChangesDesc = prometheus.NewDesc("sluice_stage_workers_changes_total",
 		"Changes of a sluice.Auto stage's worker count.", stageLabels, nil)
 	workersReasonDesc = prometheus.NewDesc("sluice_stage_workers_reason",
-		"Always 1: why a sluice.Auto stage's worker count last changed, from a fixed set: start, grow, no-gain, latency, idle, throttled.",
+		"Always 1: why a sluice.Auto stage's worker count last changed, from a fixed set: start, grow, no-gain, latency, failing, idle, throttled, probe.",
 		[]string{"pipeline", "stage", "reason"}, nil)
 	workersChangedDesc = prometheus.NewDesc("sluice_stage_workers_changed_timestamp_seconds",
 		"Unix time at which a sluice.Auto stage's worker count last changed (or the stage started).", stageLabels, nil)
@@ -233,7 +234,7 @@ func collect(ch chan<- prometheus.Metric, s sluice.Snapshot) {
 			ch <- prometheus.MustNewConstMetric(workersBoundDesc, prometheus.GaugeValue, float64(a.Min), pl, name, "min")
 			ch <- prometheus.MustNewConstMetric(workersBoundDesc, prometheus.GaugeValue, float64(a.Max), pl, name, "max")
 			counter(workersChangesDesc, float64(a.Changes))
-			ch <- prometheus.MustNewConstMetric(workersReasonDesc, prometheus.GaugeValue, 1, pl, name, a.Reason)
+			ch <- prometheus.MustNewConstMetric(workersReasonDesc, prometheus.GaugeValue, 1, pl, name, a.Reason.String())
 			gauge(workersChangedDesc, float64(a.Changed.UnixNano())/1e9)
 		}
 		gauge(waitingDesc, float64(st.Waiting))

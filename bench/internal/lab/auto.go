@@ -2,13 +2,9 @@ package lab
 
 import (
 	"context"
-	"crypto/sha256"
 	"fmt"
 	"html"
-	"io"
 	"math"
-	"net"
-	"net/http"
 	"os"
 	"runtime"
 	"slices"
@@ -18,63 +14,29 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice"
+	"github.com/sluicehq/sluice/internal/auto"
 )
 
 // Seed 003's lesson at run time: how many workers a stage needs depends on
-// the work. Each case runs a Map stage with every fixed count and with
-// sluice.Auto(1, 256) for a fixed time against the same work, in rounds:
-// each round runs the fixed counts in order with Auto in their middle, so
-// that Auto is compared with counts measured around the same time, and
-// every comparison is made within a round (Auto against that round's best
-// fixed count), the rows giving the median over rounds and its range:
+// the work. Each case (auto_cases.go) runs a Map stage with every fixed
+// count and with sluice.Auto(1, 256) for a fixed time against the same
+// work, in rounds: each round runs the fixed counts in order with Auto in
+// their middle, so that Auto is compared with counts measured around the
+// same time, and every comparison is made within a round (Auto against
+// that round's best fixed count), the rows giving the median over rounds
+// and its range.
 //
-//   - cpu: hashing 4 KiB (SHA-256) per item;
-//   - io: a call to a local HTTP server (127.0.0.1) that answers after 2 ms;
-//   - saturating: the same server serving 16 calls at once and queueing the
-//     rest, so that a call's latency rises past 16 in flight;
-//   - drop: the same, serving 32 at once until half the run, then 8.
+// An item is a call that succeeded (or a hash). Every figure is measured
+// from the calls' own completion times and durations: the steady
+// throughput and p99 from autoSettle on, and the time from which a row's
+// throughput stays at 90 % of the round's best fixed count's (for the best
+// fixed count itself too: where it does not hold, the machine did not);
+// the workers of the run's last second; the retries per 1000 items (over
+// the run, and over its steady part), and against the best fixed count's.
 //
-// An item is a call (or a hash). Every figure is measured from the calls'
-// own completion times and durations: the steady throughput and p99 from
-// autoSettle on, and the time from which a row's throughput stays at 90 %
-// of the round's best fixed count's (for the best fixed count itself too:
-// where it does not hold, the machine did not).
-
-const autoBase = 2 * time.Millisecond
-
-type autoCase struct {
-	name, title string
-	work        func(srv *depServer) (call func(context.Context, int) error, midway func())
-}
-
-func autoCases() []autoCase {
-	return []autoCase{
-		{"cpu", "CPU-bound: SHA-256 of 4 KiB", func(*depServer) (func(context.Context, int) error, func()) {
-			buf := make([]byte, 4<<10)
-			var sink atomic.Uint64
-			return func(_ context.Context, v int) error {
-				var b [4 << 10]byte
-				copy(b[:], buf)
-				b[0] = byte(v)
-				s := sha256.Sum256(b[:])
-				sink.Add(uint64(s[0]))
-				return nil
-			}, nil
-		}},
-		{"io", "IO-bound: an HTTP call answered after 2 ms", func(s *depServer) (func(context.Context, int) error, func()) {
-			s.setCapacity(0)
-			return s.call, nil
-		}},
-		{"saturating", "a dependency serving 16 calls at once, queueing the rest", func(s *depServer) (func(context.Context, int) error, func()) {
-			s.setCapacity(16)
-			return s.call, nil
-		}},
-		{"drop", "the dependency serving 32 at once, then 8 from half the run", func(s *depServer) (func(context.Context, int) error, func()) {
-			s.setCapacity(32)
-			return s.call, func() { s.setCapacity(8) }
-		}},
-	}
-}
+// LAB_AUTO_TRACE=1 prints each change of Auto's count with its reason;
+// LAB_AUTO_TUNE="Field=value,…" runs Auto under a tuning other than the
+// standard one (fields of internal/auto's Tuning), for sweeps.
 
 const autoVariant = "Auto(1, 256)"
 
@@ -97,6 +59,10 @@ func autoExperiment() *Experiment {
 			{Key: "reach_s", Header: "90% at s", Format: "%.2f"},
 			{Key: "reach_s_max", Header: "latest", Format: "%.2f"},
 			{Key: "max_running", Header: "max goroutines", Format: "%.0f"},
+			{Key: "end_workers", Header: "workers, last 1 s", Format: "%.0f"},
+			{Key: "retries_per_1k", Header: "retries/1k calls", Format: "%.1f"},
+			{Key: "retries_vs_best", Header: "retries × best", Format: "%.2f"},
+			{Key: "steady_retries_per_1k", Header: "steady retries/1k", Format: "%.1f"},
 		},
 		Cases:  autoExperimentCases,
 		Finish: autoFinish,
@@ -122,6 +88,14 @@ func autoExperimentCases(c *Config) []Case {
 	var srv *depServer
 	server := func() (*depServer, error) {
 		if srv == nil {
+			if spec := os.Getenv("LAB_AUTO_TUNE"); spec != "" {
+				t, err := autoTuning(spec)
+				if err != nil {
+					return nil, err
+				}
+				was := auto.Use(t)
+				c.atEnd(func() { auto.Use(was) })
+			}
 			var err error
 			if srv, err = newDepServer(); err != nil {
 				return nil, err
@@ -147,7 +121,11 @@ func autoExperimentCases(c *Config) []Case {
 						return Sample{}, err
 					}
 					call, midway := ac.work(s)
-					smp, err := autoOnce(n, call, midway, run, settle)
+					var opts []sluice.StageOption
+					if ac.opts != nil {
+						opts = ac.opts()
+					}
+					smp, err := autoOnce(autoRunSpec{n: n, start: max(1, ac.start), call: call, midway: midway, opts: opts, run: run, settle: settle})
 					if err == nil {
 						smp.Metrics = perRound(smp.Metrics, round)
 					}
@@ -182,13 +160,26 @@ func perRound(m Metrics, round int) Metrics {
 	return out
 }
 
-// autoOnce runs one pipeline for run: a source of ints, a Map of n
-// workers (Auto(1, 256) from 1 when n is 0) calling call, and a counting
-// sink.
-func autoOnce(n int, call func(context.Context, int) error, midway func(), run, settle time.Duration) (Sample, error) {
-	type done struct{ at, took time.Duration }
+// autoRunSpec is one run of the auto experiment: a Map of n workers
+// (Auto(1, 256) from start when n is 0) calling call with opts, for run,
+// its steady part from settle, with midway called at half the run.
+type autoRunSpec struct {
+	n, start    int
+	call        func(context.Context, int) error
+	midway      func()
+	opts        []sluice.StageOption
+	run, settle time.Duration
+}
+
+// autoDone is a call that succeeded: when it ended, since the run's
+// start, and how long it took.
+type autoDone struct{ at, took time.Duration }
+
+// autoOnce runs one pipeline for run: a source of ints, the Map, and a
+// counting sink.
+func autoOnce(r autoRunSpec) (Sample, error) {
 	var mu sync.Mutex
-	calls := make([]done, 0, 1<<16)
+	calls := make([]autoDone, 0, 1<<16)
 	p := sluice.New(context.Background(), sluice.Named("auto"))
 	src := sluice.From(p, "items", func(ctx context.Context, out *sluice.Emitter[int]) error {
 		for i := 0; out.Send(i); i++ {
@@ -200,63 +191,31 @@ func autoOnce(n int, call func(context.Context, int) error, midway func(), run, 
 	start := time.Now()
 	f := func(ctx context.Context, v int) (int, error) {
 		t0 := time.Now()
-		err := call(ctx, v)
+		err := r.call(ctx, v)
 		t1 := time.Now()
+		if err != nil {
+			return v, err // retried: a call that failed is not an item done
+		}
 		mu.Lock()
-		calls = append(calls, done{t1.Sub(start), t1.Sub(t0)})
+		calls = append(calls, autoDone{t1.Sub(start), t1.Sub(t0)})
 		mu.Unlock()
-		return v, err
+		return v, nil
 	}
-	var opts []sluice.StageOption
-	workers := n
-	if n == 0 {
-		opts, workers = append(opts, sluice.Auto(1, 256)), 1
+	opts, workers := r.opts, r.n
+	if r.n == 0 {
+		opts, workers = append(opts, sluice.Auto(1, 256)), r.start
 	}
 	m := sluice.Map(p, "call", src, workers, f, opts...)
 	var got atomic.Int64
 	sluice.ForEach(p, "count", m, 1, func(context.Context, int) error { got.Add(1); return nil })
-
-	// A sampler reads the stage's workers every 50 ms (and, with
-	// LAB_AUTO_TRACE set, prints each change of Auto's count to stderr).
-	var counts []int
-	maxRunning := 0
-	trace := n == 0 && os.Getenv("LAB_AUTO_TRACE") != ""
-	var changes int64
-	stop := make(chan struct{})
-	sampled := make(chan struct{})
-	go func() {
-		defer close(sampled)
-		t := time.NewTicker(50 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-			}
-			for _, st := range p.Stats().Stages {
-				if st.Name == "call" {
-					if time.Since(start) >= settle {
-						counts = append(counts, st.Workers)
-					}
-					maxRunning = max(maxRunning, st.Running)
-					if trace && st.Auto != nil && st.Auto.Changes != changes {
-						changes = st.Auto.Changes
-						fmt.Fprintf(os.Stderr, "auto %6.2fs %3d workers: %s: %s\n",
-							st.Auto.Changed.Sub(start).Seconds(), st.Workers, st.Auto.Reason, st.Auto.Detail)
-					}
-				}
-			}
-		}
-	}()
-	if midway != nil {
-		time.AfterFunc(run/2, midway)
+	smp := startAutoSampler(p, start, r, r.n == 0 && os.Getenv("LAB_AUTO_TRACE") != "")
+	if r.midway != nil {
+		time.AfterFunc(r.run/2, r.midway)
 	}
-	time.AfterFunc(run, p.Drain)
+	time.AfterFunc(r.run, p.Drain)
 	err := p.Wait()
 	elapsed := time.Since(start)
-	close(stop)
-	<-sampled
+	smp.stop()
 	runtime.ReadMemStats(&after)
 	if err != nil {
 		return Sample{}, err
@@ -266,51 +225,125 @@ func autoOnce(n int, call func(context.Context, int) error, midway func(), run, 
 	if int64(len(calls)) != got.Load() {
 		return Sample{}, fmt.Errorf("%d calls made, %d items reached the sink", len(calls), got.Load())
 	}
-	// Throughput per 250 ms window, and the steady part's figures.
+	met := autoMetrics(r, calls, elapsed, smp)
+	return Sample{Elapsed: elapsed, Items: max(1, len(calls)), Metrics: met, Measured: true,
+		Mallocs: after.Mallocs - before.Mallocs, Bytes: after.TotalAlloc - before.TotalAlloc}, nil
+}
+
+// autoSampler reads the stage's workers every 50 ms (and, with trace,
+// prints each change of Auto's count to stderr): the counts from settle
+// on, those of the run's last second, the most goroutines, and at the
+// end the retries.
+type autoSampler struct {
+	counts, end []int
+	maxRunning  int
+	retries     int64 // at the end
+	settled     int64 // at settle
+	p           *sluice.Pipeline
+	quit, done  chan struct{}
+}
+
+func startAutoSampler(p *sluice.Pipeline, start time.Time, r autoRunSpec, trace bool) *autoSampler {
+	s := &autoSampler{p: p, quit: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		t := time.NewTicker(50 * time.Millisecond)
+		defer t.Stop()
+		var changes int64
+		for {
+			select {
+			case <-s.quit:
+				return
+			case <-t.C:
+			}
+			st, since := s.call(), time.Since(start)
+			if since >= r.settle {
+				if s.counts == nil {
+					s.settled = st.Retries
+				}
+				s.counts = append(s.counts, st.Workers)
+			}
+			if since >= r.run-time.Second && since < r.run {
+				s.end = append(s.end, st.Workers)
+			}
+			s.maxRunning = max(s.maxRunning, st.Running)
+			if trace && st.Auto != nil && st.Auto.Changes != changes {
+				changes = st.Auto.Changes
+				fmt.Fprintf(os.Stderr, "auto %6.2fs %3d workers: %s: %s\n",
+					st.Auto.Changed.Sub(start).Seconds(), st.Workers, st.Auto.Reason, st.Auto.Detail)
+			}
+		}
+	}()
+	return s
+}
+
+// call returns the stats of the stage "call".
+func (s *autoSampler) call() sluice.StageStats {
+	for _, st := range s.p.Stats().Stages {
+		if st.Name == "call" {
+			return st
+		}
+	}
+	return sluice.StageStats{}
+}
+
+// stop ends the sampler, once the pipeline has ended, and reads the
+// retries.
+func (s *autoSampler) stop() {
+	close(s.quit)
+	<-s.done
+	s.retries = s.call().Retries
+}
+
+// autoMetrics sums up a run from its calls: throughput per 250 ms window,
+// and the steady part's figures.
+func autoMetrics(r autoRunSpec, calls []autoDone, elapsed time.Duration, smp *autoSampler) Metrics {
 	const win = 250 * time.Millisecond
 	wins := make([]float64, int(elapsed/win)+1)
 	var steady []float64
 	for _, c := range calls {
 		wins[int(c.at/win)]++
-		if c.at >= settle && c.at < run {
+		if c.at >= r.settle && c.at < r.run {
 			steady = append(steady, float64(c.took)/1e6)
 		}
 	}
 	met := Metrics{
-		"steady_per_s": float64(len(steady)) / (run - settle).Seconds(),
-		"p99_ms":       quantile(steady, 0.99),
-		"max_running":  float64(maxRunning),
+		"steady_per_s":   float64(len(steady)) / (r.run - r.settle).Seconds(),
+		"p99_ms":         quantile(steady, 0.99),
+		"max_running":    float64(smp.maxRunning),
+		"retries_per_1k": 1000 * float64(smp.retries) / float64(max(1, len(calls))),
+		// The steady part's: its retries per 1000 of its calls.
+		"steady_retries_per_1k": 1000 * float64(smp.retries-smp.settled) / float64(max(1, len(steady))),
 	}
-	if midway != nil {
+	if r.midway != nil {
 		// The dependency changes at run/2: each half's steady throughput,
 		// so that Auto's time to 90 % compares each window with the best
 		// fixed count of its half.
 		var before, after int
 		for _, c := range calls {
 			switch {
-			case c.at >= settle && c.at < run/2:
+			case c.at >= r.settle && c.at < r.run/2:
 				before++
-			case c.at >= run/2 && c.at < run:
+			case c.at >= r.run/2 && c.at < r.run:
 				after++
 			}
 		}
-		met["phase0_per_s"] = float64(before) / (run/2 - settle).Seconds()
-		met["phase1_per_s"] = float64(after) / (run / 2).Seconds()
-		met["midway_s"] = (run / 2).Seconds()
+		met["phase0_per_s"] = float64(before) / (r.run/2 - r.settle).Seconds()
+		met["phase1_per_s"] = float64(after) / (r.run / 2).Seconds()
+		met["midway_s"] = (r.run / 2).Seconds()
 	}
-	if n == 0 {
-		met["workers"] = float64(medianInt(counts))
-		if len(counts) > 0 {
-			met["workers_max"] = float64(slices.Max(counts))
+	if r.n == 0 {
+		met["workers"], met["end_workers"] = float64(medianInt(smp.counts)), float64(medianInt(smp.end))
+		if len(smp.counts) > 0 {
+			met["workers_max"] = float64(slices.Max(smp.counts))
 		}
 	} else {
-		met["workers"], met["workers_max"] = float64(n), float64(n)
+		met["workers"], met["workers_max"], met["end_workers"] = float64(r.n), float64(r.n), float64(r.n)
 	}
-	for i, w := range wins[:min(len(wins), int(run/win))] {
+	for i, w := range wins[:min(len(wins), int(r.run/win))] {
 		met[fmt.Sprintf("win%03d", i)] = w / win.Seconds()
 	}
-	return Sample{Elapsed: elapsed, Items: max(1, len(calls)), Metrics: met, Measured: true,
-		Mallocs: after.Mallocs - before.Mallocs, Bytes: after.TotalAlloc - before.TotalAlloc}, nil
+	return met
 }
 
 func quantile(xs []float64, q float64) float64 {
@@ -350,85 +383,15 @@ func autoFinish(rows []Row) {
 		}
 	}
 	for _, idx := range groups {
-		// The best fixed rows, by their medians over the rounds.
-		best, bestP99 := -1, -1
-		phase := [2]int{-1, -1}
-		top := func(i, j int, k string) bool { return j < 0 || rows[i].Metrics[k] > rows[j].Metrics[k] }
-		for _, i := range idx {
-			if rows[i].Variant == autoVariant {
-				continue
-			}
-			if top(i, best, "steady_per_s") {
-				best = i
-			}
-			for h, k := range []string{"phase0_per_s", "phase1_per_s"} {
-				if _, ok := rows[i].Metrics[k]; ok && top(i, phase[h], k) {
-					phase[h] = i
-				}
-			}
-		}
-		if best < 0 {
+		b := autoBest(rows, idx)
+		if b.best < 0 {
 			continue
 		}
-		for _, i := range idx {
-			m := rows[i].Metrics
-			if rows[i].Variant != autoVariant && m["steady_per_s"] >= 0.95*rows[best].Metrics["steady_per_s"] &&
-				(bestP99 < 0 || m["p99_ms"] < rows[bestP99].Metrics["p99_ms"]) {
-				bestP99 = i
-			}
-		}
-		type per struct{ vs, p99, reach []float64 }
-		got := make([]per, len(rows))
-		for round := 0; ; round++ {
-			key := func(k string) string { return fmt.Sprintf("r%d/%s", round, k) }
-			at := func(i int, k string) float64 { return rows[i].Metrics[key(k)] }
-			if _, ok := rows[best].Metrics[key("steady_per_s")]; !ok {
-				break
-			}
-			bx, bp := at(best, "steady_per_s"), at(bestP99, "p99_ms")
-			for _, i := range idx {
-				m := rows[i].Metrics
-				if _, ok := m[key("steady_per_s")]; !ok {
-					continue
-				}
-				if bx > 0 {
-					got[i].vs = append(got[i].vs, m[key("steady_per_s")]/bx)
-				}
-				if bp > 0 {
-					got[i].p99 = append(got[i].p99, m[key("p99_ms")]/bp)
-				}
-				bestAt := func(j int) float64 { // the best fixed count's throughput in window j
-					if mid, ok := m[key("midway_s")]; ok && phase[1] >= 0 {
-						if float64(j)*0.25 >= mid {
-							return at(phase[1], "phase1_per_s")
-						}
-						return at(phase[0], "phase0_per_s")
-					}
-					return bx
-				}
-				var wins []float64
-				for j := 0; ; j++ {
-					w, ok := m[key(fmt.Sprintf("win%03d", j))]
-					if !ok {
-						break
-					}
-					wins = append(wins, w)
-				}
-				reach := math.Inf(1) // never
-				for j := len(wins) - 2; j >= 0; j-- {
-					if (wins[j]+wins[j+1])/2 < 0.9*(bestAt(j)+bestAt(j+1))/2 {
-						break
-					}
-					reach = float64(j) * 0.25
-				}
-				m[key("reach_s")] = never(reach)
-				got[i].reach = append(got[i].reach, reach)
-			}
-		}
+		got := autoByRound(rows, idx, b)
 		for _, i := range idx {
 			m, g := rows[i].Metrics, got[i]
 			if rows[i].Variant == autoVariant {
-				m["best_workers"], m["best_p99_workers"] = rows[best].Metrics["workers"], rows[bestP99].Metrics["workers"]
+				m["best_workers"], m["best_p99_workers"] = rows[b.best].Metrics["workers"], rows[b.p99].Metrics["workers"]
 			}
 			if len(g.vs) > 0 {
 				m["vs_best"], m["vs_best_min"], m["vs_best_max"] = median(g.vs), slices.Min(g.vs), slices.Max(g.vs)
@@ -439,6 +402,143 @@ func autoFinish(rows []Row) {
 			if len(g.reach) > 0 {
 				m["reach_s"], m["reach_s_max"] = never(median(g.reach)), never(slices.Max(g.reach))
 			}
+		}
+		autoRetries(rows, idx, b.best)
+	}
+}
+
+// autoBests are a case's best fixed rows, by their medians over the
+// rounds: the best throughput, the lowest p99 within 5 % of it, and the
+// best throughput of each half of a run whose dependency changes midway
+// (-1: none).
+type autoBests struct {
+	best, p99 int
+	phase     [2]int
+}
+
+func autoBest(rows []Row, idx []int) autoBests {
+	b := autoBests{best: -1, p99: -1, phase: [2]int{-1, -1}}
+	top := func(i, j int, k string) bool { return j < 0 || rows[i].Metrics[k] > rows[j].Metrics[k] }
+	for _, i := range idx {
+		if rows[i].Variant == autoVariant {
+			continue
+		}
+		if top(i, b.best, "steady_per_s") {
+			b.best = i
+		}
+		for h, k := range []string{"phase0_per_s", "phase1_per_s"} {
+			if _, ok := rows[i].Metrics[k]; ok && top(i, b.phase[h], k) {
+				b.phase[h] = i
+			}
+		}
+	}
+	if b.best < 0 {
+		return b
+	}
+	for _, i := range idx {
+		m := rows[i].Metrics
+		if rows[i].Variant != autoVariant && m["steady_per_s"] >= 0.95*rows[b.best].Metrics["steady_per_s"] &&
+			(b.p99 < 0 || m["p99_ms"] < rows[b.p99].Metrics["p99_ms"]) {
+			b.p99 = i
+		}
+	}
+	return b
+}
+
+// autoPer is a row's figures against the best, one per round.
+type autoPer struct{ vs, p99, reach []float64 }
+
+// autoByRound compares each row with the best rows of the same round.
+func autoByRound(rows []Row, idx []int, b autoBests) []autoPer {
+	got := make([]autoPer, len(rows))
+	for round := 0; ; round++ {
+		key := func(k string) string { return fmt.Sprintf("r%d/%s", round, k) }
+		at := func(i int, k string) float64 { return rows[i].Metrics[key(k)] }
+		if _, ok := rows[b.best].Metrics[key("steady_per_s")]; !ok {
+			return got
+		}
+		bx, bp := at(b.best, "steady_per_s"), at(b.p99, "p99_ms")
+		for _, i := range idx {
+			m := rows[i].Metrics
+			if _, ok := m[key("steady_per_s")]; !ok {
+				continue
+			}
+			if bx > 0 {
+				got[i].vs = append(got[i].vs, m[key("steady_per_s")]/bx)
+			}
+			if bp > 0 {
+				got[i].p99 = append(got[i].p99, m[key("p99_ms")]/bp)
+			}
+			bestAt := func(j int) float64 { // the best fixed count's throughput in window j
+				if mid, ok := m[key("midway_s")]; ok && b.phase[1] >= 0 {
+					if float64(j)*0.25 >= mid {
+						return at(b.phase[1], "phase1_per_s")
+					}
+					return at(b.phase[0], "phase0_per_s")
+				}
+				return bx
+			}
+			reach := autoReach(m, key, bestAt)
+			m[key("reach_s")] = never(reach)
+			got[i].reach = append(got[i].reach, reach)
+		}
+	}
+}
+
+// autoReach is the time from which a row's throughput, over 500 ms,
+// stays at 90 % of the best's (+Inf: never).
+func autoReach(m Metrics, key func(string) string, bestAt func(int) float64) float64 {
+	var wins []float64
+	for j := 0; ; j++ {
+		w, ok := m[key(fmt.Sprintf("win%03d", j))]
+		if !ok {
+			break
+		}
+		wins = append(wins, w)
+	}
+	reach := math.Inf(1) // never
+	for j := len(wins) - 2; j >= 0; j-- {
+		if (wins[j]+wins[j+1])/2 < 0.9*(bestAt(j)+bestAt(j+1))/2 {
+			break
+		}
+		reach = float64(j) * 0.25
+	}
+	return reach
+}
+
+// autoRetries gives each row of a case whose rows retried its retries
+// per call against the best fixed count's, round by round (the median
+// over rounds): 1 where neither retried, -1 where the best fixed count
+// made none and the row some.
+func autoRetries(rows []Row, idx []int, best int) {
+	any := false
+	for _, i := range idx {
+		any = any || rows[i].Metrics["retries_per_1k"] > 0
+	}
+	if !any {
+		return
+	}
+	for _, i := range idx {
+		m := rows[i].Metrics
+		var rs []float64
+		for round := 0; ; round++ {
+			key := fmt.Sprintf("r%d/retries_per_1k", round)
+			b, ok := rows[best].Metrics[key]
+			r, ok2 := m[key]
+			if !ok || !ok2 {
+				break
+			}
+			switch {
+			case b > 0:
+				rs = append(rs, r/b)
+			case r == 0:
+				rs = append(rs, 1)
+			default:
+				rs = append(rs, -1)
+			}
+		}
+		if len(rs) > 0 {
+			m["retries_vs_best"] = median(rs)
 		}
 	}
 }
@@ -531,73 +631,4 @@ func shortNum(v float64) string {
 		return fmt.Sprintf("%.1fk", v/1e3)
 	}
 	return fmt.Sprintf("%.3g", v)
-}
-
-// depServer is the dependency: an HTTP server on 127.0.0.1 that answers
-// each call after autoBase, serving at most capacity calls at once (0:
-// any number) and queueing the rest in arrival order.
-type depServer struct {
-	srv    *http.Server
-	ln     net.Listener
-	url    string
-	client *http.Client
-
-	mu       sync.Mutex
-	cond     *sync.Cond
-	capacity int
-	inUse    int
-}
-
-func newDepServer() (*depServer, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	s := &depServer{ln: ln, url: "http://" + ln.Addr().String() + "/"}
-	s.cond = sync.NewCond(&s.mu)
-	s.srv = &http.Server{Handler: http.HandlerFunc(s.serve), ReadHeaderTimeout: 10 * time.Second}
-	s.client = &http.Client{Transport: &http.Transport{MaxIdleConns: 1024, MaxIdleConnsPerHost: 1024, IdleConnTimeout: time.Minute}}
-	go s.srv.Serve(ln) // ends when close shuts the server down
-	return s, nil
-}
-
-func (s *depServer) setCapacity(n int) {
-	s.mu.Lock()
-	s.capacity = n
-	s.mu.Unlock()
-	s.cond.Broadcast()
-}
-
-func (s *depServer) serve(w http.ResponseWriter, _ *http.Request) {
-	s.mu.Lock()
-	for s.capacity > 0 && s.inUse >= s.capacity {
-		s.cond.Wait()
-	}
-	s.inUse++
-	s.mu.Unlock()
-	time.Sleep(autoBase)
-	s.mu.Lock()
-	s.inUse--
-	s.mu.Unlock()
-	s.cond.Signal()
-	io.WriteString(w, "ok")
-}
-
-func (s *depServer) call(ctx context.Context, _ int) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.url, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := s.client.Do(req)
-	if err != nil {
-		return err
-	}
-	_, err = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	return err
-}
-
-func (s *depServer) close() {
-	s.srv.Close()
-	s.client.CloseIdleConnections()
 }
