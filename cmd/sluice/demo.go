@@ -91,7 +91,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	in := catchSignals(stderr)
-	defer in.stop()
+	defer in.Stop()
 	if f.kafka != "" {
 		err = demoKafka(context.Background(), in, f, stdout)
 	} else {

@@ -90,7 +90,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	in := catchSignals(stderr)
-	defer in.stop()
+	defer in.Stop()
 	cfg := market.KafkaConfig{Brokers: kafka, Names: market.NamesFor(name), Decoders: decoders, Lookup: lookup,
 		MaxInFlight: 5000, Member: true, Observe: ob.observe()}
 	err = serve(context.Background(), in.Draining(), clickhouse, partitions, cfg, ob, stdout)

@@ -2,8 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -20,36 +18,6 @@ import (
 	"testing"
 	"time"
 )
-
-// The first signal drains; the second runs the cleanups and exits with
-// 128 + the signal's number.
-func TestSecondSignalCleansUpAndExitsAtOnce(t *testing.T) {
-	ch := make(chan os.Signal, 1)
-	var out bytes.Buffer
-	exited := make(chan int, 1)
-	in := watchSignals(ch, &out, func(code int) { exited <- code })
-	defer in.stop()
-	cleaned := false
-	in.OnExit(func() { cleaned = true })
-
-	ch <- syscall.SIGTERM
-	<-in.Draining().Done()
-	if got := context.Cause(in.Draining()).Error(); got != "terminated" {
-		t.Fatalf("drain cause %q; want the signal, terminated", got)
-	}
-	select {
-	case code := <-exited:
-		t.Fatalf("exited with %d at the first signal", code)
-	default:
-	}
-	ch <- syscall.SIGINT
-	if code := <-exited; code != 130 || !cleaned {
-		t.Fatalf("second signal: exit %d, cleaned up %v; want 130 (128+SIGINT) after the cleanups", code, cleaned)
-	}
-	if !strings.Contains(out.String(), "draining") || !strings.Contains(out.String(), "exiting at once") {
-		t.Fatalf("stderr %q; want both signals reported", &out)
-	}
-}
 
 // cliBinary builds the command once for the tests that run it from
 // outside; the binary is removed by TestMain's cleanup of its directory.

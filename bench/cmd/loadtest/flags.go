@@ -141,7 +141,7 @@ func runWith(fs *flag.FlagSet, usage string, f *demoFlags, args []string, stdout
 		}
 	}
 	in := catchSignals(stderr)
-	defer in.stop()
+	defer in.Stop()
 	err := run(context.Background(), in, *f, stdout, stderr)
 	if f.profOut != nil {
 		err = errors.Join(err, f.profOut.Close())

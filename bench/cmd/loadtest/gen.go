@@ -76,7 +76,7 @@ func runGen(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	in := catchSignals(stderr)
-	defer in.stop()
+	defer in.Stop()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	defer context.AfterFunc(in.Draining(), cancel)()

@@ -1,112 +1,13 @@
 package main
 
 import (
-	"context"
-	"fmt"
 	"io"
-	"os"
-	"os/signal"
-	"sync"
-	"syscall"
+
+	"github.com/sluicehq/sluice/cmd/sluice/market"
 )
 
-// interrupts turns SIGINT and SIGTERM into a drain. The first signal
-// cancels the context that Draining returns: the demo stops taking input,
-// finishes and acknowledges what is inside, prints its summary, removes
-// its temporary store and exits 0. A second signal runs the cleanups
-// registered with OnExit (removing the temporary store) and exits at once
-// with status 128 + the signal's number, as a shell reports a process
-// killed by it.
-//
-// A nil *interrupts is valid: it never drains, and OnExit does nothing
-// (the demo's tests run it in-process).
-type interrupts struct {
-	draining context.Context
-	drain    context.CancelCauseFunc
-	stderr   io.Writer
-	exit     func(code int)
-	quit     chan struct{} // closed by stop
-	exited   chan struct{} // closed when the watching goroutine has returned
-	unnotify func()
+// interrupts turns SIGINT and SIGTERM into a drain (see market.Interrupts).
+type interrupts = market.Interrupts
 
-	mu       sync.Mutex // guards cleanups
-	cleanups []func()
-}
-
-// catchSignals starts catching SIGINT and SIGTERM for this process until
-// stop is called.
-func catchSignals(stderr io.Writer) *interrupts {
-	ch := make(chan os.Signal, 2)
-	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
-	in := watchSignals(ch, stderr, os.Exit)
-	in.unnotify = func() { signal.Stop(ch) }
-	return in
-}
-
-// watchSignals starts the goroutine that acts on the signals received from
-// ch; stop ends it. exit is os.Exit but in tests.
-func watchSignals(ch <-chan os.Signal, stderr io.Writer, exit func(int)) *interrupts {
-	ctx, cancel := context.WithCancelCause(context.Background())
-	in := &interrupts{draining: ctx, drain: cancel, stderr: stderr, exit: exit,
-		quit: make(chan struct{}), exited: make(chan struct{}), unnotify: func() {}}
-	go in.watch(ch)
-	return in
-}
-
-func (in *interrupts) watch(ch <-chan os.Signal) {
-	defer close(in.exited)
-	for n := 0; ; n++ {
-		var sig os.Signal
-		select {
-		case sig = <-ch:
-		case <-in.quit:
-			return
-		}
-		if n == 0 {
-			fmt.Fprintf(in.stderr, "loadtest: %v: draining (taking no new events, finishing what is inside); signal again to exit at once\n", sig)
-			in.drain(fmt.Errorf("%v", sig))
-			continue
-		}
-		in.mu.Lock()
-		for _, f := range in.cleanups {
-			f()
-		}
-		in.mu.Unlock()
-		fmt.Fprintf(in.stderr, "loadtest: %v again: exiting at once\n", sig)
-		code := 1
-		if s, ok := sig.(syscall.Signal); ok {
-			code = 128 + int(s)
-		}
-		in.exit(code)
-		return // exit returns only in tests
-	}
-}
-
-// Draining returns a context that is cancelled, with the signal as its
-// cause, at the first signal.
-func (in *interrupts) Draining() context.Context {
-	if in == nil {
-		return context.Background()
-	}
-	return in.draining
-}
-
-// OnExit registers f to run, on the watching goroutine, before an exit at
-// a second signal. f must be safe to run concurrently with the demo.
-func (in *interrupts) OnExit(f func()) {
-	if in == nil {
-		return
-	}
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	in.cleanups = append(in.cleanups, f)
-}
-
-// stop stops catching signals and waits for the watching goroutine to
-// return.
-func (in *interrupts) stop() {
-	in.unnotify()
-	close(in.quit)
-	<-in.exited
-	in.drain(nil)
-}
+// catchSignals starts catching SIGINT and SIGTERM until Stop is called.
+func catchSignals(stderr io.Writer) *interrupts { return market.CatchSignals("loadtest", stderr) }
