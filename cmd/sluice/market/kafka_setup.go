@@ -1,0 +1,186 @@
+package market
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// Names are the topics, consumer group and ClickHouse table of the Kafka
+// pipeline called name (see NamesFor).
+type Names struct {
+	In, Out, Dead, Group, Table string
+}
+
+// NamesFor returns the names of the pipeline called name: topics
+// NAME-market (input), NAME-enriched (output) and NAME-dead (dead
+// letters), group NAME and table NAME_events (with - as _). name must
+// pass CheckName.
+func NamesFor(name string) Names {
+	return Names{In: name + "-market", Out: name + "-enriched", Dead: name + "-dead",
+		Group: name, Table: strings.ReplaceAll(name, "-", "_") + "_events"}
+}
+
+// validName is what a pipeline's name may be: its topics (NAME-enriched,
+// at most 249 characters), group and table (NAME_events, with - as _,
+// unquoted in SQL) all take it.
+var validName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]*$`)
+
+const maxNameLen = 249 - len("-enriched")
+
+// CheckName returns an error if name cannot name a pipeline's topics,
+// group and table.
+func CheckName(name string) error {
+	if !validName.MatchString(name) || len(name) > maxNameLen {
+		return fmt.Errorf("--name must start with a letter and hold only ASCII letters, digits, - and _ (at most %d), got %q", maxNameLen, name)
+	}
+	return nil
+}
+
+// tableDDL is the columns and engine of the pipeline's table.
+const tableDDL = `(id UInt64, symbol String, price4 Int64, size Int64, ts Int64, notional Int64,
+	name String, sector String, currency String, lots Int64) ENGINE = MergeTree ORDER BY id`
+
+// CreateTable creates table with tableDDL if it does not exist, dropping
+// it first if fresh.
+func CreateTable(ctx context.Context, db *sql.DB, table string, fresh bool) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if fresh {
+		if _, err := db.ExecContext(ctx, "DROP TABLE IF EXISTS "+table); err != nil {
+			return fmt.Errorf("dropping table %s: %w", table, err)
+		}
+	}
+	if _, err := db.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS "+table+" "+tableDDL); err != nil {
+		return fmt.Errorf("creating table %s: %w", table, err)
+	}
+	return nil
+}
+
+// ResetTopics deletes group and topics, then creates the topics again,
+// empty, with partitions partitions each.
+func ResetTopics(ctx context.Context, adm *kadm.Client, partitions int, group string, topics ...string) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	// A fresh broker has no group coordinator until its offsets topic
+	// exists: retry while it says so.
+	for {
+		r, err := adm.DeleteGroups(ctx, group)
+		if err == nil {
+			err = r[group].Err
+		}
+		if err == nil || errors.Is(err, kerr.GroupIDNotFound) {
+			break
+		}
+		if errors.Is(err, kerr.NonEmptyGroup) {
+			return fmt.Errorf("deleting group %s (is another run using the name %s?): %w", group, group, err)
+		}
+		if !sleepCtx(ctx, 200*time.Millisecond) {
+			return fmt.Errorf("deleting group %s: %w", group, err)
+		}
+	}
+	if _, err := adm.DeleteTopics(ctx, topics...); err != nil {
+		return fmt.Errorf("deleting topics: %w", err)
+	}
+	left := topics
+	for len(left) > 0 {
+		r, err := adm.CreateTopics(ctx, int32(partitions), 1, nil, left...)
+		if err != nil {
+			return fmt.Errorf("creating topics: %w", err)
+		}
+		left = nil
+		for _, t := range r.Sorted() {
+			switch {
+			case t.Err == nil:
+			case errors.Is(t.Err, kerr.TopicAlreadyExists): // still being deleted
+				left = append(left, t.Topic)
+			default:
+				return fmt.Errorf("creating topic %s: %w", t.Topic, t.Err)
+			}
+		}
+		if len(left) > 0 && !sleepCtx(ctx, 100*time.Millisecond) {
+			return fmt.Errorf("creating topics %v: %w", left, ctx.Err())
+		}
+	}
+	return nil
+}
+
+// EnsureTopics creates those of topics that do not exist yet, with
+// partitions partitions; it deletes nothing.
+func EnsureTopics(ctx context.Context, adm *kadm.Client, partitions int, topics ...string) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	r, err := adm.CreateTopics(ctx, int32(partitions), 1, nil, topics...)
+	if err != nil {
+		return fmt.Errorf("creating topics: %w", err)
+	}
+	for _, t := range r.Sorted() {
+		if t.Err != nil && !errors.Is(t.Err, kerr.TopicAlreadyExists) {
+			return fmt.Errorf("creating topic %s: %w", t.Topic, t.Err)
+		}
+	}
+	return nil
+}
+
+// Produce produces n market events, numbered from first, to topic, keyed
+// by symbol (EventKey), as fast as the brokers take them, and returns how
+// many they acknowledged.
+func Produce(ctx context.Context, brokers, topic string, first, n int, malformed float64) (int64, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(brokers, ",")...), kgo.DefaultProduceTopic(topic),
+		kgo.ProducerLinger(2*time.Millisecond), kgo.MaxBufferedRecords(20000))
+	if err != nil {
+		return 0, err
+	}
+	defer cl.Close()
+	var stored atomic.Int64
+	var mu sync.Mutex
+	var firstErr error
+	promise := func(_ *kgo.Record, err error) {
+		if err != nil {
+			mu.Lock()
+			if firstErr == nil {
+				firstErr = err
+			}
+			mu.Unlock()
+			return
+		}
+		stored.Add(1)
+	}
+	rng := rand.New(rand.NewPCG(4, uint64(first)+4))
+	var buf []byte
+	ts := time.Now().UnixNano()
+	for i := range n {
+		if i%1000 == 0 {
+			if ctx.Err() != nil {
+				break
+			}
+			ts = time.Now().UnixNano()
+		}
+		buf = Generate(buf[:0], rng, first+i, ts, malformed)
+		v := append([]byte(nil), buf...)
+		cl.Produce(ctx, &kgo.Record{Key: EventKey(v), Value: v}, promise)
+	}
+	if err := cl.Flush(ctx); err != nil {
+		return stored.Load(), err
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if firstErr != nil {
+		return stored.Load(), fmt.Errorf("%d of %d events not stored: %w", int64(n)-stored.Load(), n, firstErr)
+	}
+	return stored.Load(), nil
+}
+
+// epoch is what the rows' receive times count from (monotonic).
+var epoch = time.Now()

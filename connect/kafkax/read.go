@@ -1,0 +1,303 @@
+package kafkax
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/sluicehq/sluice"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// Read starts a source stage that emits the records of src as [Msg] values
+// until the pipeline drains or stops (or, with [StopWhenCaughtUp], until
+// there is nothing left to read). Each Msg carries a [sluice.Receipt]:
+// whoever stores what derives from it settles it (the core's sinks do,
+// [Produce] among them), and the source commits, for each partition, the
+// offsets of its settled prefix. A record that is never settled stops its
+// partition's commits: keep the receipt with the data.
+//
+// A drain ends a waiting poll at once; commits go on until the source is
+// closed, so what settles while the pipeline drains is committed. At most
+// [MaxInFlight] records are tracked and unsettled; then fetching pauses
+// until half of them are settled. When the group takes a partition away,
+// the stage stops emitting its records, commits its settled prefix, and
+// lets settlements of its other records go: the new owner processes them
+// again. A source is read by one pipeline at a time.
+//
+// Cost: one poll per batch of fetched records; per record, a receipt (one
+// allocation) and two uncontended mutex operations (tracked when fetched,
+// settled by its receipt).
+func Read(p *sluice.Pipeline, name string, src *Source, opts ...sluice.StageOption) sluice.Stream[Msg] {
+	if src == nil {
+		panic(fmt.Sprintf("kafkax: Read %q: nil Source", name))
+	}
+	return sluice.From(p, name, src.run, opts...)
+}
+
+func (s *Source) run(ctx context.Context, out *sluice.Emitter[Msg]) error {
+	r := &s.rd
+	if !r.reading.CompareAndSwap(false, true) {
+		return fmt.Errorf("kafkax: source of group %q is read by another pipeline", s.group)
+	}
+	defer r.reading.Store(false)
+	r.ctx.Store(&ctx)
+	r.mu.Lock()
+	r.stopped = false
+	r.mu.Unlock()
+	exit, watched := make(chan struct{}), make(chan struct{})
+	go func() { // ends a waiting poll when the pipeline drains or stops
+		defer close(watched)
+		select {
+		case <-out.Done():
+			r.stop()
+		case <-exit:
+		}
+	}()
+	defer func() {
+		close(exit)
+		<-watched
+	}()
+
+	// The client will not fetch again what an earlier Read tracked and
+	// did not emit, and commits cannot pass it: emit it first.
+	if _, ok := s.send(out, r.unsent); !ok {
+		return nil
+	}
+	for {
+		if err := s.failure(); err != nil {
+			return err
+		}
+		if !s.sendRedeliveries(out) {
+			return nil
+		}
+		if s.fl.full() {
+			if !s.waitForRoom(ctx, out) {
+				return nil
+			}
+			continue
+		}
+		polled, ok, err := s.poll(ctx, out)
+		if err != nil {
+			return err
+		}
+		// Records polled as the pipeline began to drain are tracked:
+		// send them on, or keep them for the next Read.
+		n, sent := s.send(out, polled)
+		if !ok || !sent {
+			return nil
+		}
+		if n == 0 && s.cfg.stopCaughtUp && s.fl.n.Load() == 0 && !s.redo.pending() && s.caughtUp(ctx) {
+			return nil
+		}
+	}
+}
+
+// polled is the records of one partition from one poll, tracked from seq
+// first on.
+type polled struct {
+	p     *partition
+	first uint64
+	recs  []*kgo.Record
+}
+
+// poll waits for records and tracks them; ok is false when the pipeline
+// drains or stops (records may come with it all the same).
+func (s *Source) poll(ctx context.Context, out *sluice.Emitter[Msg]) (_ []polled, ok bool, _ error) {
+	var wait time.Duration
+	if s.cfg.stopCaughtUp {
+		wait = idleCheck
+	}
+	if due, ok := s.redo.next(); ok {
+		wait = max(time.Until(due), time.Millisecond)
+	}
+	pctx, ok := s.rd.begin(ctx, wait)
+	if !ok {
+		return nil, false, nil
+	}
+	var ps []polled
+	var closed bool
+	ok = out.Await(func() {
+		fs := s.cl.PollRecords(pctx, s.fl.room())
+		closed = fs.IsClientClosed()
+		ps = s.track(fs)
+		s.cl.AllowRebalance()
+	})
+	s.rd.end()
+	if closed {
+		return nil, false, fmt.Errorf("kafkax: source of group %q: client closed", s.group)
+	}
+	return ps, ok && ctx.Err() == nil, nil
+}
+
+// idleCheck is how long a poll waits, with StopWhenCaughtUp, before the
+// reader asks whether the group is caught up.
+const idleCheck = 250 * time.Millisecond
+
+// track adds the records of fs to the trackers of their partitions. It
+// runs before the client allows a rebalance after the poll
+// (BlockRebalanceOnPoll), so a partition without a tracker was revoked or
+// lost before the poll returned: its records are the new owner's, and are
+// neither emitted nor tracked.
+func (s *Source) track(fs kgo.Fetches) []polled {
+	var out []polled
+	fs.EachPartition(func(ftp kgo.FetchTopicPartition) {
+		if ftp.Err != nil && !errors.Is(ftp.Err, context.DeadlineExceeded) && !errors.Is(ftp.Err, context.Canceled) {
+			s.fetchErrs.Add(1)
+		}
+		if len(ftp.Records) == 0 {
+			return
+		}
+		p := s.tr.get(ftp.Topic, ftp.Partition)
+		if p == nil {
+			return
+		}
+		recs, first, advanced := p.track(ftp.Records, s.fl)
+		if advanced {
+			s.tr.advanced()
+		}
+		if len(recs) > 0 {
+			out = append(out, polled{p, first, recs})
+		}
+	})
+	return out
+}
+
+// send emits tracked records, but those of a partition that moved
+// meanwhile (released: they are the new owner's) and control records. It
+// returns how many it sent, and false when the pipeline drains or stopped:
+// the records not sent stay tracked and unsettled, so no commit passes
+// them, and the next Read emits them.
+func (s *Source) send(out *sluice.Emitter[Msg], batches []polled) (sent int, ok bool) {
+	s.rd.unsent = nil
+	for k, b := range batches {
+		if b.p.is(gone) {
+			continue
+		}
+		// Counted before they are sent, since a record may be
+		// acknowledged before Send returns; those not sent are
+		// taken back.
+		s.received.Add(int64(dataRecords(b.recs)))
+		for i, rec := range b.recs {
+			if rec.Attrs.IsControl() {
+				continue
+			}
+			seq := b.first + uint64(i)
+			if !out.Send(Msg{Receipt: s.receipt(b.p.slot<<seqBits|seq, rec), r: rec, delivery: 1}) {
+				s.received.Add(-int64(dataRecords(b.recs[i:])))
+				s.rd.unsent = append([]polled{{b.p, seq, b.recs[i:]}}, batches[k+1:]...)
+				return sent, false
+			}
+			sent++
+		}
+	}
+	return sent, true
+}
+
+// dataRecords counts the records of recs that are not control records.
+func dataRecords(recs []*kgo.Record) int {
+	n := len(recs)
+	for _, r := range recs {
+		if r.Attrs.IsControl() {
+			n--
+		}
+	}
+	return n
+}
+
+// sendRedeliveries emits the failed records whose delay has passed; false
+// if the pipeline drains or stopped (those not sent are emitted by the
+// next Read).
+func (s *Source) sendRedeliveries(out *sluice.Emitter[Msg]) bool {
+	due := s.redo.take(time.Now())
+	for i, r := range due {
+		if !out.Send(Msg{Receipt: s.receipt(r.p.slot<<seqBits|r.seq, r.rec), r: r.rec, delivery: r.delivery}) {
+			for _, rest := range due[i:] {
+				s.redo.add(rest)
+			}
+			return false
+		}
+		s.redelivered.Add(1)
+	}
+	return true
+}
+
+// waitForRoom pauses fetching until the flow has room again, a
+// redelivery is due or the run failed; false if the pipeline drains or
+// stopped.
+func (s *Source) waitForRoom(ctx context.Context, out *sluice.Emitter[Msg]) bool {
+	resumed := s.fl.pause()
+	s.cl.PauseFetchTopics(s.topics...)
+	defer func() {
+		s.cl.ResumeFetchTopics(s.topics...)
+		resumed()
+	}()
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for !s.fl.open() && s.failure() == nil {
+		if due, ok := s.redo.next(); ok {
+			if !due.After(time.Now()) {
+				return true
+			}
+			timer.Reset(time.Until(due))
+		}
+		stopped := false
+		if !out.Await(func() {
+			select {
+			case <-s.fl.wake:
+			case <-s.rd.kicks:
+			case <-timer.C:
+			case <-out.Done():
+				stopped = true
+			case <-ctx.Done():
+				stopped = true
+			}
+		}) || stopped {
+			return false
+		}
+	}
+	return true
+}
+
+// caughtUp commits what is settled and reports whether the group has
+// committed every partition of the source's topics up to its end,
+// whichever member read it. An error (the broker is restarting, say) only
+// means asking again after the next idle poll.
+func (s *Source) caughtUp(ctx context.Context) bool {
+	if s.tr.commitOwned(ctx) != nil || s.tr.busy() {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	adm := kadm.NewClient(s.cl)
+	ends, err := adm.ListEndOffsets(ctx, s.topics...)
+	if err == nil {
+		err = ends.Error()
+	}
+	starts, serr := adm.ListStartOffsets(ctx, s.topics...)
+	if serr == nil {
+		serr = starts.Error()
+	}
+	committed, cerr := adm.FetchOffsetsForTopics(ctx, s.group, s.topics...)
+	if cerr == nil {
+		cerr = committed.Error()
+	}
+	if err != nil || serr != nil || cerr != nil {
+		return false
+	}
+	done := true
+	ends.Each(func(end kadm.ListedOffset) {
+		at := int64(-1)
+		if c, ok := committed.Lookup(end.Topic, end.Partition); ok {
+			at = c.At
+		}
+		if at < 0 {
+			st, _ := starts.Lookup(end.Topic, end.Partition)
+			at = st.Offset
+		}
+		done = done && at >= end.Offset
+	})
+	return done
+}
