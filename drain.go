@@ -12,12 +12,15 @@ import (
 // go on for the pipeline's DrainGrace after it.
 
 // closeIntake tells every source to stop taking input.
-func (p *Pipeline) closeIntake() {
+// It reports whether this call closed it.
+func (p *Pipeline) closeIntake() (closed bool) {
 	p.intakeOnce.Do(func() {
 		p.drainAt = time.Now()
 		p.noIntake.Store(true)
 		close(p.intake)
+		closed = true
 	})
+	return closed
 }
 
 // graceLeft is how much longer retries may wait in a drain (DrainGrace);
@@ -53,10 +56,9 @@ func (p *Pipeline) Drain() {
 
 // drain closes the intake, logging the drain's start once.
 func (p *Pipeline) drain() {
-	if !p.intakeClosed() {
+	if p.closeIntake() {
 		p.logAt(slog.LevelInfo, "drain begun", slog.Duration("grace", p.grace))
 	}
-	p.closeIntake()
 }
 
 // DrainOn drains the pipeline (see [Pipeline.Drain]) when ctx is done —
