@@ -1,6 +1,8 @@
 package sluice
 
 import (
+	"reflect"
+	"runtime"
 	"runtime/debug"
 	"time"
 )
@@ -131,25 +133,59 @@ func loop[T any](p *Pipeline, s *stage, w *worker, r *receiver[T], b body[T]) {
 func (p *Pipeline) goStage(s *stage, w *worker, run func() error) {
 	p.wg.Add(1)
 	w.live.Store(true)
-	go func() {
-		defer p.wg.Done()
-		w.begin()
-		returned := false
-		defer func() {
-			w.resume()
-			w.end()
-			if r := recover(); r != nil {
-				p.fail(&PanicError{Stage: s.name, Value: r, At: panicSite(), Stack: debug.Stack()})
-			} else if !returned {
-				p.fail(&StageError{Stage: s.name, Err: ErrGoexit})
-			}
-			s.exited()
-			w.live.Store(false)
-		}()
-		err := run()
-		returned = true
-		p.settle(s, err)
+	go runStage(p, s, w, run)
+}
+
+// runStage is the body of every stage goroutine (see goStage). Its frame
+// marks a goroutine that a pipeline's WaitGroup counts: see
+// onStageGoroutine.
+func runStage(p *Pipeline, s *stage, w *worker, run func() error) {
+	defer p.wg.Done()
+	w.begin()
+	returned := false
+	defer func() {
+		w.resume()
+		w.end()
+		if r := recover(); r != nil {
+			p.fail(&PanicError{Stage: s.name, Value: r, At: panicSite(), Stack: debug.Stack()})
+		} else if !returned {
+			p.fail(&StageError{Stage: s.name, Err: ErrGoexit})
+		}
+		s.exited()
+		w.live.Store(false)
 	}()
+	err := run()
+	returned = true
+	p.settle(s, err)
+}
+
+// stageEntry is runStage's name as the runtime reports it in a frame.
+var stageEntry = runtime.FuncForPC(reflect.ValueOf(runStage).Pointer()).Name()
+
+// onStageGoroutine reports whether the caller runs on a stage goroutine of
+// some pipeline (runStage is on its stack): that pipeline's WaitGroup
+// counts it, so it must never wait on that group. It walks the whole
+// stack (a few µs): only failure paths call it.
+func onStageGoroutine() bool {
+	pcs := make([]uintptr, 64)
+	for {
+		n := runtime.Callers(1, pcs)
+		if n < len(pcs) {
+			pcs = pcs[:n]
+			break
+		}
+		pcs = make([]uintptr, 2*len(pcs))
+	}
+	frames := runtime.CallersFrames(pcs)
+	for {
+		f, more := frames.Next()
+		if f.Function == stageEntry {
+			return true
+		}
+		if !more {
+			return false
+		}
+	}
 }
 
 // settle turns how a goroutine of stage s ended into the pipeline's error.

@@ -38,7 +38,9 @@ func (p *Pipeline) mustBeFed(s *stage, what string, finished <-chan struct{}) {
 		return
 	}
 	p.fail(errIncomplete)
-	p.wg.Wait()
+	if !onStageGoroutine() { // a stage's goroutine must not wait for itself
+		p.wg.Wait()
+	}
 	panic(fmt.Sprintf("sluice: pipeline %q: %s would wait for ever: %s has no consumer yet; build every stream's consumer before waiting on what is downstream of its producer",
 		p.name, what, describeEdge(hole)))
 }
@@ -82,18 +84,28 @@ func describeEdge(e edgeInfo) string {
 var errMisuse = errors.New("sluice: the pipeline was stopped: building one of its stages panicked")
 
 // guard is deferred by every function that builds a stage: when the build
-// panics (programmer error: a bad argument or option), it stops p and
-// waits for the goroutines of the stages built before, then lets the
-// panic go on, so that a recovered construction panic leaves nothing
-// running.
+// panics (programmer error: a bad argument or option), it lets the panic
+// go on after making sure that nothing is left running. Called outside
+// the pipeline (the goroutine that builds it, say), it stops p and, unless
+// Wait has begun (Wait's caller then waits), waits for the goroutines of
+// the stages built before, so that a recovered construction panic leaves
+// nothing running. Called on a stage goroutine (a stage function that
+// builds a stage), it neither stops nor waits: that pipeline's WaitGroup
+// counts the caller, and the panic fails the stage as any panic in its
+// function does (a *PanicError), unless the function recovers it.
 func guard(p *Pipeline) {
 	r := recover()
 	if r == nil {
 		return
 	}
-	if p != nil && p.ctx != nil {
+	if p != nil && p.ctx != nil && !onStageGoroutine() {
 		p.fail(errMisuse)
-		p.wg.Wait()
+		p.mu.Lock()
+		sealed := p.sealed
+		p.mu.Unlock()
+		if !sealed {
+			p.wg.Wait()
+		}
 	}
 	panic(r)
 }
