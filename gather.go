@@ -123,8 +123,11 @@ func (g *gatherer[T]) group(cur **chunk[T], off *int, first *chunk[T]) (items []
 	for {
 		rest := (*cur).items[*off:]
 		k, w := g.fit(rest, room)
-		if k == 0 && room == g.max && len(rest) > 0 {
-			k, w = 1, room // an item heavier than max goes alone
+		if k == 0 && len(items) == 0 && len(rest) > 0 {
+			// An item heavier than max goes alone: only into a call that
+			// holds nothing yet (an empty batch weighs nothing, but it
+			// is an item of the call).
+			k, w = 1, room
 		}
 		part := rest[:k]
 		switch {

@@ -3,6 +3,7 @@ package sluice_test
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"slices"
 	"sync"
 	"testing"
@@ -144,6 +145,101 @@ func TestGatherCountsABatchAsItsLength(t *testing.T) {
 	want := [][]int{{10, 10}, {10}, {40}, {5, 5}}
 	if !slices.EqualFunc(shape, want, slices.Equal) {
 		t.Fatalf("batches per call (their lengths): got %v, want %v", shape, want)
+	}
+}
+
+// TestGatherKeepsABatchOverNAloneAfterAnEmptyOne: an empty batch weighs
+// nothing, yet a call that holds one is not empty, so a batch longer than
+// n that waits behind it goes in a call of its own.
+func TestGatherKeepsABatchOverNAloneAfterAnEmptyOne(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		batches := [][]int{make([]int, 1), make([]int, 100), {}, make([]int, 111)}
+		p := sluice.New(t.Context())
+		release := make(chan struct{})
+		var got calls[[]int]
+		src := sluice.FromSlice(p, "src", batches, sluice.Chunk(1))
+		sluice.ForEachChunk(p, "sink", src, 1, func(_ context.Context, bs [][]int) error {
+			if len(got.of) == 0 {
+				<-release // the other chunks wait meanwhile
+			}
+			got.add(bs)
+			return nil
+		}, sluice.Gather(100))
+		synctest.Wait()
+		close(release)
+		if err := p.Wait(); err != nil {
+			t.Fatal(err)
+		}
+		var shape [][]int
+		for _, c := range got.of {
+			shape = append(shape, sizes(c))
+		}
+		want := [][]int{{1}, {100}, {0}, {111}}
+		if !slices.EqualFunc(shape, want, slices.Equal) {
+			t.Fatalf("batches per call (their lengths): got %v, want %v", shape, want)
+		}
+	})
+}
+
+// TestGatherNeverPassesNButForALoneBatch checks random batches (many
+// empty, some over n) in random chunks, every chunk waiting behind a
+// held first call, against what Gather's doc promises: every batch once,
+// in order; no empty call; and no call over n items unless it is a single
+// batch over n.
+func TestGatherNeverPassesNButForALoneBatch(t *testing.T) {
+	rng := rand.New(rand.NewPCG(35, 6))
+	for round := range 200 {
+		n := 1 + rng.IntN(120)
+		batches := make([][]int, 1+rng.IntN(60))
+		next := 0
+		for i := range batches {
+			k := 0
+			switch rng.IntN(4) {
+			case 0: // empty
+			case 1:
+				k = n + rng.IntN(n+1) // n or more
+			default:
+				k = rng.IntN(n + 1)
+			}
+			batches[i] = make([]int, k)
+			for j := range batches[i] {
+				batches[i][j] = next
+				next++
+			}
+		}
+		chunk := 1 + rng.IntN(8)
+		synctest.Test(t, func(t *testing.T) {
+			p := sluice.New(t.Context())
+			release := make(chan struct{})
+			var got calls[[]int]
+			src := sluice.FromSlice(p, "src", batches, sluice.Chunk(chunk))
+			sluice.ForEachChunk(p, "sink", src, 1, func(_ context.Context, bs [][]int) error {
+				if len(got.of) == 0 {
+					<-release
+				}
+				got.add(bs)
+				return nil
+			}, sluice.Gather(n))
+			synctest.Wait()
+			close(release)
+			if err := p.Wait(); err != nil {
+				t.Fatal(err)
+			}
+			var all [][]int
+			for _, c := range got.of {
+				w := 0
+				for _, b := range c {
+					w += len(b)
+				}
+				if len(c) == 0 || (w > n && len(c) > 1) {
+					t.Fatalf("round %d, Gather(%d), chunks of %d: a call of batches %v (%d items); want 1 to %d items, or one batch alone", round, n, chunk, sizes(c), w, n)
+				}
+				all = append(all, c...)
+			}
+			if !slices.EqualFunc(all, batches, slices.Equal) {
+				t.Fatalf("round %d: the calls' batches %v, want every batch once in order %v", round, sizes(all), sizes(batches))
+			}
+		})
 	}
 }
 
