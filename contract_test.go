@@ -472,3 +472,49 @@ func chunkHook(h hook) func(ctx context.Context, items []int) error {
 		return nil
 	}
 }
+
+// TestContractNoCallAfterTheParentsCancelReturned: once the parent's
+// cancel has returned, the stage calls its function no more, without
+// waiting for anything else to notice the cancel. One worker, whose
+// function cancels: the call that cancels is the one in flight, and any
+// later call is one too many. With and without a call chain.
+func TestContractNoCallAfterTheParentsCancelReturned(t *testing.T) {
+	for _, row := range stageRows {
+		if !row.multi {
+			continue
+		}
+		for _, chain := range []bool{false, true} {
+			var opts []sluice.StageOption
+			name := row.name + "/plain"
+			if chain {
+				opts, name = []sluice.StageOption{sluice.Throttle(noLimit{})}, row.name+"/chain"
+			}
+			t.Run(name, func(t *testing.T) {
+				ctx, cancel := context.WithCancel(t.Context())
+				defer cancel()
+				p := sluice.New(ctx)
+				var cancelled atomic.Bool
+				var late atomic.Int64
+				out := row.build(p, ints(harnessItems), 1, func(_ context.Context, v int) error {
+					if cancelled.Load() {
+						late.Add(1)
+					}
+					if v == 100 {
+						cancel()
+						cancelled.Store(true)
+					}
+					return nil
+				}, opts...)
+				if err := p.Wait(); err != context.Canceled {
+					t.Fatalf("Wait returned %v, want context.Canceled", err)
+				}
+				if got := late.Load(); got != 0 {
+					t.Fatalf("%d calls after the parent's cancel returned, want 0", got)
+				}
+				if out != nil {
+					out()
+				}
+			})
+		}
+	}
+}

@@ -29,8 +29,8 @@ import (
 //
 // What a stage body must do:
 //
-//   - Before each call of a user function, check p.halted() (one atomic
-//     load) and return errStopped if it is set: a stop is then noticed
+//   - Before each call of a user function, check p.halted() (two atomic
+//     loads) and return errStopped if it is set: a stop is then noticed
 //     within one item, even in the middle of a chunk.
 //   - Return a user function's error as it is (settle wraps it in a
 //     *StageError), and errStopped when an output's send returns false.

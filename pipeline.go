@@ -19,6 +19,7 @@ import (
 // error. When Wait returns, no goroutine of the scope is running.
 type Pipeline struct {
 	ctx    context.Context
+	parent context.Context // New's; a ToSeq loop checks it per item
 	cancel context.CancelCauseFunc
 	name   string
 	start  time.Time
@@ -85,7 +86,7 @@ func New(ctx context.Context, opts ...Option) *Pipeline {
 		cfg.name = fmt.Sprintf("pipeline-%d", unnamed.Add(1))
 	}
 	c, cancel := context.WithCancelCause(ctx)
-	p := &Pipeline{ctx: c, cancel: cancel, name: cfg.name, start: time.Now(),
+	p := &Pipeline{ctx: c, parent: ctx, cancel: cancel, name: cfg.name, start: time.Now(),
 		waited: make(chan struct{}), intake: make(chan struct{}), grace: cfg.grace,
 		tracer: cfg.tracer, log: cfg.logger}
 	// A cancelled parent raises halt at once, so that a stage busy with a
@@ -213,16 +214,17 @@ func (p *Pipeline) fail(err error) {
 	})
 }
 
-// halted reports whether the scope has failed or been cancelled: a plain
-// atomic load, cheap enough per item. A failure sets it before it cancels
-// the context; a cancelled parent sets it through an AfterFunc callback,
-// within microseconds of the cancel.
-func (p *Pipeline) halted() bool { return p.halt.Load() }
+// halted reports whether the scope has failed or been cancelled: an
+// atomic load of halt, then one of the scope context's error, cheap enough
+// per item (about a nanosecond). A failure sets halt before it cancels
+// the context; a cancel of the parent reaches the scope's context before
+// the parent's cancel returns, so a stage sees it at its next item, not
+// once the AfterFunc that raises halt has run.
+func (p *Pipeline) halted() bool { return p.halt.Load() || p.ctx.Err() != nil }
 
-// stopping reports whether the scope has failed or its context is done:
-// halted, or cancelled before the AfterFunc has run. Stages check it once
-// per chunk and before they wait.
-func (p *Pipeline) stopping() bool { return p.halt.Load() || p.ctx.Err() != nil }
+// stopping is halted; stages check it once per chunk and before they
+// wait.
+func (p *Pipeline) stopping() bool { return p.halted() }
 
 // addStage registers a stage; it panics if the pipeline is already waited on.
 func (p *Pipeline) addStage(s *stage) {
