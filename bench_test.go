@@ -284,3 +284,66 @@ func BenchmarkGather(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkHandToCaller hands 1M ints from a FromSlice to ordinary code:
+// a loop over ToSeq, a receive loop over ToChan, and, as baselines in the
+// same run, a one-worker ForEach (the item reaches a function inside the
+// pipeline) and a goroutine sending on a channel buffered 1024. Each sums
+// what it got and checks the sum.
+func BenchmarkHandToCaller(b *testing.B) {
+	const n = 1 << 20
+	xs := ints(n)
+	check := func(b *testing.B, sum int, err error) {
+		if err != nil || sum != sumTo(n) {
+			b.Fatalf("got sum %d, err %v; want %d", sum, err, sumTo(n))
+		}
+	}
+	b.Run("impl=chan1024", func(b *testing.B) {
+		for b.Loop() {
+			ch := make(chan int, 1024)
+			go func() {
+				for _, v := range xs {
+					ch <- v
+				}
+				close(ch)
+			}()
+			sum := 0
+			for v := range ch {
+				sum += v
+			}
+			check(b, sum, nil)
+		}
+		perItem(b, n)
+	})
+	b.Run("impl=ForEach", func(b *testing.B) {
+		for b.Loop() {
+			p := sluice.New(context.Background())
+			sum := 0
+			sluice.ForEach(p, "sum", sluice.FromSlice(p, "src", xs), 1, func(_ context.Context, v int) error { sum += v; return nil })
+			check(b, sum, p.Wait())
+		}
+		perItem(b, n)
+	})
+	b.Run("impl=ToSeq", func(b *testing.B) {
+		for b.Loop() {
+			p := sluice.New(context.Background())
+			sum := 0
+			for v := range sluice.ToSeq(p, "out", sluice.FromSlice(p, "src", xs)) {
+				sum += v
+			}
+			check(b, sum, p.Wait())
+		}
+		perItem(b, n)
+	})
+	b.Run("impl=ToChan", func(b *testing.B) {
+		for b.Loop() {
+			p := sluice.New(context.Background())
+			sum := 0
+			for v := range sluice.ToChan(p, "out", sluice.FromSlice(p, "src", xs)) {
+				sum += v
+			}
+			check(b, sum, p.Wait())
+		}
+		perItem(b, n)
+	})
+}

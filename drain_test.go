@@ -418,3 +418,25 @@ func TestDrainStopsAGeneratorThatFlushes(t *testing.T) {
 		}
 	}
 }
+
+// TestToSeqLoopEndsAtTheItemAfterACancel: the loop is handed runs of
+// items, yet once the parent's cancel has returned it yields no more.
+func TestToSeqLoopEndsAtTheItemAfterACancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	p := sluice.New(ctx)
+	after := 0
+	cancelled := false
+	for v := range sluice.ToSeq(p, "out", sluice.FromSlice(p, "src", ints(10_000))) {
+		if cancelled {
+			after++
+		}
+		if v == 100 {
+			cancel()
+			cancelled = true
+		}
+	}
+	if err := p.Wait(); err != context.Canceled || after != 0 {
+		t.Fatalf("Wait: %v, %d items after the cancel; want context.Canceled and none", err, after)
+	}
+}
