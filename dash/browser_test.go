@@ -332,6 +332,27 @@ func TestBrowserShowsEveryStageMovingAndTheSlowOneAsBottleneck(t *testing.T) {
 
 	// The bottleneck moves to store, and the history charts keep enrich's
 	// time as the bottleneck in view.
+	// The board's own history must show enrich's input queue full, and
+	// store's not, at 2 or more points before the move: wait for them
+	// (readings come late on a loaded machine) rather than assume that
+	// some seconds of history hold them.
+	fullBeforeMove := func() int {
+		pv := board.View().Pipelines[0]
+		en, st := pv.Stages[4].QueueFillHistory, pv.Stages[5].QueueFillHistory
+		k := 0
+		for i := range min(len(en), len(st)) {
+			if en[i] >= fullAt && !(st[i] >= fullAt) {
+				k++
+			}
+		}
+		return k
+	}
+	for fullBeforeMove() < 2 {
+		if ctx.Err() != nil {
+			t.Fatalf("the board's history never showed enrich's queue full and store's not at 2 points: %v", board.View().Pipelines[0].Stages[4].QueueFillHistory)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	before := waitFor("five seconds of history", func(s pageState) bool {
 		en, _ := s.stage("enrich")
 		return en.Points >= 5
@@ -346,21 +367,18 @@ func TestBrowserShowsEveryStageMovingAndTheSlowOneAsBottleneck(t *testing.T) {
 	if moved.ScrollWidth > moved.InnerWidth {
 		t.Fatalf("got a page %d px wide laying out %d px after the move", moved.InnerWidth, moved.ScrollWidth)
 	}
-	// The board's own history: enrich's input queue was full before the
-	// move and store's after.
+	// The board's own history: it still holds the points before the move
+	// where enrich's input queue was full and store's not, and store's
+	// queue is full at 2 of its last 3 points.
 	pv := board.View().Pipelines[0]
 	enrich, store := pv.Stages[4], pv.Stages[5]
 	if enrich.Name != "enrich" || store.Name != "store" {
 		t.Fatalf("got stages %s and %s at 4 and 5, want enrich and store", enrich.Name, store.Name)
 	}
 	n := len(store.QueueFillHistory)
-	atMove := n - 6 // the move happened at least 6 points back
-	fullBefore, fullAfter := 0, 0
-	for i := range n {
-		if i < atMove-1 && enrich.QueueFillHistory[i] >= fullAt && !(store.QueueFillHistory[i] >= fullAt) {
-			fullBefore++
-		}
-		if i >= n-3 && store.QueueFillHistory[i] >= fullAt {
+	fullBefore, fullAfter := fullBeforeMove(), 0
+	for i := max(n-3, 0); i < n; i++ {
+		if store.QueueFillHistory[i] >= fullAt {
 			fullAfter++
 		}
 	}
