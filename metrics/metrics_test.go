@@ -30,7 +30,7 @@ func full() sluice.Snapshot {
 		Name: "s", Kind: "map", Workers: 3, Running: 4, Waiting: 2, WaitingForRoom: 1, In: 100, InItems: 101, Out: 90,
 		Dropped: 5, Failed: 7, DeadLettered: 6, Retries: 8, Busy: time.Second, Blocked: 2 * time.Second,
 		Throttled: 3 * time.Second, InDepth: 11, InCapacity: 12, InChunkSize: 13,
-		Auto: &sluice.AutoStats{Min: 1, Max: 9, Reason: sluice.AutoGrow, Detail: "why", Changed: time.Unix(1e9, 0), Changes: 14},
+		Auto:    &sluice.AutoStats{Min: 1, Max: 9, Reason: sluice.AutoGrow, Detail: "why", Changed: time.Unix(1e9, 0), Changes: 14},
 		Latency: sluice.Histogram{Bounds: []time.Duration{1023, 2047, 0}, Counts: []uint64{1, 2, 3}, Count: 6, Sum: 6000},
 	}
 	return sluice.Snapshot{Pipeline: "p", Stages: []sluice.StageStats{st},
