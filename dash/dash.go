@@ -63,7 +63,7 @@ type Board struct {
 	mu        sync.Mutex        // guards entries, nextID and events
 	entries   map[*sluice.Pipeline]*entry
 	nextID    int
-	events  *EventLog // ShowEvents; nil: none
+	events    *EventLog // ShowEvents; nil: none
 
 	closed    chan struct{}
 	closeOnce sync.Once
