@@ -1,6 +1,9 @@
 package sluice
 
-import "context"
+import (
+	"context"
+	"log/slog"
+)
 
 // Tracing, without a dependency: the core defines what a tracer and a
 // propagator must do, and a module of its own (otelx) implements both
@@ -56,4 +59,18 @@ type Headers interface {
 type Propagator interface {
 	Extract(ctx context.Context, h Headers) context.Context
 	Inject(ctx context.Context, h Headers)
+}
+
+// Observe is what a connector's sources and sinks observe with: the
+// connectors' Propagate and Logger options set it, on a source and a sink
+// alike. The zero Observe propagates nothing and logs nothing.
+type Observe struct {
+	// Propagator carries the trace context of each message: a source
+	// extracts it into the message's receipt ([Receipt.WithTrace]), a
+	// sink injects the receipt's into what it writes. Nil: no trace
+	// context is read or written, and nothing is done per message.
+	Propagator Propagator
+	// Logger gets what an operator needs to know: nothing per message,
+	// failures counted by a [Tally]. Nil: no logs.
+	Logger *slog.Logger
 }
