@@ -100,6 +100,9 @@ type edge[T any] struct {
 	// made with recvd when weigh is set, is what each consumer took.
 	weigh      func(items []T) int64
 	recvdItems []*counter
+	// begin starts the traces of a source's items as a chunk of them is
+	// handed on (sourceTraces); nil for other edges, or without Tracing.
+	begin func(items []T)
 
 	scrub       bool // T holds pointers: clear recycled chunks so they keep nothing alive
 	deadLetters bool // a stage's dead-letter stream (DeadLetter): not counted in its Out

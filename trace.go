@@ -41,6 +41,44 @@ type Call struct {
 	// Nil for a call on one item. Valid only during Start: copy what is
 	// kept.
 	Links []context.Context
+	// Message describes the broker's message the item derives from, for
+	// a call on one item whose receipt's connector describes it (see
+	// [Describer]); zero otherwise.
+	Message Message
+	// Attempts, called from end, returns the calls made: 1, or more when
+	// [Retry] called the function again. Nil for a call that is not a
+	// stage function's (a source's span, which starts an item's trace).
+	Attempts func() int
+}
+
+// Message describes a message a connector's source read, as a [Tracer]
+// shows it: OpenTelemetry's messaging attributes.
+type Message struct {
+	System      string // the broker: "kafka", "nats" (messaging.system)
+	Destination string // the topic or subject it was read from (messaging.destination.name)
+	ID          string // its ID at the broker, "" if it has none (messaging.message.id)
+	Partition   string // the partition it was read from, "" if none (messaging.destination.partition.id)
+}
+
+// Describer is implemented by a connector's [Settler] that describes the
+// message behind each receipt it made while the receipt is not settled:
+// [Receipt.Message] asks it. It is called only when a pipeline traces,
+// once per call on an item and per item a source starts a trace for; it
+// must be safe for concurrent use.
+type Describer interface {
+	Describe(key uint64) (Message, bool)
+}
+
+// Message returns the description of r's message by its connector (see
+// [Describer]), and whether it has one.
+func (r Receipt) Message() (Message, bool) {
+	if r.t == nil {
+		return Message{}, false
+	}
+	if d, ok := r.t.to.(Describer); ok {
+		return d.Describe(r.t.key)
+	}
+	return Message{}, false
 }
 
 // Headers is a message's headers as a [Propagator] reads and writes them;
