@@ -127,7 +127,10 @@
 // extracts each message's from its headers into its receipt, so that
 // every stage's span on what derives from it continues its trace (see
 // [sluice.Tracing]), and the sink injects the From receipt's into what it
-// publishes. With the otelx module:
+// publishes. A message without one (or read without Propagate) gets the
+// trace its Read stage's span begins, when the pipeline traces. Every
+// span on one message describes it ([Source.Describe]: system "nats",
+// its subject and its ID). With the otelx module:
 //
 //	p := sluice.New(ctx, sluice.Tracing(otelx.NewTracer(provider)))
 //	src, err := natsx.NewSource(ctx, js, "ORDERS", "billing", natsx.Propagate(otelx.W3C()), natsx.Logger(log))

@@ -43,6 +43,17 @@ func Propagate(p sluice.Propagator) Option { return func(o *sluice.Observe) { o.
 // A nil l, the default, means no logs.
 func Logger(l *slog.Logger) Option { return func(o *sluice.Observe) { o.Logger = l } }
 
+// Describe implements [sluice.Describer]: the message of a receipt not
+// settled yet as spans show it — system "nats", its subject, and its ID
+// ([Msg.ID]). A pipeline asks only when it traces.
+func (s *Source) Describe(key uint64) (sluice.Message, bool) {
+	m, ok := s.pending.get(key)
+	if !ok {
+		return sluice.Message{}, false
+	}
+	return sluice.Message{System: "nats", Destination: m.Subject(), ID: Msg{m: m}.ID()}, true
+}
+
 // HeaderCarrier is a message's headers as a [sluice.Propagator] reads
 // and writes them: natsx.HeaderCarrier(h) for h of type nats.Header.
 // Keys are matched exactly (NATS headers are case-sensitive).

@@ -136,5 +136,14 @@ func (p *pending) take(k uint64) (jetstream.Msg, bool) {
 	return m, ok
 }
 
+// get returns the message of key, still tracked.
+func (p *pending) get(k uint64) (jetstream.Msg, bool) {
+	sh := &p.shards[k%pendingShards]
+	sh.mu.Lock()
+	m, ok := sh.m[k]
+	sh.mu.Unlock()
+	return m, ok
+}
+
 // len returns how many messages are tracked.
 func (p *pending) len() int64 { return p.n.Load() }
