@@ -13,13 +13,38 @@ import (
 	"github.com/sluicehq/sluice"
 )
 
-// Option configures a [Source] and a [Sink] alike: pass it to [NewSource]
-// or [NewSink]. [Propagate] and [Logger] are Options; they set the core's
-// [sluice.Observe], which every connector's options set.
-type Option func(*sluice.Observe)
+// HeaderCarrier is a message's headers as a [sluice.Propagator] reads
+// and writes them: natsx.HeaderCarrier(h) for h of type nats.Header.
+// Keys are matched exactly (NATS headers are case-sensitive).
+type HeaderCarrier nats.Header
 
-func (f Option) applySource(c *sourceConfig) { f(&c.Observe) }
-func (f Option) applySink(c *sinkConfig)     { f(&c.Observe) }
+// Get returns the first value of key, or "".
+func (h HeaderCarrier) Get(key string) string { return nats.Header(h).Get(key) }
+
+// Set sets key to value alone. It panics on a nil h, as a nil map does.
+func (h HeaderCarrier) Set(key, value string) { h[key] = []string{value} }
+
+// Keys returns the keys h holds.
+func (h HeaderCarrier) Keys() []string {
+	ks := make([]string, 0, len(h))
+	for k := range h {
+		ks = append(ks, k)
+	}
+	return ks
+}
+
+// extract returns the trace context that p finds in h, or nil when it
+// finds none.
+func extract(p sluice.Propagator, h nats.Header) context.Context {
+	if len(h) == 0 {
+		return nil
+	}
+	bg := context.Background()
+	if tc := p.Extract(bg, HeaderCarrier(h)); tc != bg {
+		return tc
+	}
+	return nil
+}
 
 // Propagate makes a [Source] extract the trace context of each message
 // from its headers with p and attach it to the message's receipt
@@ -52,39 +77,6 @@ func (s *Source) Describe(key uint64) (sluice.Message, bool) {
 		return sluice.Message{}, false
 	}
 	return sluice.Message{System: "nats", Destination: m.Subject(), ID: Msg{m: m}.ID()}, true
-}
-
-// HeaderCarrier is a message's headers as a [sluice.Propagator] reads
-// and writes them: natsx.HeaderCarrier(h) for h of type nats.Header.
-// Keys are matched exactly (NATS headers are case-sensitive).
-type HeaderCarrier nats.Header
-
-// Get returns the first value of key, or "".
-func (h HeaderCarrier) Get(key string) string { return nats.Header(h).Get(key) }
-
-// Set sets key to value alone. It panics on a nil h, as a nil map does.
-func (h HeaderCarrier) Set(key, value string) { h[key] = []string{value} }
-
-// Keys returns the keys h holds.
-func (h HeaderCarrier) Keys() []string {
-	ks := make([]string, 0, len(h))
-	for k := range h {
-		ks = append(ks, k)
-	}
-	return ks
-}
-
-// extract returns the trace context that p finds in h, or nil when it
-// finds none.
-func extract(p sluice.Propagator, h nats.Header) context.Context {
-	if len(h) == 0 {
-		return nil
-	}
-	bg := context.Background()
-	if tc := p.Extract(bg, HeaderCarrier(h)); tc != bg {
-		return tc
-	}
-	return nil
 }
 
 // logger writes a source's or a sink's records: with its attributes

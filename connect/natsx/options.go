@@ -258,3 +258,11 @@ func AckTimeout(d time.Duration) SinkOption {
 	}
 	return sinkOptionFunc(func(c *sinkConfig) { c.ackTimeout = d })
 }
+
+// Option configures a [Source] and a [Sink] alike: pass it to [NewSource]
+// or [NewSink]. [Propagate] and [Logger] are Options; they set the core's
+// [sluice.Observe], which every connector's options set.
+type Option func(*sluice.Observe)
+
+func (f Option) applySource(c *sourceConfig) { f(&c.Observe) }
+func (f Option) applySink(c *sinkConfig)     { f(&c.Observe) }
