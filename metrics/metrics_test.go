@@ -23,19 +23,9 @@ var notExported = map[string]string{
 	"StageStats.Latency": "checked apart: a histogram, changed by its counts below",
 }
 
-// full is a snapshot in which every field of a stage has a value, the
-// stage has Auto, and its output drops.
-func full() sluice.Snapshot {
-	st := sluice.StageStats{
-		Name: "s", Kind: "map", Workers: 3, Running: 4, Waiting: 2, WaitingForRoom: 1, In: 100, InItems: 101, Out: 90,
-		Dropped: 5, Failed: 7, DeadLettered: 6, Retries: 8, Busy: time.Second, Blocked: 2 * time.Second,
-		Throttled: 3 * time.Second, InDepth: 11, InCapacity: 12, InChunkSize: 13,
-		Auto:    &sluice.AutoStats{Min: 1, Max: 9, Reason: sluice.AutoGrow, Detail: "why", Changed: time.Unix(1e9, 0), Changes: 14},
-		Latency: sluice.Histogram{Bounds: []time.Duration{1023, 2047, 0}, Counts: []uint64{1, 2, 3}, Count: 6, Sum: 6000},
-	}
-	return sluice.Snapshot{Pipeline: "p", Stages: []sluice.StageStats{st},
-		Edges: []sluice.EdgeStats{{From: "s", Policy: sluice.DropNewest.String()}}}
-}
+// full is a snapshot in which every metric has series; its stage 1 has
+// Auto and every field set, and its output drops.
+func full() sluice.Snapshot { return metrics.EverySeries("p") }
 
 // readAll is every sample of s as text: "name{labels} value".
 func readAll(s sluice.Snapshot) []string {
@@ -82,19 +72,19 @@ func TestEveryStatsFieldIsReadByAMetric(t *testing.T) {
 		}
 	}
 	check("StageStats", reflect.TypeFor[sluice.StageStats]().NumField(), func(s *sluice.Snapshot, i int) reflect.Value {
-		return reflect.ValueOf(&s.Stages[0]).Elem().Field(i)
+		return reflect.ValueOf(&s.Stages[1]).Elem().Field(i)
 	})
 	check("AutoStats", reflect.TypeFor[sluice.AutoStats]().NumField(), func(s *sluice.Snapshot, i int) reflect.Value {
-		return reflect.ValueOf(s.Stages[0].Auto).Elem().Field(i)
+		return reflect.ValueOf(s.Stages[1].Auto).Elem().Field(i)
 	})
 	s := full()
-	s.Stages[0].Latency.Counts[1]++
+	s.Stages[1].Latency.Counts[1]++
 	if slices.Equal(readAll(s), base) {
 		t.Error("no metric reads StageStats.Latency")
 	}
 	for _, f := range []func(*sluice.Snapshot){
-		func(s *sluice.Snapshot) { s.Done = true },
-		func(s *sluice.Snapshot) { s.Err = "failed" },
+		func(s *sluice.Snapshot) { s.Done = !s.Done },
+		func(s *sluice.Snapshot) { s.Err = map[string]string{"": "failed"}[s.Err] },
 	} {
 		s := full()
 		f(&s)

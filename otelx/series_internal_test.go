@@ -2,11 +2,9 @@ package otelx
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/sluicehq/sluice"
 	"github.com/sluicehq/sluice/metrics"
@@ -14,24 +12,6 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 )
-
-// everySeries is a snapshot with a source, a stage whose output drops,
-// and a stage with Auto for every reason, each field of each stage set.
-func everySeries(name string) sluice.Snapshot {
-	s := sluice.Snapshot{Pipeline: name, Done: true, Err: "failed",
-		Stages: []sluice.StageStats{{Name: "src", Kind: "source", Out: 10, Running: 1}},
-		Edges:  []sluice.EdgeStats{{From: "src", Policy: sluice.DropOldest.String()}}}
-	for i, r := range metrics.AutoReasons() {
-		s.Stages = append(s.Stages, sluice.StageStats{
-			Name: fmt.Sprintf("auto-%s", r), Kind: "map", Workers: 3 + i, Running: 4, Waiting: 2, WaitingForRoom: 1,
-			In: 100, InItems: 101, Out: 90, Failed: 7, DeadLettered: 6, Retries: 8, Busy: time.Second,
-			Blocked: 2 * time.Second, Throttled: 3 * time.Second, InDepth: 11, InCapacity: 12, InChunkSize: 13,
-			Auto:    &sluice.AutoStats{Min: 1, Max: 9, Reason: r, Changed: time.Unix(1e9, 0), Changes: 14},
-			Latency: sluice.Histogram{Bounds: []time.Duration{1023, 2047, 0}, Counts: []uint64{1, 2, 3}, Count: 6, Sum: 6000},
-		})
-	}
-	return s
-}
 
 func seriesKey(name string, set attribute.Set) string {
 	var kv []string
@@ -48,7 +28,7 @@ func TestMetricsExposeEverySeriesOfTheListAllAutoReasonsIncluded(t *testing.T) {
 	if err := p.Wait(); err != nil {
 		t.Fatal(err)
 	}
-	snap := everySeries(p.Name())
+	snap := metrics.EverySeries(p.Name())
 	r := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(r))
 	defer func() { _ = mp.Shutdown(context.Background()) }()
