@@ -41,6 +41,7 @@ func Batch[T any](p *Pipeline, name string, in Stream[T], size int, maxWait time
 	ie := consume(p, s, in, 1)
 	ie.unmeasured()
 	oe := newEdge[[]T](p, s, 1, cfg)
+	oe.weigh = batchItems[T]
 	w := s.workers[0]
 	r := newReceiver(ie, 0, w)
 	out := newSender(oe, 0, w)
@@ -132,4 +133,14 @@ func Unbatch[T any](p *Pipeline, name string, in Stream[[]T], opts ...StageOptio
 		}, nil
 	})
 	return Stream[T]{oe}
+}
+
+// batchItems is the items in batches: a Batch's output edge weighs its
+// chunks with it, so that its consumer counts items as well as batches.
+func batchItems[T any](batches [][]T) int64 {
+	var n int
+	for _, b := range batches {
+		n += len(b)
+	}
+	return int64(n)
 }

@@ -57,7 +57,7 @@ func (p *Pipeline) Drain() {
 // drain closes the intake, logging the drain's start once.
 func (p *Pipeline) drain() {
 	if p.closeIntake() {
-		p.logAt(slog.LevelInfo, "drain begun", slog.Duration("grace", p.grace))
+		p.logAt(slog.LevelInfo, "drain begun", LogDuration("grace", p.grace))
 	}
 }
 

@@ -95,6 +95,14 @@ type edge[T any] struct {
 	// slices are never appended to afterwards.
 	sent  []*counter // items each producer put into ch
 	recvd []*counter // items each consumer took out of ch
+	// weigh counts the items inside a chunk's items, for an edge whose
+	// items are batches (a Batch's output); nil otherwise. recvdItems,
+	// made with recvd when weigh is set, is what each consumer took.
+	weigh      func(items []T) int64
+	recvdItems []*counter
+	// begin starts the traces of a source's items as a chunk of them is
+	// handed on (sourceTraces); nil for other edges, or without Tracing.
+	begin func(items []T)
 
 	scrub       bool // T holds pointers: clear recycled chunks so they keep nothing alive
 	deadLetters bool // a stage's dead-letter stream (DeadLetter): not counted in its Out
@@ -246,12 +254,16 @@ func consumeHolding[T any](p *Pipeline, s *stage, in Stream[T], consumers, hold 
 			s.name, e.from.name, e.to.Load().name))
 	}
 	recvd := newCounters(consumers)
+	var recvdItems []*counter
+	if e.weigh != nil {
+		recvdItems = newCounters(consumers)
+	}
 	slots := e.slots
 	if !e.sized && hold > 0 {
 		slots = min(max(slots, (hold+e.size-1)/e.size), maxChunkSlots)
 	}
 	p.mu.Lock() // Stats may be reading the graph
-	e.recvd = recvd
+	e.recvd, e.recvdItems = recvd, recvdItems
 	s.ins = append(s.ins, e)
 	e.mu.Lock()
 	e.ch = make(chan *chunk[T], slots)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/sluicehq/sluice"
 )
@@ -34,7 +35,7 @@ func ExampleLogger() {
 	_ = p.Wait()
 	// Output:
 	// level=WARN msg="items failed" pipeline=orders stage=store failed=1 error=rejected attempts=1
-	// level=INFO msg="pipeline finished" pipeline=orders
+	// level=INFO msg="pipeline finished" pipeline=orders stages.in.in=0 stages.in.out=3 stages.store.in=3 stages.store.out=0 stages.store.failed=1 stages.store.dead_lettered=1 stages.dead.in=1 stages.dead.out=0
 }
 
 // printTracer is a Tracer that prints each span's start and end.
@@ -107,4 +108,48 @@ func ExamplePanicError_Format() {
 	full := fmt.Sprintf("%+v", pe)
 	fmt.Println(strings.Count(line, "\n"), strings.HasPrefix(full, line+"\n"), strings.Contains(full, "goroutine"))
 	// Output: 0 true true
+}
+
+func ExampleTally() {
+	// A text handler without the time, so that the output is the same on
+	// every run.
+	noTime := func(_ []string, a slog.Attr) slog.Attr {
+		if a.Key == slog.TimeKey {
+			return slog.Attr{}
+		}
+		return a
+	}
+	log := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{ReplaceAttr: noTime}))
+	acks := &sluice.Tally{Logger: log, Level: slog.LevelWarn, Msg: "acks failed",
+		Attrs: []slog.Attr{slog.String("stream", "orders")}}
+	for i := range 1000 {
+		acks.Add(1, slog.Int("seq", i)) // the first is written at once
+	}
+	acks.Flush() // the rest, in one line
+	// Output:
+	// level=WARN msg="acks failed" stream=orders count=1 seq=0
+	// level=WARN msg="acks failed" stream=orders count=999 seq=999
+}
+
+func ExampleLogDuration() {
+	log := slog.New(slog.NewJSONHandler(os.Stdout, &slog.HandlerOptions{ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+		if a.Key == slog.TimeKey {
+			return slog.Attr{}
+		}
+		return a
+	}}))
+	log.Info("drain begun", sluice.LogDuration("grace", 5*time.Second), slog.Duration("as_slog_writes_it", 5*time.Second))
+	// Output:
+	// {"level":"INFO","msg":"drain begun","grace":"5s","as_slog_writes_it":5000000000}
+}
+
+func ExampleSnapshot_Stage() {
+	p := sluice.New(context.Background())
+	batches := sluice.Batch(p, "batch", sluice.FromSlice(p, "in", make([]int, 250)), 100, time.Second)
+	sluice.ForEach(p, "store", batches, 1, func(context.Context, []int) error { return nil })
+	_ = p.Wait()
+	store, _ := p.Stats().Stage("store")
+	fmt.Printf("batches %d, items %d\n", store.In, store.InItems)
+	// Output:
+	// batches 3, items 250
 }

@@ -4,13 +4,8 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"sync"
 	"time"
 )
-
-// LogInterval is the shortest time between two "items failed" lines of
-// one stage (see [Logger]).
-const LogInterval = 10 * time.Second
 
 // logAt logs msg at level with the pipeline's name and attrs, when the
 // pipeline has a logger that takes the level.
@@ -38,60 +33,17 @@ func (p *Pipeline) logFailed(err error) {
 	p.logAt(slog.LevelError, "pipeline failed", attrs...)
 }
 
-// failureLog counts a stage's failed items and logs them as a summary at
-// most once per LogInterval: a storm of failures is a few lines, not one
-// per item. Safe for concurrent use by the stage's workers.
-type failureLog struct {
-	p     *Pipeline
-	stage string
-
-	mu       sync.Mutex
-	count    int64     // failed since the last line
-	last     error     // the latest failure's error
-	attempts int       // its calls, retries included
-	logged   time.Time // when the last line was written; zero before the first
-}
-
-// newFailureLog returns stage's failure log, or nil when the pipeline has
-// no logger (a nil *failureLog logs nothing).
-func newFailureLog(p *Pipeline, stage string) *failureLog {
+// newFailureLog returns the tally of stage's failed items ("items
+// failed": how many, the latest's error and its calls), written out when
+// the pipeline ends; nil when the pipeline has no logger.
+func newFailureLog(p *Pipeline, stage string) *Tally {
 	if p.log == nil {
 		return nil
 	}
-	l := &failureLog{p: p, stage: stage}
-	p.onFinish(l.flush)
-	return l
-}
-
-// failed counts one item settled after its last failed call.
-func (l *failureLog) failed(err error, attempts int) {
-	if l == nil {
-		return
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.count++
-	l.last, l.attempts = err, attempts
-	if now := time.Now(); l.logged.IsZero() || now.Sub(l.logged) >= LogInterval {
-		l.logged = now
-		l.writeLocked()
-	}
-}
-
-// flush writes what was counted since the last line, at the pipeline's end.
-func (l *failureLog) flush() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.writeLocked()
-}
-
-func (l *failureLog) writeLocked() {
-	if l.count == 0 {
-		return
-	}
-	l.p.logAt(slog.LevelWarn, "items failed", slog.String("stage", l.stage), slog.Int64("failed", l.count),
-		slog.String("error", l.last.Error()), slog.Int("attempts", l.attempts))
-	l.count = 0
+	t := &Tally{Logger: p.log, Level: slog.LevelWarn, Msg: "items failed", CountKey: "failed",
+		Attrs: []slog.Attr{slog.String("pipeline", p.name), slog.String("stage", stage)}}
+	p.onFinish(t.Flush)
+	return t
 }
 
 // onFinish registers f to run when Wait has seen every goroutine exit.
@@ -110,10 +62,14 @@ func (p *Pipeline) finish() {
 	for _, f := range fs {
 		f()
 	}
-	attrs := []slog.Attr{slog.Duration("elapsed", time.Since(p.start))}
+	if p.log == nil || !p.log.Enabled(context.Background(), slog.LevelInfo) {
+		return
+	}
+	attrs := []slog.Attr{LogDuration("elapsed", time.Since(p.start))}
 	if p.waitErr != nil {
 		attrs = append(attrs, slog.String("error", p.waitErr.Error()))
 	}
+	attrs = append(attrs, stageTotals(p.Stats().Stages))
 	p.logAt(slog.LevelInfo, "pipeline finished", attrs...)
 }
 
@@ -121,6 +77,33 @@ func (p *Pipeline) finish() {
 // retry.
 func (p *Pipeline) logGraceOver() {
 	p.graceLogged.Do(func() {
-		p.logAt(slog.LevelWarn, "drain grace over", slog.Duration("grace", p.grace))
+		p.logAt(slog.LevelWarn, "drain grace over", LogDuration("grace", p.grace))
 	})
+}
+
+// stageTotals is the "stages" attribute of "pipeline finished": a group
+// per stage, in the order they were built, with what it took in and
+// handed on, and what it failed, dead-lettered, dropped and retried when
+// any: "stages":{"decode":{"in":100,"out":98,"failed":2,"dead_lettered":2}}.
+// A stage after a Batch also shows the items in the batches it took
+// ("in_items").
+func stageTotals(stages []StageStats) slog.Attr {
+	groups := make([]any, 0, len(stages))
+	for _, st := range stages {
+		a := []any{slog.Int64("in", st.In)}
+		if st.InItems != st.In {
+			a = append(a, slog.Int64("in_items", st.InItems))
+		}
+		a = append(a, slog.Int64("out", st.Out))
+		for _, c := range []struct {
+			key string
+			n   int64
+		}{{"failed", st.Failed}, {"dead_lettered", st.DeadLettered}, {"dropped", st.Dropped}, {"retries", st.Retries}} {
+			if c.n != 0 {
+				a = append(a, slog.Int64(c.key, c.n))
+			}
+		}
+		groups = append(groups, slog.Group(st.Name, a...))
+	}
+	return slog.Group("stages", groups...)
 }

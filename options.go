@@ -68,8 +68,12 @@ func DrainGrace(d time.Duration) Option {
 //	                               item is settled with its last error
 //	Info   "workers changed"       Auto changed a stage's worker count ("from", "to",
 //	                               "reason", "why"); at Debug for a probe
-//	Info   "pipeline finished"     Wait returned ("elapsed", and "error" if any)
+//	Info   "pipeline finished"     Wait returned ("elapsed", "error" if any, and "stages": a
+//	                               group per stage with its totals — "in", "in_items" after a
+//	                               Batch, "out", and "failed", "dead_lettered", "dropped",
+//	                               "retries" where not 0)
 //
+// Durations are written as text ("grace":"5s", see [LogDuration]).
 // Nothing is logged per item: a stage logs at most one "items failed"
 // line per [LogInterval] (the first at once) and a last one when the
 // pipeline ends, for what is left, however many items fail. A nil l means

@@ -10,6 +10,7 @@ import (
 type receiver[T any] struct {
 	e     *edge[T]
 	recvd *counter
+	items *counter // items inside the chunks' batches (edge.weigh); nil when the items are not batches
 	w     *worker
 	order *arrivals // numbers chunks as they are taken, for ordered stages; nil otherwise
 
@@ -37,7 +38,11 @@ func newArrivals() *arrivals {
 }
 
 func newReceiver[T any](e *edge[T], i int, w *worker) *receiver[T] {
-	return &receiver[T]{e: e, recvd: e.recvd[i], w: w}
+	r := &receiver[T]{e: e, recvd: e.recvd[i], w: w}
+	if e.recvdItems != nil {
+		r.items = e.recvdItems[i]
+	}
+	return r
 }
 
 // release records the chunk's latency, if it was sampled, tunes the edge's
@@ -62,6 +67,9 @@ func (r *receiver[T]) finished(c *chunk[T]) {
 // measuring it.
 func (r *receiver[T]) took(c *chunk[T]) {
 	r.recvd.add(len(c.items))
+	if r.items != nil {
+		r.items.add(int(r.e.weigh(c.items)))
+	}
 	if r.e.adapt {
 		r.t0, r.b0 = nowNs(), r.w.blocked.Load()
 	}

@@ -130,6 +130,9 @@ func (s *sender[T]) flush() bool {
 		return !s.e.p.stopping()
 	}
 	s.c.items = s.buf[:s.n]
+	if s.e.begin != nil {
+		s.e.begin(s.c.items)
+	}
 	if !s.handoff(s.c) {
 		s.c.items = s.c.items[:0]
 		s.n = 0

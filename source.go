@@ -38,6 +38,9 @@ func newSource[T any](p *Pipeline, name string, opts []StageOption) (*stage, *ed
 	cfg := stageOptions(kindSource, name, opts)
 	s := newStage(p, "source", name, 1)
 	oe := newEdge[T](p, s, 1, cfg)
+	if p.tracer != nil {
+		oe.begin = sourceTraces(p, s, receiptsOf[T]())
+	}
 	return s, oe, newEmitter(oe, s)
 }
 

@@ -87,20 +87,28 @@ func (e *edge[T]) stats() EdgeStats {
 	for _, c := range e.recvd {
 		recvd += c.n.Load()
 	}
+	recvdItems := recvd
+	if e.weigh != nil {
+		recvdItems = 0
+		for _, c := range e.recvdItems {
+			recvdItems += c.n.Load()
+		}
+	}
 	dropped := e.dropped.Load()
 	limit := e.chunkLimit()
 	depth := max(0, sent-recvd-dropped)
 	st := EdgeStats{
-		From:      e.from.name,
-		Sent:      sent,
-		Received:  recvd,
-		Dropped:   dropped,
-		Depth:     depth,
-		Capacity:  max(cap(e.ch)*limit, int(depth)),
-		Chunks:    len(e.ch),
-		ChunkCap:  cap(e.ch),
-		ChunkSize: limit,
-		Policy:    e.policy.String(),
+		From:          e.from.name,
+		Sent:          sent,
+		Received:      recvd,
+		ReceivedItems: recvdItems,
+		Dropped:       dropped,
+		Depth:         depth,
+		Capacity:      max(cap(e.ch)*limit, int(depth)),
+		Chunks:        len(e.ch),
+		ChunkCap:      cap(e.ch),
+		ChunkSize:     limit,
+		Policy:        e.policy.String(),
 	}
 	if to := e.to.Load(); to != nil {
 		st.To = to.name
@@ -115,6 +123,10 @@ type EdgeStats struct {
 	// took, and Dropped those its overflow policy discarded: Sent is
 	// Received + Depth + Dropped.
 	Sent, Received, Dropped int64
+	// ReceivedItems is the items inside those its consumer took: the
+	// items of the batches when the edge is a [Batch]'s output, Received
+	// otherwise.
+	ReceivedItems int64
 	// Depth is the number of items queued in the edge. Items in a chunk
 	// that a producer is still filling are not counted yet.
 	Depth int64
@@ -151,10 +163,19 @@ type StageStats struct {
 	// Out is the items handed to its output edges (dead letters not
 	// counted), Dropped those of them the edges' overflow policy discarded.
 	Out, Dropped int64
+	// InItems is the items inside what the stage took: for a stage whose
+	// input is a [Batch]'s output, the items of the batches (In counts the
+	// batches); In otherwise.
+	InItems int64
 	// Failed is the items whose function failed and that were settled by
 	// the stage's error policy: skipped ([SkipErrors]) or dead-lettered
 	// ([DeadLetter]). Retries is the calls repeated by [Retry].
 	Failed, Retries int64
+	// DeadLettered is the failed items handed to the stage's dead-letter
+	// stream ([DeadLetter]): a part of Failed. (A connector's dead-letter
+	// subject or topic, to which a broker's message goes after its last
+	// delivery, is the connector's own count, under another name.)
+	DeadLettered int64
 	// Busy is the goroutine time spent working — running the stage's
 	// function and moving items — summed over its workers.
 	Busy time.Duration
@@ -192,6 +213,17 @@ type Snapshot struct {
 	Err      string        // the pipeline's error, once Wait has returned
 	Stages   []StageStats
 	Edges    []EdgeStats
+}
+
+// Stage returns the stats of the stage named name, and whether the
+// snapshot has one.
+func (s Snapshot) Stage(name string) (StageStats, bool) {
+	for _, st := range s.Stages {
+		if st.Name == name {
+			return st, true
+		}
+	}
+	return StageStats{}, false
 }
 
 // Stats returns a snapshot of every stage and edge. It is safe to call at
@@ -268,6 +300,7 @@ func (s *stage) stats(edgeStats map[edgeInfo]EdgeStats) StageStats {
 	for _, e := range s.ins {
 		es := edgeStats[e]
 		st.In += es.Received
+		st.InItems += es.ReceivedItems
 		st.InDepth += es.Depth
 		st.InCapacity += es.Capacity
 		st.InChunkSize = max(st.InChunkSize, es.ChunkSize)
@@ -275,6 +308,7 @@ func (s *stage) stats(edgeStats map[edgeInfo]EdgeStats) StageStats {
 	for _, e := range s.outs {
 		es := edgeStats[e]
 		if e.deadLetter() {
+			st.DeadLettered += es.Sent
 			continue
 		}
 		st.Out += es.Sent

@@ -270,3 +270,36 @@ func TestStatsIsSafeWhileThePipelineIsBuilt(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestSnapshotStageFindsAStageByName(t *testing.T) {
+	p := sluice.New(context.Background())
+	sluice.ForEach(p, "sink", sluice.FromSlice(p, "src", ints(5)), 1, func(context.Context, int) error { return nil })
+	if err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	snap := p.Stats()
+	if st, ok := snap.Stage("sink"); !ok || st.Name != "sink" || st.In != 5 {
+		t.Fatalf("got %+v, %v; want the sink's stats with In 5", st, ok)
+	}
+	if st, ok := snap.Stage("nope"); ok || st.Name != "" {
+		t.Fatalf("got %+v, %v; want nothing for a stage that does not exist", st, ok)
+	}
+}
+
+func TestAStageAfterBatchCountsTheItemsOfItsBatches(t *testing.T) {
+	p := sluice.New(context.Background())
+	b := sluice.Batch(p, "batch", sluice.FromSlice(p, "src", ints(1000)), 64, time.Hour)
+	sluice.ForEach(p, "store", b, 3, func(context.Context, []int) error { return nil })
+	if err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	snap := p.Stats()
+	st, _ := snap.Stage("store")
+	if st.In != 16 || st.InItems != 1000 {
+		t.Fatalf("got In %d InItems %d, want 16 batches holding 1000 items", st.In, st.InItems)
+	}
+	bt, _ := snap.Stage("batch")
+	if bt.In != 1000 || bt.InItems != 1000 {
+		t.Fatalf("got the batch stage's In %d InItems %d, want 1000 and 1000", bt.In, bt.InItems)
+	}
+}

@@ -3,6 +3,7 @@ package sluice
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"reflect"
 )
 
@@ -39,7 +40,7 @@ type dispose[T any] struct {
 	s        *stage
 	dead     *edge[Failed[T]] // nil: skip
 	receipts receipts[T]      // acknowledges a skipped item's receipts; nil when T carries none
-	log      *failureLog      // counts failed items for the pipeline's Logger; nil without one
+	log      *Tally           // counts failed items for the pipeline's Logger; nil without one
 }
 
 // newDispose returns stage s's dispose step for items of type T, or nil
@@ -106,7 +107,9 @@ func (ds *disposer[T]) settle(v *T, err error) error { return ds.item(*v, err, a
 // pipeline stopped before the dead letter could be handed on.
 func (ds *disposer[T]) item(v T, err error, attempts int) error {
 	ds.w.failed.Add(1)
-	ds.d.log.failed(err, attempts)
+	if ds.d.log != nil {
+		ds.d.log.Add(1, slog.String("error", err.Error()), slog.Int("attempts", attempts))
+	}
 	if ds.dead == nil {
 		if ds.d.receipts != nil {
 			ds.d.receipts(&v, ack)

@@ -1,6 +1,9 @@
 package sluice
 
-import "context"
+import (
+	"context"
+	"log/slog"
+)
 
 // Tracing, without a dependency: the core defines what a tracer and a
 // propagator must do, and a module of its own (otelx) implements both
@@ -38,6 +41,44 @@ type Call struct {
 	// Nil for a call on one item. Valid only during Start: copy what is
 	// kept.
 	Links []context.Context
+	// Message describes the broker's message the item derives from, for
+	// a call on one item whose receipt's connector describes it (see
+	// [Describer]); zero otherwise.
+	Message Message
+	// Attempts, called from end, returns the calls made: 1, or more when
+	// [Retry] called the function again. Nil for a call that is not a
+	// stage function's (a source's span, which starts an item's trace).
+	Attempts func() int
+}
+
+// Message describes a message a connector's source read, as a [Tracer]
+// shows it: OpenTelemetry's messaging attributes.
+type Message struct {
+	System      string // the broker: "kafka", "nats" (messaging.system)
+	Destination string // the topic or subject it was read from (messaging.destination.name)
+	ID          string // its ID at the broker, "" if it has none (messaging.message.id)
+	Partition   string // the partition it was read from, "" if none (messaging.destination.partition.id)
+}
+
+// Describer is implemented by a connector's [Settler] that describes the
+// message behind each receipt it made while the receipt is not settled:
+// [Receipt.Message] asks it. It is called only when a pipeline traces,
+// once per call on an item and per item a source starts a trace for; it
+// must be safe for concurrent use.
+type Describer interface {
+	Describe(key uint64) (Message, bool)
+}
+
+// Message returns the description of r's message by its connector (see
+// [Describer]), and whether it has one.
+func (r Receipt) Message() (Message, bool) {
+	if r.t == nil {
+		return Message{}, false
+	}
+	if d, ok := r.t.to.(Describer); ok {
+		return d.Describe(r.t.key)
+	}
+	return Message{}, false
 }
 
 // Headers is a message's headers as a [Propagator] reads and writes them;
@@ -56,4 +97,18 @@ type Headers interface {
 type Propagator interface {
 	Extract(ctx context.Context, h Headers) context.Context
 	Inject(ctx context.Context, h Headers)
+}
+
+// Observe is what a connector's sources and sinks observe with: the
+// connectors' Propagate and Logger options set it, on a source and a sink
+// alike. The zero Observe propagates nothing and logs nothing.
+type Observe struct {
+	// Propagator carries the trace context of each message: a source
+	// extracts it into the message's receipt ([Receipt.WithTrace]), a
+	// sink injects the receipt's into what it writes. Nil: no trace
+	// context is read or written, and nothing is done per message.
+	Propagator Propagator
+	// Logger gets what an operator needs to know: nothing per message,
+	// failures counted by a [Tally]. Nil: no logs.
+	Logger *slog.Logger
 }

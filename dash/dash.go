@@ -42,12 +42,12 @@ import (
 	"encoding/json"
 	"io/fs"
 	"net/http"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/sluicehq/sluice"
+	"github.com/sluicehq/sluice/metrics"
 )
 
 //go:embed assets
@@ -59,10 +59,11 @@ var assets embed.FS
 type Board struct {
 	mux *http.ServeMux
 
-	mu      sync.Mutex // guards entries, nextID and events
-	entries []*entry
-	nextID  int
-	events  *EventLog // ShowEvents; nil: none
+	pipelines metrics.Pipelines // those shown, in order
+	mu        sync.Mutex        // guards entries, nextID and events
+	entries   map[*sluice.Pipeline]*entry
+	nextID    int
+	events    *EventLog // ShowEvents; nil: none
 
 	closed    chan struct{}
 	closeOnce sync.Once
@@ -80,7 +81,7 @@ type entry struct {
 // Handler returns a Board showing the given pipelines, in that order. More
 // can be added with [Board.Add] at any time. It panics if a pipeline is nil.
 func Handler(pipelines ...*sluice.Pipeline) *Board {
-	b := &Board{mux: http.NewServeMux(), closed: make(chan struct{})}
+	b := &Board{mux: http.NewServeMux(), closed: make(chan struct{}), entries: map[*sluice.Pipeline]*entry{}}
 	static, err := fs.Sub(assets, "assets")
 	if err != nil {
 		panic("dash: embedded assets missing: " + err.Error())
@@ -100,18 +101,23 @@ func Handler(pipelines ...*sluice.Pipeline) *Board {
 // Add shows p on the board, after the pipelines already there; adding a
 // pipeline that is already shown does nothing. A pipeline stays on the
 // board after it is done, showing its final counts, until [Board.Remove].
-// It panics if p is nil.
+// Pipelines are told apart by name on the page, as in metrics, so Add
+// panics if another pipeline with p's name is shown: give them different
+// names with [sluice.Named], or remove the old one first. It panics if p
+// is nil.
 func (b *Board) Add(p *sluice.Pipeline) {
 	if p == nil {
 		panic("dash: Add called with a nil *sluice.Pipeline")
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if slices.ContainsFunc(b.entries, func(e *entry) bool { return e.p == p }) {
-		return
+	if err := b.pipelines.Add(p); err != nil {
+		panic("dash: " + err.Error())
 	}
-	b.entries = append(b.entries, &entry{id: b.nextID, p: p})
-	b.nextID++
+	if b.entries[p] == nil {
+		b.entries[p] = &entry{id: b.nextID, p: p}
+		b.nextID++
+	}
 }
 
 // Remove takes p off the board; removing a pipeline that is not shown does
@@ -119,7 +125,8 @@ func (b *Board) Add(p *sluice.Pipeline) {
 func (b *Board) Remove(p *sluice.Pipeline) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.entries = slices.DeleteFunc(b.entries, func(e *entry) bool { return e.p == p })
+	b.pipelines.Remove(p)
+	delete(b.entries, p)
 }
 
 // Close ends every open /events stream after one last message, so that an
@@ -138,7 +145,8 @@ func (b *Board) View() View {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	v := View{Taken: time.Now(), Rule: BottleneckRule, Pipelines: make([]PipelineView, 0, len(b.entries))}
-	for _, e := range b.entries {
+	for _, p := range b.pipelines.List() {
+		e := b.entries[p]
 		base, cur := e.read()
 		pv := viewOf(base, cur, &e.past)
 		pv.ID = e.id

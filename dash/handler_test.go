@@ -467,7 +467,7 @@ func TestReadingsAreSharedBetweenClients(t *testing.T) {
 	board := Handler(p)
 	board.View()
 	board.View() // under 100 ms later: the same reading
-	if n := len(board.entries[0].hist); n != 1 {
+	if n := len(board.entries[p].hist); n != 1 {
 		t.Fatalf("got %d readings after two quick views, want 1", n)
 	}
 }
@@ -524,4 +524,22 @@ func TestSnapshotJSONShowsAnAutoStagesCountAndWhy(t *testing.T) {
 	if v.Pipelines[0].Stages[0].Auto != nil {
 		t.Fatalf("a source's auto = %+v, want none", v.Pipelines[0].Stages[0].Auto)
 	}
+}
+
+func TestAddPanicsOnASecondPipelineOfTheSameName(t *testing.T) {
+	a, b := sluice.New(context.Background(), sluice.Named("twin")), sluice.New(context.Background(), sluice.Named("twin"))
+	for _, p := range []*sluice.Pipeline{a, b} {
+		sluice.Collect(p, "all", sluice.FromSlice(p, "src", []int{1}))
+		if err := p.Wait(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	board := Handler(a)
+	board.Add(a) // again: nothing
+	defer func() {
+		if msg, _ := recover().(string); !strings.HasPrefix(msg, "dash: ") || !strings.Contains(msg, `"twin"`) {
+			t.Fatalf("got panic %q, want one starting with dash: and naming twin", msg)
+		}
+	}()
+	board.Add(b)
 }

@@ -28,41 +28,24 @@
 //
 // # Metrics
 //
-// The metrics are the prom module's, named in OpenTelemetry's way: dots
-// between the parts, the unit apart, no _total, and each label the
-// attribute sluice.<label> — sluice.pipeline, sluice.stage,
+// The metrics are those of the core's one list, [metrics.All], which the
+// prom module renders too: named and with units as the list has them, each
+// label the attribute sluice.<label> — sluice.pipeline, sluice.stage,
 // sluice.direction, sluice.reason, sluice.bound, sluice.policy,
 // sluice.state — except the stage's kind, sluice.stage.kind as on spans. A
 // Prometheus exporter that turns dots into underscores and appends the unit
-// and _total makes the prom module's names again (two are shown below);
-// the labels keep their sluice_ prefix.
+// and _total makes the prom module's names again; the labels keep their
+// sluice_ prefix. A few of them:
 //
 //	sluice.stage.items              counter {item}, sluice.direction=in|out   (sluice_stage_items_total)
-//	sluice.stage.dropped            counter {item}, sluice.reason: the overflow policy, only stages that drop
-//	sluice.stage.failed             counter {item}: failed, then skipped or dead-lettered
-//	sluice.stage.retries            counter {call}: calls repeated by Retry
 //	sluice.stage.busy               counter s: worker time spent working       (sluice_stage_busy_seconds_total)
-//	sluice.stage.blocked            counter s: worker time spent waiting
-//	sluice.stage.throttled          counter s: worker time spent on the Throttle
-//	sluice.stage.workers            gauge {goroutine}: still running
-//	sluice.stage.workers.waiting    gauge {goroutine}: of those, waiting for input or room
 //	sluice.stage.queue.length       gauge {item}: queued on the stage's input
-//	sluice.stage.queue.capacity     gauge {item}: what that input holds when full
-//	sluice.stage.input.chunk_size   gauge {item}: items a chunk of that input carries now
 //	sluice.stage.latency            histogram s: queueing plus processing, sampled one chunk in eight;
 //	                                one bucket per power of two of nanoseconds, ~1 µs to ~34 s
-//	sluice.stage.info               gauge, always 1, sluice.stage.kind and sluice.policy
+//	sluice.stage.workers.reason     gauge, always 1, sluice.reason: why an Auto stage's count last changed
 //	sluice.pipeline.state           gauge, 1 for the current sluice.state=running|done
-//	sluice.pipeline.errors          counter {error}: 1 once Wait returned an error
 //
-// and for stages with sluice.Auto:
-//
-//	sluice.stage.workers.target                gauge {goroutine}: the count the engine chooses now
-//	sluice.stage.workers.bound                 gauge {goroutine}, sluice.bound=min|max
-//	sluice.stage.workers.changes               counter {change}
-//	sluice.stage.workers.reason                gauge, always 1, sluice.reason: why the count last changed
-//	sluice.stage.workers.changed_timestamp     gauge s: when it last changed (Unix time)
-//
+// Whole numbers are Int64 instruments, seconds Float64 ones.
 // Counters are observable counters and gauges observable gauges, read from
 // [sluice.Pipeline.Stats] at each collection; sources have no queue and
 // latency series. OpenTelemetry has no observable histogram, so the latency

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice"
+	"github.com/sluicehq/sluice/metrics"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 )
@@ -36,11 +37,16 @@ import (
 // would observe the same series twice; [Metrics.Add] the pipelines to the
 // first instead.
 type Metrics struct {
-	mu        sync.Mutex
-	pipelines []*sluice.Pipeline
-	closed    bool
-	reg       metric.Registration
-	in        instruments
+	pipelines metrics.Pipelines
+	// mu is held by each collection throughout, so that two readers
+	// collecting at once record each latency sample once.
+	mu     sync.Mutex
+	closed bool
+	reg    metric.Registration
+	in     map[*metrics.Metric]instrument
+	// stats reads a pipeline's snapshot for a collection: steady, but for
+	// tests.
+	stats func(*sluice.Pipeline) sluice.Snapshot
 	// seen is the latency histogram of each stage as of the last
 	// collection: the histogram instrument is synchronous, so each
 	// collection records what was added since.
@@ -48,24 +54,27 @@ type Metrics struct {
 	sums map[*sluice.Pipeline]map[string]time.Duration
 }
 
-type instruments struct {
-	items, dropped, failed, retries, changes, errors                             metric.Int64ObservableCounter
-	busy, blocked, throttled                                                     metric.Float64ObservableCounter
-	queue, capacity, chunk, workers, waiting, target, bound, reason, info, state metric.Int64ObservableGauge
-	changed                                                                      metric.Float64ObservableGauge
-	latency                                                                      metric.Float64Histogram
+// instrument is the OpenTelemetry instrument of one metric of the list:
+// one of the four is set.
+type instrument struct {
+	ints      metric.Int64Observable   // a counter or gauge of whole numbers
+	floats    metric.Float64Observable // one in seconds
+	histogram metric.Float64Histogram
 }
 
-// Attribute keys of the metrics, besides [PipelineKey], [StageKey] and
-// [StageKindKey]: each label of the prom module's metrics is the attribute
-// sluice.<label>, the stage's kind being sluice.stage.kind as on spans.
-const (
-	directionKey = attribute.Key("sluice.direction")
-	reasonKey    = attribute.Key("sluice.reason")
-	boundKey     = attribute.Key("sluice.bound")
-	policyKey    = attribute.Key("sluice.policy")
-	stateKey     = attribute.Key("sluice.state")
-)
+// attrKey is the attribute of a label of the list: sluice.<label>, the
+// stage's kind being sluice.stage.kind as on spans.
+func attrKey(label string) attribute.Key {
+	switch label {
+	case "pipeline":
+		return PipelineKey
+	case "stage":
+		return StageKey
+	case "kind":
+		return StageKindKey
+	}
+	return attribute.Key("sluice." + label)
+}
 
 // NewMetrics registers the instruments of [Metrics] with a meter of mp's
 // and returns them, exporting the given pipelines. It returns an error if
@@ -76,79 +85,50 @@ func NewMetrics(mp metric.MeterProvider, pipelines ...*sluice.Pipeline) (*Metric
 		panic("otelx: NewMetrics called with a nil MeterProvider; pass otel.GetMeterProvider() for the global one")
 	}
 	m := &Metrics{
-		seen: map[*sluice.Pipeline]map[string][]uint64{},
-		sums: map[*sluice.Pipeline]map[string]time.Duration{},
+		seen:  map[*sluice.Pipeline]map[string][]uint64{},
+		sums:  map[*sluice.Pipeline]map[string]time.Duration{},
+		in:    make(map[*metrics.Metric]instrument, len(metrics.All)),
+		stats: steady,
 	}
 	for _, p := range pipelines {
 		m.Add(p)
 	}
 	meter := mp.Meter(ScopeName)
 	var errs []error
-	check := func(err error) {
+	var observables []metric.Observable
+	for i := range metrics.All {
+		d := &metrics.All[i]
+		unit, help := metric.WithUnit(d.Unit), metric.WithDescription(d.Help)
+		var in instrument
+		var err error
+		switch {
+		case d.Kind == metrics.Histogram:
+			in.histogram, err = meter.Float64Histogram(d.Name, unit, help, metric.WithExplicitBucketBoundaries(latencyBounds...))
+		case d.Kind == metrics.Counter && d.Seconds():
+			in.floats, err = meter.Float64ObservableCounter(d.Name, unit, help)
+		case d.Kind == metrics.Counter:
+			in.ints, err = meter.Int64ObservableCounter(d.Name, unit, help)
+		case d.Seconds():
+			in.floats, err = meter.Float64ObservableGauge(d.Name, unit, help)
+		default:
+			in.ints, err = meter.Int64ObservableGauge(d.Name, unit, help)
+		}
 		if err != nil {
 			errs = append(errs, err)
+			continue
 		}
+		if in.ints != nil {
+			observables = append(observables, in.ints)
+		} else if in.floats != nil {
+			observables = append(observables, in.floats)
+		}
+		m.in[d] = in
 	}
-	i := &m.in
-	ic := func(name, unit, desc string) metric.Int64ObservableCounter {
-		c, err := meter.Int64ObservableCounter(name, metric.WithUnit(unit), metric.WithDescription(desc))
-		check(err)
-		return c
-	}
-	fc := func(name, desc string) metric.Float64ObservableCounter {
-		c, err := meter.Float64ObservableCounter(name, metric.WithUnit("s"), metric.WithDescription(desc))
-		check(err)
-		return c
-	}
-	ig := func(name, unit, desc string) metric.Int64ObservableGauge {
-		g, err := meter.Int64ObservableGauge(name, metric.WithUnit(unit), metric.WithDescription(desc))
-		check(err)
-		return g
-	}
-	i.items = ic("sluice.stage.items", "{item}",
-		"Items a stage took from its input (sluice.direction=in) or handed to its output (sluice.direction=out).")
-	i.dropped = ic("sluice.stage.dropped", "{item}",
-		"Items discarded by a stage's overflow policy (sluice.reason) because its output queue was full.")
-	i.failed = ic("sluice.stage.failed", "{item}",
-		"Items whose stage function failed and that the stage's error policy skipped or dead-lettered.")
-	i.retries = ic("sluice.stage.retries", "{call}", "Calls of a stage's function repeated by its Retry option.")
-	i.changes = ic("sluice.stage.workers.changes", "{change}", "Changes of a sluice.Auto stage's worker count.")
-	i.errors = ic("sluice.pipeline.errors", "{error}", "1 once the pipeline's Wait has returned an error.")
-	i.busy = fc("sluice.stage.busy", "Time a stage's workers spent working, summed over its workers.")
-	i.blocked = fc("sluice.stage.blocked",
-		"Time a stage's workers spent waiting for input or for room downstream, summed over its workers.")
-	i.throttled = fc("sluice.stage.throttled",
-		"Time a stage's workers spent waiting on its Throttle's limiter, summed over its workers.")
-	i.queue = ig("sluice.stage.queue.length", "{item}", "Items queued on a stage's input, waiting for it.")
-	i.capacity = ig("sluice.stage.queue.capacity", "{item}", "Items a stage's input queue holds when full.")
-	i.chunk = ig("sluice.stage.input.chunk_size", "{item}",
-		"Items a chunk of a stage's input carries now: it adapts to the stage's cost per item.")
-	i.workers = ig("sluice.stage.workers", "{goroutine}", "Goroutines of a stage still running.")
-	i.waiting = ig("sluice.stage.workers.waiting", "{goroutine}",
-		"Goroutines of a stage waiting for input or for room downstream.")
-	i.target = ig("sluice.stage.workers.target", "{goroutine}",
-		"Goroutines the engine chooses for a stage with sluice.Auto (exported for those stages only).")
-	i.bound = ig("sluice.stage.workers.bound", "{goroutine}", "The bounds given to sluice.Auto: sluice.bound=min or max.")
-	i.reason = ig("sluice.stage.workers.reason", "",
-		"Always 1: why a sluice.Auto stage's worker count last changed (sluice.reason), from a fixed set: start, grow, no-gain, latency, idle, throttled.")
-	i.info = ig("sluice.stage.info", "",
-		"Always 1: a stage's kind (sluice.stage.kind) and the overflow policy of its output (sluice.policy).")
-	i.state = ig("sluice.pipeline.state", "",
-		"1 for the pipeline's current state (sluice.state): running, or done (Wait has returned).")
-	var err error
-	i.changed, err = meter.Float64ObservableGauge("sluice.stage.workers.changed_timestamp", metric.WithUnit("s"),
-		metric.WithDescription("Unix time at which a sluice.Auto stage's worker count last changed (or the stage started)."))
-	check(err)
-	i.latency, err = meter.Float64Histogram("sluice.stage.latency", metric.WithUnit("s"),
-		metric.WithDescription("Time from an item's hand-off to a stage's input until the stage has finished with it, sampled one chunk in eight."),
-		metric.WithExplicitBucketBoundaries(latencyBounds...))
-	check(err)
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("otelx: making the instruments: %w", errors.Join(errs...))
 	}
-	m.reg, err = meter.RegisterCallback(m.observe, i.items, i.dropped, i.failed, i.retries, i.changes, i.errors,
-		i.busy, i.blocked, i.throttled, i.queue, i.capacity, i.chunk, i.workers, i.waiting, i.target, i.bound,
-		i.reason, i.info, i.state, i.changed)
+	var err error
+	m.reg, err = meter.RegisterCallback(m.observe, observables...)
 	if err != nil {
 		return nil, fmt.Errorf("otelx: registering the metrics' callback: %w", err)
 	}
@@ -164,17 +144,9 @@ func (m *Metrics) Add(p *sluice.Pipeline) {
 	if p == nil {
 		panic("otelx: Metrics.Add called with a nil *sluice.Pipeline")
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for _, q := range m.pipelines {
-		if q == p {
-			return
-		}
-		if q.Name() == p.Name() {
-			panic(fmt.Sprintf("otelx: a pipeline named %q is already exported; name pipelines apart with sluice.Named or remove the old one", p.Name()))
-		}
+	if err := m.pipelines.Add(p); err != nil {
+		panic("otelx: " + err.Error())
 	}
-	m.pipelines = append(m.pipelines, p)
 }
 
 // Remove stops exporting p: its series are not observed from the next
@@ -184,7 +156,7 @@ func (m *Metrics) Add(p *sluice.Pipeline) {
 func (m *Metrics) Remove(p *sluice.Pipeline) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.pipelines = slices.DeleteFunc(m.pipelines, func(q *sluice.Pipeline) bool { return q == p })
+	m.pipelines.Remove(p)
 	delete(m.seen, p)
 	delete(m.sums, p)
 }
@@ -199,7 +171,7 @@ func (m *Metrics) Close() error {
 		return nil
 	}
 	m.closed = true
-	m.pipelines = nil
+	m.pipelines.Clear()
 	return m.reg.Unregister()
 }
 
@@ -246,71 +218,34 @@ func sameHistogram(a, b sluice.Histogram) bool {
 func (m *Metrics) observe(ctx context.Context, o metric.Observer) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for _, p := range m.pipelines {
-		m.observePipeline(ctx, o, p, steady(p))
+	for _, p := range m.pipelines.List() {
+		m.observePipeline(ctx, o, p, m.stats(p))
 	}
 	return nil
 }
 
 func (m *Metrics) observePipeline(ctx context.Context, o metric.Observer, p *sluice.Pipeline, s sluice.Snapshot) {
-	i := &m.in
-	pl := PipelineKey.String(s.Pipeline)
-	with := func(kv ...attribute.KeyValue) metric.MeasurementOption {
-		return metric.WithAttributeSet(attribute.NewSet(kv...))
-	}
-	running, done := int64(1), int64(0)
-	if s.Done {
-		running, done = 0, 1
-	}
-	o.ObserveInt64(i.state, running, with(pl, stateKey.String("running")))
-	o.ObserveInt64(i.state, done, with(pl, stateKey.String("done")))
-	failed := int64(0)
-	if s.Err != "" {
-		failed = 1
-	}
-	o.ObserveInt64(i.errors, failed, with(pl))
-
-	policy := make(map[string]string, len(s.Stages)) // of each stage's output
-	for _, e := range s.Edges {
-		if _, ok := policy[e.From]; !ok {
-			policy[e.From] = e.Policy
-		}
-	}
 	seen, sums := m.seen[p], m.sums[p]
 	if seen == nil {
 		seen, sums = map[string][]uint64{}, map[string]time.Duration{}
 		m.seen[p], m.sums[p] = seen, sums
 	}
-	for _, st := range s.Stages {
-		stage := StageKey.String(st.Name) // unique within a pipeline: the core enforces it
-		base := with(pl, stage)
-		o.ObserveInt64(i.info, 1, with(pl, stage, StageKindKey.String(st.Kind), policyKey.String(policy[st.Name])))
-		o.ObserveInt64(i.items, st.In, with(pl, stage, directionKey.String("in")))
-		o.ObserveInt64(i.items, st.Out, with(pl, stage, directionKey.String("out")))
-		if reason := policy[st.Name]; reason == sluice.DropNewest.String() || reason == sluice.DropOldest.String() {
-			o.ObserveInt64(i.dropped, st.Dropped, with(pl, stage, reasonKey.String(reason)))
+	metrics.Read(s, func(x metrics.Sample) {
+		names := x.Metric.LabelNames()
+		kv := make([]attribute.KeyValue, len(names))
+		for i, n := range names {
+			kv[i] = attrKey(n).String(x.Labels[i])
 		}
-		o.ObserveInt64(i.failed, st.Failed, base)
-		o.ObserveInt64(i.retries, st.Retries, base)
-		o.ObserveFloat64(i.busy, st.Busy.Seconds(), base)
-		o.ObserveFloat64(i.blocked, st.Blocked.Seconds(), base)
-		o.ObserveFloat64(i.throttled, st.Throttled.Seconds(), base)
-		o.ObserveInt64(i.workers, int64(st.Running), base)
-		if a := st.Auto; a != nil {
-			o.ObserveInt64(i.target, int64(st.Workers), base)
-			o.ObserveInt64(i.bound, int64(a.Min), with(pl, stage, boundKey.String("min")))
-			o.ObserveInt64(i.bound, int64(a.Max), with(pl, stage, boundKey.String("max")))
-			o.ObserveInt64(i.changes, int64(a.Changes), base)
-			o.ObserveInt64(i.reason, 1, with(pl, stage, reasonKey.String(a.Reason.String())))
-			o.ObserveFloat64(i.changed, float64(a.Changed.UnixNano())/1e9, base)
+		attrs := attribute.NewSet(kv...)
+		in := m.in[x.Metric]
+		switch {
+		case in.histogram != nil:
+			st := x.Stage()
+			seen[st], sums[st] = recordSince(ctx, in.histogram, *x.Histogram, seen[st], sums[st], metric.WithAttributeSet(attrs))
+		case in.floats != nil:
+			o.ObserveFloat64(in.floats, x.Value, metric.WithAttributeSet(attrs))
+		default:
+			o.ObserveInt64(in.ints, int64(x.Value), metric.WithAttributeSet(attrs))
 		}
-		o.ObserveInt64(i.waiting, int64(st.Waiting), base)
-		if st.InCapacity == 0 {
-			continue // a source: no input queue, no latency
-		}
-		o.ObserveInt64(i.queue, st.InDepth, base)
-		o.ObserveInt64(i.capacity, int64(st.InCapacity), base)
-		o.ObserveInt64(i.chunk, int64(st.InChunkSize), base)
-		seen[st.Name], sums[st.Name] = recordSince(ctx, i.latency, st.Latency, seen[st.Name], sums[st.Name], base)
-	}
+	})
 }

@@ -222,6 +222,9 @@ func TestMetricsEqualTheStatsOfAFinishedPipeline(t *testing.T) {
 			{"sluice.stage.throttled", "counter", "s", st.Throttled.Seconds(), nil},
 			{"sluice.stage.workers", "gauge", "{goroutine}", float64(st.Running), nil},
 			{"sluice.stage.workers.waiting", "gauge", "{goroutine}", float64(st.Waiting), nil},
+			{"sluice.stage.workers.waiting_for_room", "gauge", "{goroutine}", float64(st.WaitingForRoom), nil},
+			{"sluice.stage.input.items", "counter", "{item}", float64(st.InItems), nil},
+			{"sluice.stage.dead_lettered", "counter", "{item}", float64(st.DeadLettered), nil},
 			{"sluice.stage.info", "gauge", "", 1, []string{"sluice.stage.kind=" + st.Kind, "sluice.policy=" + policy[st.Name]}},
 		} {
 			got := s.at(t, c.name, append(c.kv, pl, stage)...)
@@ -255,9 +258,9 @@ func TestMetricsEqualTheStatsOfAFinishedPipeline(t *testing.T) {
 				got.instrument, got.unit, st.Latency.Count)
 		}
 	}
-	// Nothing else: 3 pipeline series; per stage 10 (+4 with an input)
+	// Nothing else: 3 pipeline series; per stage 13 (+4 with an input)
 	// and no drop or Auto series, as no stage drops or has Auto.
-	if want := 3 + 4*10 + 3*4; len(s) != want {
+	if want := 3 + 4*13 + 3*4; len(s) != want {
 		t.Errorf("got %d series, want %d:\n%s", len(s), want, strings.Join(slices.Sorted(mapsKeys(s)), "\n"))
 	}
 }

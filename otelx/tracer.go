@@ -24,13 +24,36 @@ const (
 	StageKey     = attribute.Key("sluice.stage")      // the stage's name
 	StageKindKey = attribute.Key("sluice.stage.kind") // map, filter, for-each, …
 	ItemsKey     = attribute.Key("sluice.items")      // items the call handles
+	AttemptsKey  = attribute.Key("sluice.attempts")   // calls made, when Retry made more than one
 )
 
 // Messaging attributes of OpenTelemetry's semantic conventions.
 const (
 	messagingOperationType = attribute.Key("messaging.operation.type")
 	messagingBatchCount    = attribute.Key("messaging.batch.message_count")
+	messagingSystem        = attribute.Key("messaging.system")
+	messagingDestination   = attribute.Key("messaging.destination.name")
+	messagingMessageID     = attribute.Key("messaging.message.id")
+	messagingPartition     = attribute.Key("messaging.destination.partition.id")
 )
+
+// messageAttributes appends the messaging attributes of m, a call's
+// message, to attrs.
+func messageAttributes(attrs []attribute.KeyValue, m sluice.Message) []attribute.KeyValue {
+	if m.System == "" {
+		return attrs
+	}
+	attrs = append(attrs, messagingSystem.String(m.System))
+	for _, a := range []struct {
+		k attribute.Key
+		v string
+	}{{messagingDestination, m.Destination}, {messagingMessageID, m.ID}, {messagingPartition, m.Partition}} {
+		if a.v != "" {
+			attrs = append(attrs, a.k.String(a.v))
+		}
+	}
+	return attrs
+}
 
 // Option configures [NewTracer].
 type Option interface{ apply(*tracer) }
@@ -67,7 +90,14 @@ func WithParentSampling() Option {
 //
 // A span is named "<stage> <kind>" ("price map", "store for-each-chunk")
 // and has the attributes sluice.pipeline, sluice.stage, sluice.stage.kind
-// and sluice.items. Its parent is the span context of the call's context:
+// and sluice.items; sluice.attempts when Retry called the function more
+// than once; and for a call on an item whose connector describes its
+// message ([sluice.Call].Message), OpenTelemetry's messaging attributes
+// messaging.system, messaging.destination.name, messaging.message.id and
+// messaging.destination.partition.id (those the message has). A source
+// starts the trace of each item whose message came without one with a
+// span of kind Consumer and messaging.operation.type "receive", ended at
+// once. Its parent is the span context of the call's context:
 // the trace of the message the item derives from, or the pipeline's
 // context. A call on an item of a message from a broker (a remote parent)
 // makes a span of kind Consumer with messaging.operation.type "process";
@@ -162,7 +192,7 @@ func (t *tracer) Start(ctx context.Context, c sluice.Call) (context.Context, fun
 			remote = remote || l.SpanContext.IsRemote()
 		}
 		opts = []trace.SpanStartOption{trace.WithLinks(links...), kindOption(remote)}
-	} else if remote {
+	} else if remote || c.Message.System != "" {
 		opts = consumerStart
 	}
 	ctx, span := t.tr.Start(ctx, t.name(&c), opts...)
@@ -183,15 +213,25 @@ func (t *tracer) Start(ctx context.Context, c sluice.Call) (context.Context, fun
 		StageKey.String(c.Stage),
 		StageKindKey.String(c.Kind),
 		ItemsKey.Int(c.Items))
-	if remote {
+	switch {
+	case remote || c.Message.System != "" && c.Attempts != nil:
 		attrs = append(attrs, messagingOperationType.String("process"))
+	case c.Message.System != "":
+		attrs = append(attrs, messagingOperationType.String("receive")) // a source's span, which starts the item's trace
 	}
+	attrs = messageAttributes(attrs, c.Message)
 	if len(links) > 0 {
 		attrs = append(attrs, messagingBatchCount.Int(c.Items))
 	}
 	attrs = append(attrs, t.extra...)
 	span.SetAttributes(attrs...)
+	attempts := c.Attempts // not c: the closure would move c to the heap on every path
 	return ctx, func(err error) {
+		if attempts != nil {
+			if n := attempts(); n > 1 {
+				span.SetAttributes(AttemptsKey.Int(n))
+			}
+		}
 		end(span, err)
 		endAll(inTraces, err)
 	}

@@ -6,44 +6,22 @@
 //	prometheus.MustRegister(c)
 //	http.Handle("/metrics", promhttp.Handler())
 //
-// Every series is labelled with the pipeline's name (see [sluice.Named])
-// and, for stage series, the stage's name:
+// The metrics are those of the core's one list, [metrics.All] (each
+// with its help and labels there), under Prometheus's names: dots become
+// underscores, "_seconds" follows a metric in seconds and "_total" a
+// counter. Every series is labelled with the pipeline's name (see
+// [sluice.Named]) and, for stage series, the stage's name:
 //
 //	sluice_stage_items_total{pipeline,stage,direction="in"|"out"}  counter
-//	sluice_stage_dropped_total{pipeline,stage,reason}               counter; reason is the overflow policy
-//	                                                                (drop-newest, drop-oldest); only stages that drop
-//	sluice_stage_failed_total{pipeline,stage}                       counter: items whose function failed, skipped
-//	                                                                or dead-lettered by the stage's error policy
-//	sluice_stage_retries_total{pipeline,stage}                      counter: calls repeated by the Retry option
-//	sluice_stage_queue_length{pipeline,stage}                       gauge: items queued on the stage's input
-//	sluice_stage_queue_capacity{pipeline,stage}                     gauge: items that input holds when full
-//	sluice_stage_input_chunk_size{pipeline,stage}                   gauge: items a chunk of that input carries now
 //	sluice_stage_busy_seconds_total{pipeline,stage}                 counter: worker time spent working
-//	sluice_stage_blocked_seconds_total{pipeline,stage}              counter: worker time spent waiting
-//	sluice_stage_workers{pipeline,stage}                            gauge: goroutines still running
-//	sluice_stage_workers_waiting{pipeline,stage}                    gauge: of those, waiting for input or room
-//	sluice_stage_throttled_seconds_total{pipeline,stage}            counter: worker time spent waiting on the
-//	                                                                stage's Throttle
-//
-// Stages with sluice.Auto, whose worker count the engine chooses, also have:
-//
-//	sluice_stage_workers_target{pipeline,stage}                     gauge: the count the engine chooses now
-//	sluice_stage_workers_bound{pipeline,stage,bound="min"|"max"}    gauge: Auto's bounds
-//	sluice_stage_workers_changes_total{pipeline,stage}              counter: changes of the count
-//	sluice_stage_workers_reason{pipeline,stage,reason}              gauge, always 1: why it last changed — one of
-//	                                                                a fixed set (start, grow, no-gain, latency,
-//	                                                                failing, idle, throttled, probe: sluice.AutoReason),
-//	                                                                so the label stays bounded
-//	sluice_stage_workers_changed_timestamp_seconds{pipeline,stage}  gauge: when it last changed (Unix time)
-//
-// and for every stage:
-//
-//	sluice_stage_latency_seconds{pipeline,stage}                    histogram: queueing plus processing,
-//	                                                                sampled one chunk in eight; one bucket per
-//	                                                                power of two of nanoseconds, ~1 µs to ~34 s
-//	sluice_stage_info{pipeline,stage,kind,policy}                   gauge, always 1
+//	sluice_stage_queue_length{pipeline,stage}                       gauge: items queued on the stage's input
+//	sluice_stage_workers_reason{pipeline,stage,reason}              gauge, always 1: why an Auto stage's
+//	                                                                worker count last changed, from a fixed set
+//	sluice_stage_latency_seconds{pipeline,stage}                    histogram: one bucket per power of two of
+//	                                                                nanoseconds, ~1 µs to ~34 s
 //	sluice_pipeline_state{pipeline,state="running"|"done"}          gauge, 1 for the current state
-//	sluice_pipeline_errors_total{pipeline}                          counter: 1 once Wait returned an error
+//
+// and so on for every entry of the list.
 //
 // Stages without an input (sources) have no queue and latency series.
 // A pipeline keeps being exported after it is done, with its final counts,
@@ -60,21 +38,19 @@
 package prom
 
 import (
-	"fmt"
-	"slices"
-	"sync"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sluicehq/sluice"
+	"github.com/sluicehq/sluice/metrics"
 )
 
 // Collector is a [prometheus.Collector] for a set of pipelines that can
 // change while it is registered. Make one with [NewCollector]; the zero
 // Collector is not usable. Its methods are safe for concurrent use.
 type Collector struct {
-	mu        sync.Mutex
-	pipelines []*sluice.Pipeline
+	pipelines metrics.Pipelines
 }
 
 // NewCollector returns a collector exporting the given pipelines. It
@@ -96,157 +72,66 @@ func (c *Collector) Add(p *sluice.Pipeline) {
 	if p == nil {
 		panic("prom: Add called with a nil *sluice.Pipeline")
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, q := range c.pipelines {
-		if q == p {
-			return
-		}
-		if q.Name() == p.Name() {
-			panic(fmt.Sprintf("prom: a pipeline named %q is already exported; name pipelines apart with sluice.Named or remove the old one", p.Name()))
-		}
+	if err := c.pipelines.Add(p); err != nil {
+		panic("prom: " + err.Error())
 	}
-	c.pipelines = append(c.pipelines, p)
 }
 
 // Remove stops exporting p; its series disappear from the next scrape.
 // Removing a pipeline that is not exported does nothing.
-func (c *Collector) Remove(p *sluice.Pipeline) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.pipelines = slices.DeleteFunc(c.pipelines, func(q *sluice.Pipeline) bool { return q == p })
+func (c *Collector) Remove(p *sluice.Pipeline) { c.pipelines.Remove(p) }
+
+// descs are the descriptors of metrics.All, in its order.
+var descs = func() map[*metrics.Metric]*prometheus.Desc {
+	d := make(map[*metrics.Metric]*prometheus.Desc, len(metrics.All))
+	for i := range metrics.All {
+		m := &metrics.All[i]
+		d[m] = prometheus.NewDesc(promName(m), m.Help, m.LabelNames(), nil)
+	}
+	return d
+}()
+
+// promName is the Prometheus name of m: its name with underscores for dots,
+// "_seconds" after a metric in seconds, "_total" after a counter's
+// ("sluice.stage.busy" → "sluice_stage_busy_seconds_total").
+func promName(m *metrics.Metric) string {
+	n := strings.ReplaceAll(m.Name, ".", "_")
+	if m.Seconds() {
+		n += "_seconds"
+	}
+	if m.Kind == metrics.Counter {
+		n += "_total"
+	}
+	return n
 }
-
-var (
-	stageLabels = []string{"pipeline", "stage"}
-
-	itemsDesc = prometheus.NewDesc("sluice_stage_items_total",
-		"Items a stage took from its input (direction=in) or handed to its output (direction=out).",
-		[]string{"pipeline", "stage", "direction"}, nil)
-	droppedDesc = prometheus.NewDesc("sluice_stage_dropped_total",
-		"Items discarded by a stage's overflow policy (the reason) because its output queue was full.",
-		[]string{"pipeline", "stage", "reason"}, nil)
-	failedDesc = prometheus.NewDesc("sluice_stage_failed_total",
-		"Items whose stage function failed and that the stage's error policy skipped or dead-lettered.", stageLabels, nil)
-	retriesDesc = prometheus.NewDesc("sluice_stage_retries_total",
-		"Calls of a stage's function repeated by its Retry option.", stageLabels, nil)
-	queueDesc = prometheus.NewDesc("sluice_stage_queue_length",
-		"Items queued on a stage's input, waiting for it.", stageLabels, nil)
-	capacityDesc = prometheus.NewDesc("sluice_stage_queue_capacity",
-		"Items a stage's input queue holds when full.", stageLabels, nil)
-	chunkDesc = prometheus.NewDesc("sluice_stage_input_chunk_size",
-		"Items a chunk of a stage's input carries now: it adapts to the stage's cost per item.", stageLabels, nil)
-	busyDesc = prometheus.NewDesc("sluice_stage_busy_seconds_total",
-		"Time a stage's workers spent working, summed over its workers.", stageLabels, nil)
-	blockedDesc = prometheus.NewDesc("sluice_stage_blocked_seconds_total",
-		"Time a stage's workers spent waiting for input or for room downstream, summed over its workers.", stageLabels, nil)
-	workersDesc = prometheus.NewDesc("sluice_stage_workers",
-		"Goroutines of a stage still running.", stageLabels, nil)
-	throttledDesc = prometheus.NewDesc("sluice_stage_throttled_seconds_total",
-		"Time a stage's workers spent waiting on its Throttle's limiter, summed over its workers.", stageLabels, nil)
-	workersTargetDesc = prometheus.NewDesc("sluice_stage_workers_target",
-		"Goroutines the engine chooses for a stage with sluice.Auto (exported for those stages only).", stageLabels, nil)
-	workersBoundDesc = prometheus.NewDesc("sluice_stage_workers_bound",
-		"The bounds given to sluice.Auto: bound=min or max.", []string{"pipeline", "stage", "bound"}, nil)
-	workersChangesDesc = prometheus.NewDesc("sluice_stage_workers_changes_total",
-		"Changes of a sluice.Auto stage's worker count.", stageLabels, nil)
-	workersReasonDesc = prometheus.NewDesc("sluice_stage_workers_reason",
-		"Always 1: why a sluice.Auto stage's worker count last changed, from a fixed set: start, grow, no-gain, latency, failing, idle, throttled, probe.",
-		[]string{"pipeline", "stage", "reason"}, nil)
-	workersChangedDesc = prometheus.NewDesc("sluice_stage_workers_changed_timestamp_seconds",
-		"Unix time at which a sluice.Auto stage's worker count last changed (or the stage started).", stageLabels, nil)
-	waitingDesc = prometheus.NewDesc("sluice_stage_workers_waiting",
-		"Goroutines of a stage waiting for input or for room downstream.", stageLabels, nil)
-	latencyDesc = prometheus.NewDesc("sluice_stage_latency_seconds",
-		"Time from an item's hand-off to a stage's input until the stage has finished with it, sampled one chunk in eight.",
-		stageLabels, nil)
-	infoDesc = prometheus.NewDesc("sluice_stage_info",
-		"Always 1: a stage's kind (map, batch, reduce, ...) and the overflow policy of its output.",
-		[]string{"pipeline", "stage", "kind", "policy"}, nil)
-	stateDesc = prometheus.NewDesc("sluice_pipeline_state",
-		"1 for the pipeline's current state: running, or done (Wait has returned).",
-		[]string{"pipeline", "state"}, nil)
-	errorsDesc = prometheus.NewDesc("sluice_pipeline_errors_total",
-		"1 once the pipeline's Wait has returned an error.", []string{"pipeline"}, nil)
-)
 
 // Describe sends the descriptors of every metric the collector exports.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{itemsDesc, droppedDesc, failedDesc, retriesDesc, queueDesc, capacityDesc, chunkDesc, busyDesc,
-		blockedDesc, throttledDesc, workersDesc, workersTargetDesc, workersBoundDesc, workersChangesDesc, workersReasonDesc, workersChangedDesc,
-		waitingDesc, latencyDesc, infoDesc, stateDesc, errorsDesc} {
-		ch <- d
+	for i := range metrics.All {
+		ch <- descs[&metrics.All[i]]
 	}
 }
 
 // Collect takes a snapshot of every pipeline and sends its metrics.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
-	c.mu.Lock()
-	pipelines := slices.Clone(c.pipelines)
-	c.mu.Unlock()
-	for _, p := range pipelines {
+	for _, p := range c.pipelines.List() {
 		collect(ch, p.Stats())
 	}
 }
 
 func collect(ch chan<- prometheus.Metric, s sluice.Snapshot) {
-	pl := s.Pipeline
-	running, done := 1.0, 0.0
-	if s.Done {
-		running, done = 0, 1
-	}
-	ch <- prometheus.MustNewConstMetric(stateDesc, prometheus.GaugeValue, running, pl, "running")
-	ch <- prometheus.MustNewConstMetric(stateDesc, prometheus.GaugeValue, done, pl, "done")
-	failed := 0.0
-	if s.Err != "" {
-		failed = 1
-	}
-	ch <- prometheus.MustNewConstMetric(errorsDesc, prometheus.CounterValue, failed, pl)
-
-	policy := make(map[string]string, len(s.Stages)) // of each stage's output
-	for _, e := range s.Edges {
-		if _, ok := policy[e.From]; !ok {
-			policy[e.From] = e.Policy
+	metrics.Read(s, func(x metrics.Sample) {
+		d := descs[x.Metric]
+		switch x.Metric.Kind {
+		case metrics.Counter:
+			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, x.Value, x.Labels...)
+		case metrics.Gauge:
+			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, x.Value, x.Labels...)
+		case metrics.Histogram:
+			count, sum, cum := buckets(*x.Histogram)
+			ch <- prometheus.MustNewConstHistogram(d, count, sum, cum, x.Labels...)
 		}
-	}
-	for _, st := range s.Stages {
-		name := st.Name // unique within a pipeline: the core enforces it
-		gauge := func(d *prometheus.Desc, v float64) {
-			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, pl, name)
-		}
-		counter := func(d *prometheus.Desc, v float64) {
-			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, pl, name)
-		}
-		ch <- prometheus.MustNewConstMetric(infoDesc, prometheus.GaugeValue, 1, pl, name, st.Kind, policy[st.Name])
-		ch <- prometheus.MustNewConstMetric(itemsDesc, prometheus.CounterValue, float64(st.In), pl, name, "in")
-		ch <- prometheus.MustNewConstMetric(itemsDesc, prometheus.CounterValue, float64(st.Out), pl, name, "out")
-		if reason := policy[st.Name]; reason == sluice.DropNewest.String() || reason == sluice.DropOldest.String() {
-			ch <- prometheus.MustNewConstMetric(droppedDesc, prometheus.CounterValue, float64(st.Dropped), pl, name, reason)
-		}
-		counter(failedDesc, float64(st.Failed))
-		counter(retriesDesc, float64(st.Retries))
-		counter(busyDesc, st.Busy.Seconds())
-		counter(blockedDesc, st.Blocked.Seconds())
-		counter(throttledDesc, st.Throttled.Seconds())
-		gauge(workersDesc, float64(st.Running))
-		if a := st.Auto; a != nil {
-			gauge(workersTargetDesc, float64(st.Workers))
-			ch <- prometheus.MustNewConstMetric(workersBoundDesc, prometheus.GaugeValue, float64(a.Min), pl, name, "min")
-			ch <- prometheus.MustNewConstMetric(workersBoundDesc, prometheus.GaugeValue, float64(a.Max), pl, name, "max")
-			counter(workersChangesDesc, float64(a.Changes))
-			ch <- prometheus.MustNewConstMetric(workersReasonDesc, prometheus.GaugeValue, 1, pl, name, a.Reason.String())
-			gauge(workersChangedDesc, float64(a.Changed.UnixNano())/1e9)
-		}
-		gauge(waitingDesc, float64(st.Waiting))
-		if st.InCapacity == 0 {
-			continue // a source: no input queue, no latency
-		}
-		gauge(queueDesc, float64(st.InDepth))
-		gauge(capacityDesc, float64(st.InCapacity))
-		gauge(chunkDesc, float64(st.InChunkSize))
-		count, sum, cum := buckets(st.Latency)
-		ch <- prometheus.MustNewConstHistogram(latencyDesc, count, sum, cum, pl, name)
-	}
+	})
 }
 
 // The exported latency histogram has one bucket per power of two of

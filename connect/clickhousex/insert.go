@@ -162,7 +162,7 @@ func (w *Writer[T]) leftOut(err error) error {
 	if errs, ok := err.(sluice.ItemErrors); ok {
 		for _, e := range errs {
 			if e != nil {
-				w.log.left.add(slog.String("error", e.Error()))
+				w.log.left.Add(1, slog.String("error", e.Error()))
 			}
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/sluicehq/sluice"
@@ -48,23 +47,24 @@ func SlowInsert(d time.Duration) WriterOption {
 	return writerOptionFunc(func(c *writerConfig) { c.slow = d })
 }
 
-// writerLog is a Writer's logger and its tallies; nil without a Logger.
+// writerLog is a Writer's tallies, each a line per sluice.LogInterval at
+// most; nil without a Logger.
 type writerLog struct {
-	l                           *slog.Logger
 	slow                        time.Duration
-	replaced, failed, left, lag tally
+	replaced, failed, left, lag sluice.Tally
 }
 
 func newWriterLog(l *slog.Logger, table string, slow time.Duration) *writerLog {
 	if l == nil {
 		return nil
 	}
-	g := &writerLog{l: l.With(slog.String("table", table)), slow: slow}
-	g.replaced = tally{g: g, level: slog.LevelInfo, msg: "dead connections replaced"}
-	g.failed = tally{g: g, level: slog.LevelWarn, msg: "inserts failed"}
-	g.left = tally{g: g, level: slog.LevelWarn, msg: "rows left out"}
-	g.lag = tally{g: g, level: slog.LevelWarn, msg: "slow inserts"}
-	return g
+	l = l.With(slog.String("table", table))
+	return &writerLog{slow: slow,
+		replaced: sluice.Tally{Logger: l, Level: slog.LevelInfo, Msg: "dead connections replaced"},
+		failed:   sluice.Tally{Logger: l, Level: slog.LevelWarn, Msg: "inserts failed"},
+		left:     sluice.Tally{Logger: l, Level: slog.LevelWarn, Msg: "rows left out"},
+		lag:      sluice.Tally{Logger: l, Level: slog.LevelWarn, Msg: "slow inserts"},
+	}
 }
 
 // inserted notes an insert of rows that took elapsed and ended with err;
@@ -78,24 +78,24 @@ func (g *writerLog) inserted(rows int, elapsed time.Duration, err error, badValu
 		return
 	}
 	if err != nil {
-		g.failed.add(slog.Int("rows", rows), slog.String("error", err.Error()))
+		g.failed.Add(1, slog.Int("rows", rows), slog.String("error", err.Error()))
 	} else if elapsed > g.slow {
-		g.lag.add(slog.Int("rows", rows), slog.Duration("elapsed", elapsed))
+		g.lag.Add(1, slog.Int("rows", rows), sluice.LogDuration("elapsed", elapsed))
 	}
 	g.flushDue()
 }
 
 // flushDue writes the tallies whose interval has passed.
 func (g *writerLog) flushDue() {
-	for _, t := range []*tally{&g.replaced, &g.failed, &g.left, &g.lag} {
-		t.flushDue()
+	for _, t := range []*sluice.Tally{&g.replaced, &g.failed, &g.left, &g.lag} {
+		t.FlushDue()
 	}
 }
 
 // flush writes what the tallies hold.
 func (g *writerLog) flush() {
-	for _, t := range []*tally{&g.replaced, &g.failed, &g.left, &g.lag} {
-		t.flush()
+	for _, t := range []*sluice.Tally{&g.replaced, &g.failed, &g.left, &g.lag} {
+		t.Flush()
 	}
 }
 
@@ -105,51 +105,4 @@ func (g *writerLog) flushAtEnd(p *sluice.Pipeline) {
 	if g != nil {
 		context.AfterFunc(p.Context(), g.flush)
 	}
-}
-
-// tally counts events of one kind and logs them as one line at most once
-// per sluice.LogInterval (the first at once), with "count", the events
-// since the last line, and the latest event's attributes. Safe for
-// concurrent use.
-type tally struct {
-	g     *writerLog
-	level slog.Level
-	msg   string
-
-	mu     sync.Mutex
-	count  int64
-	latest []slog.Attr
-	logged time.Time // zero before the first line
-}
-
-func (t *tally) add(attrs ...slog.Attr) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.count++
-	t.latest = attrs
-	if t.logged.IsZero() || time.Since(t.logged) >= sluice.LogInterval {
-		t.writeLocked()
-	}
-}
-
-func (t *tally) flushDue() {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.count > 0 && time.Since(t.logged) >= sluice.LogInterval {
-		t.writeLocked()
-	}
-}
-
-func (t *tally) flush() {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.writeLocked()
-}
-
-func (t *tally) writeLocked() {
-	if t.count == 0 {
-		return
-	}
-	t.g.l.LogAttrs(context.Background(), t.level, t.msg, append([]slog.Attr{slog.Int64("count", t.count)}, t.latest...)...)
-	t.count, t.latest, t.logged = 0, nil, time.Now()
 }

@@ -35,7 +35,7 @@ func (w *Writer[T]) write(ctx context.Context, parts [][]T, n int) (part, row in
 			return part, row, err
 		}
 		if w.log != nil {
-			w.log.replaced.add(slog.String("error", err.Error()))
+			w.log.replaced.Add(1, slog.String("error", err.Error()))
 		}
 	}
 }

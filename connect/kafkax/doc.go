@@ -101,7 +101,7 @@
 //	Warn   "partitions lost"         the same: the member was thrown out or cut off
 //	Warn   "commit failed"           count, error (at most one line per sluice.LogInterval)
 //	Info   "records redelivered"     count, error: failed records delivered again (the same)
-//	Warn   "records dead-lettered"   count, error: produced to the dead-letter topic (the same)
+//	Warn   "records parked"          count, error: produced to the dead-letter topic (the same)
 //	Warn   "records not stored"      count, error: a sink's records the producer gave up on (the same)
 //	Warn   "broker unreachable"      broker, error: a dial failed, an outage begins (once)
 //	Info   "broker reachable again"  broker, after, failed_dials: the outage ended

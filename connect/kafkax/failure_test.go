@@ -78,8 +78,8 @@ func TestPoisonRecordIsDeadLetteredAndEveryNeighbourStored(t *testing.T) {
 	if l := lag(t, "poison", in); l != 0 {
 		t.Fatalf("group lag after the run: %d; want 0 (the dead-lettered record is settled)", l)
 	}
-	if st := src.Stats(); st.DeadLettered != 1 || st.Failed != 3 {
-		t.Fatalf("stats %+v; want 1 dead-lettered, 3 failures", st)
+	if st := src.Stats(); st.Parked != 1 || st.Failed != 3 {
+		t.Fatalf("stats %+v; want 1 parked, 3 failures", st)
 	}
 }
 

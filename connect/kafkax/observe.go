@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -14,50 +15,6 @@ import (
 	"github.com/sluicehq/sluice"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
-
-// Option configures a [Source] and a [Sink] alike: pass it to [NewSource]
-// or [NewSink]. [Propagate] and [Logger] are Options.
-type Option interface {
-	SourceOption
-	SinkOption
-}
-
-// observe is what the Options set, on a source or a sink.
-type observe struct {
-	prop sluice.Propagator // nil: no trace context is read or written
-	log  *slog.Logger      // nil: no logs
-}
-
-type observeOption func(*observe)
-
-func (f observeOption) applySource(c *sourceConfig) { f(&c.observe) }
-func (f observeOption) applySink(c *sinkConfig)     { f(&c.observe) }
-
-// Propagate makes a [Source] extract the trace context of each record
-// from its headers with p and attach it to the record's receipt
-// ([sluice.Receipt.WithTrace]), so that the spans of every stage that
-// handles an item derived from it continue its trace (see
-// [sluice.Tracing]); and a [Sink] inject the trace context of each Out's
-// From receipt into the headers of the record it produces (added to a
-// copy of [Out].Headers), so that the trace goes on in whatever consumes
-// it. The otelx module makes p from OpenTelemetry's propagators
-// (otelx.W3C(): the traceparent, tracestate and baggage headers). A
-// record without trace context in its headers gets none, and an Out whose
-// From has none is produced as it is. A nil p, the default, means no
-// propagation and no work per record.
-func Propagate(p sluice.Propagator) Option {
-	return observeOption(func(o *observe) { o.prop = p })
-}
-
-// Logger makes a [Source] or a [Sink] log what an operator needs to know
-// to l (see the package documentation's "Logs and traces" for the
-// records). Nothing is logged per record: failures are counted and
-// summarised at most once per [sluice.LogInterval]. No line holds a
-// client option's value (SASL credentials among them). A nil l, the
-// default, means no logs.
-func Logger(l *slog.Logger) Option {
-	return observeOption(func(o *observe) { o.log = l })
-}
 
 // HeaderCarrier is a record's headers as a [sluice.Propagator] reads and
 // writes them: (*kafkax.HeaderCarrier)(&rec.Headers) for a *kgo.Record.
@@ -89,16 +46,27 @@ func (h *HeaderCarrier) Keys() []string {
 	return ks
 }
 
+// Describe implements [sluice.Describer]: the record of a receipt as
+// spans show it — system "kafka", its topic and partition (a record has
+// no ID of its own). A pipeline asks only when it traces.
+func (s *Source) Describe(key uint64) (sluice.Message, bool) {
+	p, _ := s.tr.lookup(key)
+	if p == nil {
+		return sluice.Message{}, false
+	}
+	return sluice.Message{System: "kafka", Destination: p.topic, Partition: strconv.Itoa(int(p.part))}, true
+}
+
 // receipt returns the receipt of rec under key, with the trace context
 // of its headers when the source propagates.
 func (s *Source) receipt(key uint64, rec *kgo.Record) sluice.Receipt {
 	r := sluice.NewReceipt(s, key)
-	if s.cfg.prop == nil || len(rec.Headers) == 0 {
+	if s.cfg.Propagator == nil || len(rec.Headers) == 0 {
 		return r
 	}
 	bg := context.Background()
 	h := HeaderCarrier(rec.Headers)
-	if tc := s.cfg.prop.Extract(bg, &h); tc != bg {
+	if tc := s.cfg.Propagator.Extract(bg, &h); tc != bg {
 		r = r.WithTrace(tc)
 	}
 	return r
@@ -107,7 +75,7 @@ func (s *Source) receipt(key uint64, rec *kgo.Record) sluice.Receipt {
 // inject returns the headers of o's record: o.Headers, and when the sink
 // propagates and o.From has a trace context, a copy with it added.
 func (s *Sink) inject(o *Out) []kgo.RecordHeader {
-	if s.cfg.prop == nil {
+	if s.cfg.Propagator == nil {
 		return o.Headers
 	}
 	tc := o.From.Trace()
@@ -116,9 +84,44 @@ func (s *Sink) inject(o *Out) []kgo.RecordHeader {
 	}
 	h := make(HeaderCarrier, len(o.Headers), len(o.Headers)+2)
 	copy(h, o.Headers)
-	s.cfg.prop.Inject(tc, &h)
+	s.cfg.Propagator.Inject(tc, &h)
 	return h
 }
+
+// Option configures a [Source] and a [Sink] alike: pass it to [NewSource]
+// or [NewSink]. [Propagate] and [Logger] are Options; they set the core's
+// [sluice.Observe], which every connector's options set.
+type Option func(*sluice.Observe)
+
+func (f Option) applySource(c *sourceConfig) { f(&c.observe) }
+func (f Option) applySink(c *sinkConfig)     { f(&c.observe) }
+
+// observe is what the Options set, on a source or a sink: the embedded
+// field of both configurations.
+type observe = sluice.Observe
+
+// Propagate makes a [Source] extract the trace context of each record
+// from its headers with p and attach it to the record's receipt
+// ([sluice.Receipt.WithTrace]), so that the spans of every stage that
+// handles an item derived from it continue its trace (see
+// [sluice.Tracing]); and a [Sink] inject the trace context of each Out's
+// From receipt into the headers of the record it produces (added to a
+// copy of [Out].Headers), so that the trace goes on in whatever consumes
+// it. The otelx module makes p from OpenTelemetry's propagators
+// (otelx.W3C(): the traceparent, tracestate and baggage headers). A
+// record without trace context in its headers gets none from them (the
+// trace its Read stage's span begins, when the pipeline traces), and an
+// Out whose From has none is produced as it is. A nil p, the default,
+// means no propagation and no work per record.
+func Propagate(p sluice.Propagator) Option { return func(o *sluice.Observe) { o.Propagator = p } }
+
+// Logger makes a [Source] or a [Sink] log what an operator needs to know
+// to l (see the package documentation's "Logs and traces" for the
+// records). Nothing is logged per record: failures are counted and
+// summarised at most once per [sluice.LogInterval]. No line holds a
+// client option's value (SASL credentials among them). A nil l, the
+// default, means no logs.
+func Logger(l *slog.Logger) Option { return func(o *sluice.Observe) { o.Logger = l } }
 
 // logger writes a source's or a sink's records with its attributes (the
 // group, or "sink"). A nil *logger logs nothing.
@@ -193,65 +196,35 @@ func (g *logger) OnBrokerConnect(meta kgo.BrokerMetadata, _ time.Duration, _ net
 		g.dialFails++
 	case !g.outage.IsZero():
 		g.log(slog.LevelInfo, "broker reachable again", slog.String("broker", broker),
-			slog.Duration("after", time.Since(g.outage)), slog.Int64("failed_dials", g.dialFails))
+			sluice.LogDuration("after", time.Since(g.outage)), slog.Int64("failed_dials", g.dialFails))
 		g.outage = time.Time{}
 	}
 }
 
-// tally counts events of one kind and logs them at most once per
-// sluice.LogInterval (the first at once), and what is left at flush. A
-// nil *tally counts nothing.
-type tally struct {
-	g     *logger
-	level slog.Level
-	msg   string
-
-	mu     sync.Mutex
-	count  int64
-	last   error
-	logged time.Time
-}
+// tally counts events of one kind and logs them with the core's
+// [sluice.Tally]: "count", and the latest event's "error" if it had one.
+// A nil *tally counts nothing.
+type tally struct{ t sluice.Tally }
 
 func newTally(g *logger, level slog.Level, msg string) *tally {
 	if g == nil {
 		return nil
 	}
-	return &tally{g: g, level: level, msg: msg}
+	return &tally{sluice.Tally{Logger: g.l, Level: level, Msg: msg}}
 }
 
 func (t *tally) add(n int64, err error) {
-	if t == nil {
-		return
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.count += n
-	if err != nil {
-		t.last = err
-	}
-	if now := time.Now(); t.logged.IsZero() || now.Sub(t.logged) >= sluice.LogInterval {
-		t.logged = now
-		t.writeLocked()
+	switch {
+	case t == nil:
+	case err != nil:
+		t.t.Add(n, slog.String("error", err.Error()))
+	default:
+		t.t.Add(n)
 	}
 }
 
 func (t *tally) flush() {
-	if t == nil {
-		return
+	if t != nil {
+		t.t.Flush()
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.writeLocked()
-}
-
-func (t *tally) writeLocked() {
-	if t.count == 0 {
-		return
-	}
-	attrs := []slog.Attr{slog.Int64("count", t.count)}
-	if t.last != nil {
-		attrs = append(attrs, slog.String("error", t.last.Error()))
-	}
-	t.g.log(t.level, t.msg, attrs...)
-	t.count = 0
 }

@@ -225,7 +225,7 @@ func TestLoggerLogsTheGroupAndCountsFailuresInAFewLines(t *testing.T) {
 		return n, total
 	}
 	redoLines, redone := count("INFO records redelivered")
-	deadLines, dead := count("WARN records dead-lettered")
+	deadLines, dead := count("WARN records parked")
 	if redone != n || dead != n || redoLines > 3 || deadLines > 3 {
 		t.Fatalf("got %d redeliveries in %d lines and %d dead letters in %d lines, want %d each in at most 3:\n%s",
 			redone, redoLines, dead, deadLines, n, all)

@@ -65,7 +65,7 @@ func NewSink(ctx context.Context, brokers string, opts ...SinkOption) (*Sink, er
 		kgo.RecordDeliveryTimeout(cfg.deliveryTime),
 		kgo.MaxBufferedRecords(DefaultBufferedRecords),
 	}, cfg.kopts...)
-	g := newLogger(cfg.log, "sink", "kafka")
+	g := newLogger(cfg.Logger, "sink", "kafka")
 	if g != nil {
 		kopts = append(kopts, kgo.WithHooks(g))
 	}

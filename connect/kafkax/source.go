@@ -72,9 +72,9 @@ func NewSource(ctx context.Context, brokers, group string, topics []string, opts
 	s := &Source{group: group, topics: slices.Clone(topics), cfg: cfg, fl: newFlow(cfg.maxInFlight), failCh: make(chan struct{})}
 	s.tr = newTracker(group, func(_ *partition, n int) { s.fl.done(n) })
 	s.rd.init()
-	s.log = newLogger(cfg.log, "group", group)
+	s.log = newLogger(cfg.Logger, "group", group)
 	s.logRedelivered = newTally(s.log, slog.LevelInfo, "records redelivered")
-	s.logDead = newTally(s.log, slog.LevelWarn, "records dead-lettered")
+	s.logDead = newTally(s.log, slog.LevelWarn, "records parked")
 	s.logCommit = newTally(s.log, slog.LevelWarn, "commit failed")
 	s.tr.commitFailed = s.logCommit
 	kopts := append([]kgo.Opt{
@@ -277,10 +277,10 @@ func (s *Source) Close() error {
 // SourceStats counts what a [Source] has done since it was created.
 type SourceStats struct {
 	Received     int64         // records emitted for the first time
-	Acked        int64         // records acknowledged (dead-lettered ones included)
+	Acked        int64         // records acknowledged (parked ones included)
 	Failed       int64         // deliveries settled with a failure
-	Redelivered  int64         // records emitted again after a failure
-	DeadLettered int64         // records stored in the dead-letter topic
+	Redelivered  int64         // records emitted again after a failure (Kafka keeps no delivery count: those a killed process had emitted come again from the last commit, uncounted)
+	Parked       int64         // records stored in the dead-letter topic: the broker's dead letters, not the pipeline's (sluice.DeadLetter)
 	InFlight     int64         // records fetched and not settled
 	Commits      int64         // successful offset commits
 	CommitErrors int64         // failed commits (what they held is committed by the next)
@@ -296,7 +296,7 @@ func (s *Source) Stats() SourceStats {
 		Acked:        s.acked.Load(),
 		Failed:       s.failed.Load(),
 		Redelivered:  s.redelivered.Load(),
-		DeadLettered: s.deadLettered.Load(),
+		Parked:       s.deadLettered.Load(),
 		InFlight:     s.fl.n.Load(),
 		Commits:      s.tr.commits.Load(),
 		CommitErrors: s.tr.commitErrs.Load(),

@@ -158,7 +158,7 @@ func TestGiveUpAsACaughtUpReadStopsIsDeadLettered(t *testing.T) {
 	if dead := deadMessages(t, js); len(dead) != 1 || string(dead[0].Data()) != "7" {
 		t.Fatalf("dead-letter stream holds %d messages; want message 7 once (source %+v)", len(dead), src.Stats())
 	}
-	if st := src.Stats(); st.DeadLettered != 1 {
+	if st := src.Stats(); st.Parked != 1 {
 		t.Fatalf("source %+v; want 1 dead-lettered", st)
 	}
 }
@@ -244,7 +244,7 @@ func TestGiveUpBetweenReadsIsDeadLetteredByTheNextRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitGivenUp(t, js, "IN", "hold")
-	if st := src.Stats(); st.DeadLettered != 0 || st.HandedBack != 0 {
+	if st := src.Stats(); st.Parked != 0 || st.HandedBack != 0 {
 		t.Fatalf("first run %+v; want nothing dead-lettered or handed back", st)
 	}
 
@@ -414,7 +414,7 @@ func TestAnAdvisoryAboutAnEarlierConsumerOfTheSameNameIsDropped(t *testing.T) {
 	if err := quickly(t, 10*time.Second, p.Wait); err != nil {
 		t.Fatal(err)
 	}
-	if st := src.Stats(); st.Acked != 20 || st.GaveUp != 0 || st.DeadLettered != 0 {
+	if st := src.Stats(); st.Acked != 20 || st.GaveUp != 0 || st.Parked != 0 {
 		t.Fatalf("source %+v; want all 20 acknowledged, nothing given up or dead-lettered", st)
 	}
 	if dead := deadMessages(t, js); len(dead) != 0 {

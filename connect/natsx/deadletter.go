@@ -79,7 +79,7 @@ func (s *Source) publishDead(ctx context.Context, o Out) error {
 	if _, err := s.js.PublishMsg(ctx, &nats.Msg{Subject: o.Subject, Data: o.Data, Header: h}); err != nil {
 		return err
 	}
-	s.deadLet.Add(1)
+	s.parked.Add(1)
 	return nil
 }
 

@@ -73,7 +73,7 @@ func TestPoisonMessageIsDeadLetteredAndEveryNeighbourStored(t *testing.T) {
 		h.Get(natsx.HeaderDeliveries) != "3" || h.Get(natsx.HeaderStreamSeq) != "1235" {
 		t.Errorf("dead-letter headers %v", h)
 	}
-	if st := src.Stats(); st.DeadLettered != 1 || st.InFlight != 0 {
+	if st := src.Stats(); st.Parked != 1 || st.InFlight != 0 {
 		t.Errorf("source stats %+v; want 1 dead-lettered, none in flight", st)
 	}
 	if ci := consumerState(t, js, "IN", "poison"); ci.NumPending != 0 || ci.NumAckPending != 0 {
@@ -132,7 +132,7 @@ func TestMaxDeliverGiveUpFailsTheRunNamingTheMessage(t *testing.T) {
 func TestMaxDeliverGiveUpIsDeadLettered(t *testing.T) {
 	js := serverWith(t, "IN", "DEAD")
 	publishN(t, js, "in.x", 20)
-	src, err := holdOne(t, js, func(s *natsx.Source) bool { return s.Stats().DeadLettered > 0 }, natsx.DeadLetterTo("dead.in"))
+	src, err := holdOne(t, js, func(s *natsx.Source) bool { return s.Stats().Parked > 0 }, natsx.DeadLetterTo("dead.in"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +181,7 @@ func TestMaxDeliverGiveUpIsCountedOnceWhenPipelinesShareTheSource(t *testing.T) 
 		done = append(done, d)
 	}
 	deadline := time.Now().Add(20 * time.Second)
-	for src.Stats().DeadLettered == 0 && time.Now().Before(deadline) {
+	for src.Stats().Parked == 0 && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	time.Sleep(300 * time.Millisecond) // time for a second advisory, were there one
@@ -191,7 +191,7 @@ func TestMaxDeliverGiveUpIsCountedOnceWhenPipelinesShareTheSource(t *testing.T) 
 			t.Fatal(err)
 		}
 	}
-	if st := src.Stats(); st.GaveUp != 1 || st.DeadLettered != 1 {
+	if st := src.Stats(); st.GaveUp != 1 || st.Parked != 1 {
 		t.Fatalf("stats %+v; want 1 given up and 1 dead-lettered", st)
 	}
 	if dead := deadMessages(t, js); len(dead) != 1 || string(dead[0].Data()) != "7" {

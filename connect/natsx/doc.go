@@ -98,16 +98,17 @@
 //	                                 "consumer bound"
 //	Info   "read started"            a Read began ("pipeline", "stage")
 //	Info   "read ended"              it ended, with what happened meanwhile: "received", "acked",
-//	                                 "failed", "dead_lettered", "gave_up", "handed_back",
+//	                                 "failed", "redelivered", "parked", "gave_up", "handed_back",
 //	                                 "in_flight", "elapsed"; Error with its "error" if it failed
 //	Warn   "outage begun"            the connection was lost, or the server did not answer ("error")
 //	Info   "outage ended"            it answers again ("outage": how long it lasted)
-//	Warn   "messages dead-lettered"  messages failed on their last delivery or given up on by the
+//	Warn   "messages parked"         messages failed on their last delivery or given up on by the
 //	                                 server were published to DeadLetterTo ("stream_seq",
 //	                                 "deliveries", "cause" of the latest)
 //	Error  "messages given up"       the server gave up on messages that cannot be dead-lettered:
 //	                                 the run fails ("stream_seq", "deliveries", "error")
-//	Warn   "dead letters failed"     a dead letter could not be published ("stream_seq", "error")
+//	Warn   "parking failed"          a message could not be published to DeadLetterTo
+//	                                 ("stream_seq", "error")
 //	Warn   "acks failed"             acks, naks or terms the client could not send ("error")
 //	Warn   "writes failed"           the sink did not store messages ("subject", "error")
 //	Info   "connection closed"       the sink's connection closed
@@ -116,13 +117,20 @@
 // ("count") since the last line of its kind, which is at most
 // [sluice.LogInterval] ago (the first is written at once), and describes
 // the latest; what is left is written when the Read ends or the sink is
-// closed. No line or error shows a password or token.
+// closed. No line or error shows a password or token. Durations are
+// text ("elapsed":"1.5s", see [sluice.LogDuration]). The pipeline's own
+// dead letters ([sluice.DeadLetter], "dead_lettered" in its "pipeline
+// finished" line) and the broker's messages parked on DeadLetterTo
+// ("parked") are two things under two names.
 //
 // [Propagate] carries trace contexts through the broker: the source
 // extracts each message's from its headers into its receipt, so that
 // every stage's span on what derives from it continues its trace (see
 // [sluice.Tracing]), and the sink injects the From receipt's into what it
-// publishes. With the otelx module:
+// publishes. A message without one (or read without Propagate) gets the
+// trace its Read stage's span begins, when the pipeline traces. Every
+// span on one message describes it ([Source.Describe]: system "nats",
+// its subject and its ID). With the otelx module:
 //
 //	p := sluice.New(ctx, sluice.Tracing(otelx.NewTracer(provider)))
 //	src, err := natsx.NewSource(ctx, js, "ORDERS", "billing", natsx.Propagate(otelx.W3C()), natsx.Logger(log))

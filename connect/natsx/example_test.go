@@ -125,7 +125,7 @@ func ExampleDeadLetterTo() {
 	dead, _ := js.Stream(ctx, "DEAD")
 	m, _ := dead.GetMsg(ctx, 1)
 	fmt.Println(string(m.Data), "|", m.Header.Get(natsx.HeaderError), "| deliveries", m.Header.Get(natsx.HeaderDeliveries))
-	fmt.Printf("acknowledged %d, dead-lettered %d\n", src.Stats().Acked, src.Stats().DeadLettered)
+	fmt.Printf("acknowledged %d, dead-lettered %d\n", src.Stats().Acked, src.Stats().Parked)
 	// Output:
 	// ??? | unreadable order "???" | deliveries 2
 	// acknowledged 2, dead-lettered 1

@@ -223,10 +223,13 @@ func (s *Source) await(ctx context.Context, out *sluice.Emitter[Msg], c *consump
 // pipeline stopped, it hands m back at once rather than after AckWait.
 func (s *Source) emit(out *sluice.Emitter[Msg], m jetstream.Msg) bool {
 	s.received.Add(1)
+	if md, err := m.Metadata(); err == nil && md.NumDelivered > 1 {
+		s.redelivered.Add(1)
+	}
 	key := s.pending.add(m)
 	r := sluice.NewReceipt(s, key)
-	if s.cfg.prop != nil {
-		if tc := extract(s.cfg.prop, m.Headers()); tc != nil {
+	if s.cfg.Propagator != nil {
+		if tc := extract(s.cfg.Propagator, m.Headers()); tc != nil {
 			r = r.WithTrace(tc)
 		}
 	}

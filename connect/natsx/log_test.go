@@ -152,7 +152,7 @@ func TestSourceLogsItsConsumerAndEachReadWithCountsAndNothingPerMessage(t *testi
 	rec.one(t, slog.LevelInfo, "read started", map[string]string{"stream": "IN", "consumer": "copy", "pipeline": "*", "stage": "read"})
 	rec.one(t, slog.LevelInfo, "read ended", map[string]string{
 		"stream": "IN", "consumer": "copy", "stage": "read", "received": itoa(n), "acked": itoa(n),
-		"failed": "0", "dead_lettered": "0", "handed_back": "0", "in_flight": "0", "elapsed": "*"})
+		"failed": "0", "redelivered": "0", "parked": "0", "handed_back": "0", "in_flight": "0", "elapsed": "*"})
 	if all := rec.records(); len(all) != 3 {
 		t.Fatalf("%d records for %d messages; want 3: %v", len(all), n, all)
 	}
@@ -187,7 +187,7 @@ func TestDeadLetterStormIsLoggedAsABoundedCount(t *testing.T) {
 		t.Fatal(err)
 	}
 	took := time.Since(start)
-	dead := rec.find("messages dead-lettered")
+	dead := rec.find("messages parked")
 	if max := 2 + int(took/sluice.LogInterval); len(dead) > max || len(dead) == 0 {
 		t.Fatalf("%d lines for %d dead letters in %v; want 1 to %d: %v", len(dead), n, took, max, dead)
 	}
@@ -198,7 +198,7 @@ func TestDeadLetterStormIsLoggedAsABoundedCount(t *testing.T) {
 	if !strings.HasPrefix(dead[0].attrs["cause"], "bad input ") {
 		t.Fatalf("%v: want the latest cause", dead[0])
 	}
-	rec.one(t, slog.LevelInfo, "read ended", map[string]string{"received": itoa(n), "failed": itoa(n), "dead_lettered": itoa(n)})
+	rec.one(t, slog.LevelInfo, "read ended", map[string]string{"received": itoa(n), "failed": itoa(n), "parked": itoa(n)})
 	if all := rec.records(); len(all) > 6 {
 		t.Fatalf("%d records for %d dead letters: %v", len(all), n, all)
 	}
@@ -227,12 +227,12 @@ func TestGiveUpsAreLoggedWithTheirStreamSequence(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				r := rec.one(t, slog.LevelWarn, "messages dead-lettered", map[string]string{
+				r := rec.one(t, slog.LevelWarn, "messages parked", map[string]string{
 					"count": "1", "stream_seq": "8", "deliveries": "2", "cause": "*"})
 				if !strings.Contains(r.attrs["cause"], "MaxDeliver") {
 					t.Fatalf("%v: want the cause to name MaxDeliver", r)
 				}
-				rec.one(t, slog.LevelInfo, "read ended", map[string]string{"gave_up": "1", "dead_lettered": "1"})
+				rec.one(t, slog.LevelInfo, "read ended", map[string]string{"gave_up": "1", "parked": "1"})
 				return
 			}
 			wantErr(t, err, nil, "stream sequence 8")

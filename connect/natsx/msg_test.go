@@ -34,7 +34,7 @@ func TestSettlingTwiceHasNoEffect(t *testing.T) {
 	if err := p.Wait(); err != nil {
 		t.Fatal(err)
 	}
-	if st := src.Stats(); st.Acked != 1 || st.Failed != 0 || st.Redelivered != 0 || st.Termed != 0 || st.DeadLettered != 0 || st.InFlight != 0 {
+	if st := src.Stats(); st.Acked != 1 || st.Failed != 0 || st.Redelivered != 0 || st.Termed != 0 || st.Parked != 0 || st.InFlight != 0 {
 		t.Errorf("source %+v; want 1 acked and nothing else", st)
 	}
 	if dead := deadMessages(t, js); len(dead) != 0 {

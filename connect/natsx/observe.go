@@ -13,50 +13,6 @@ import (
 	"github.com/sluicehq/sluice"
 )
 
-// Option configures a [Source] and a [Sink] alike: pass it to [NewSource]
-// or [NewSink]. [Propagate] and [Logger] are Options.
-type Option interface {
-	SourceOption
-	SinkOption
-}
-
-// observe is what the Options set, on a source or a sink.
-type observe struct {
-	prop sluice.Propagator // nil: no trace context is read or written
-	log  *slog.Logger      // nil: no logs
-}
-
-type observeOption func(*observe)
-
-func (f observeOption) applySource(c *sourceConfig) { f(&c.observe) }
-func (f observeOption) applySink(c *sinkConfig)     { f(&c.observe) }
-
-// Propagate makes a [Source] extract the trace context of each message
-// from its headers with p and attach it to the message's receipt
-// ([sluice.Receipt.WithTrace]), so that the spans of every stage that
-// handles an item derived from it continue its trace (see
-// [sluice.Tracing]); and a [Sink] inject the trace context of each
-// message's From receipt into the headers it publishes, so that the trace
-// goes on in whatever reads them. The otelx module makes p from
-// OpenTelemetry's propagators (otelx.W3C(): the traceparent, tracestate
-// and baggage headers). Header names are matched exactly, as NATS does.
-// A message without a trace context in its headers gets none, and an Out
-// whose From has none is published as it is. A nil p, the default, means
-// no propagation and no work per message.
-func Propagate(p sluice.Propagator) Option {
-	return observeOption(func(o *observe) { o.prop = p })
-}
-
-// Logger makes a [Source] or a [Sink] log what an operator needs to know
-// to l (see the package documentation's "Logs and traces" for the
-// records). Nothing is logged per message: failures are counted and
-// summarised at most once per [sluice.LogInterval]. No line shows the
-// password, token or user information of the connection's server URLs.
-// A nil l, the default, means no logs.
-func Logger(l *slog.Logger) Option {
-	return observeOption(func(o *observe) { o.log = l })
-}
-
 // HeaderCarrier is a message's headers as a [sluice.Propagator] reads
 // and writes them: natsx.HeaderCarrier(h) for h of type nats.Header.
 // Keys are matched exactly (NATS headers are case-sensitive).
@@ -88,6 +44,39 @@ func extract(p sluice.Propagator, h nats.Header) context.Context {
 		return tc
 	}
 	return nil
+}
+
+// Propagate makes a [Source] extract the trace context of each message
+// from its headers with p and attach it to the message's receipt
+// ([sluice.Receipt.WithTrace]), so that the spans of every stage that
+// handles an item derived from it continue its trace (see
+// [sluice.Tracing]); and a [Sink] inject the trace context of each
+// message's From receipt into the headers it publishes, so that the trace
+// goes on in whatever reads them. The otelx module makes p from
+// OpenTelemetry's propagators (otelx.W3C(): the traceparent, tracestate
+// and baggage headers). Header names are matched exactly, as NATS does.
+// A message without a trace context in its headers gets none, and an Out
+// whose From has none is published as it is. A nil p, the default, means
+// no propagation and no work per message.
+func Propagate(p sluice.Propagator) Option { return func(o *sluice.Observe) { o.Propagator = p } }
+
+// Logger makes a [Source] or a [Sink] log what an operator needs to know
+// to l (see the package documentation's "Logs and traces" for the
+// records). Nothing is logged per message: failures are counted and
+// summarised at most once per [sluice.LogInterval]. No line shows the
+// password, token or user information of the connection's server URLs.
+// A nil l, the default, means no logs.
+func Logger(l *slog.Logger) Option { return func(o *sluice.Observe) { o.Logger = l } }
+
+// Describe implements [sluice.Describer]: the message of a receipt not
+// settled yet as spans show it — system "nats", its subject, and its ID
+// ([Msg.ID]). A pipeline asks only when it traces.
+func (s *Source) Describe(key uint64) (sluice.Message, bool) {
+	m, ok := s.pending.get(key)
+	if !ok {
+		return sluice.Message{}, false
+	}
+	return sluice.Message{System: "nats", Destination: m.Subject(), ID: Msg{m: m}.ID()}, true
 }
 
 // logger writes a source's or a sink's records: with its attributes
@@ -147,73 +136,15 @@ func (g *logger) scrub(msg string) string {
 	return msg
 }
 
-// tally counts events of one kind (failed writes, failed acks, dead
-// letters) and logs them as one line at most once per
-// [sluice.LogInterval] — the first at once — with "count", the events
-// since the last line, and the latest event's attributes: a storm of
-// failures is a few lines, not one per message. flush writes what is
-// left. Safe for concurrent use; a nil *tally does nothing.
-type tally struct {
-	g     *logger
-	level slog.Level
-	msg   string
-
-	mu     sync.Mutex
-	count  int64
-	latest []slog.Attr
-	logged time.Time // zero before the first line
-}
-
-func (g *logger) tally(level slog.Level, msg string) *tally {
+// tally returns a [sluice.Tally] of g's events of one kind (failed
+// writes, failed acks, parked messages): a line at most once per
+// sluice.LogInterval, with "count", the events since the last line, and
+// the latest event's attributes. Nil when g is.
+func (g *logger) tally(level slog.Level, msg string) *sluice.Tally {
 	if g == nil {
 		return nil
 	}
-	return &tally{g: g, level: level, msg: msg}
-}
-
-// add counts n events, the latest described by attrs.
-func (t *tally) add(n int64, attrs ...slog.Attr) {
-	if t == nil {
-		return
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.count += n
-	t.latest = attrs
-	if t.logged.IsZero() || time.Since(t.logged) >= sluice.LogInterval {
-		t.writeLocked()
-	}
-}
-
-// flushDue writes what was counted if the interval has passed since the
-// last line.
-func (t *tally) flushDue() {
-	if t == nil {
-		return
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.count > 0 && time.Since(t.logged) >= sluice.LogInterval {
-		t.writeLocked()
-	}
-}
-
-// flush writes what was counted since the last line.
-func (t *tally) flush() {
-	if t == nil {
-		return
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.writeLocked()
-}
-
-func (t *tally) writeLocked() {
-	if t.count == 0 {
-		return
-	}
-	t.g.log(t.level, t.msg, append([]slog.Attr{slog.Int64("count", t.count)}, t.latest...)...)
-	t.count, t.latest, t.logged = 0, nil, time.Now()
+	return &sluice.Tally{Logger: g.l, Level: level, Msg: msg}
 }
 
 // outage logs the outages of a source's Read or a sink: "outage begun"
@@ -265,7 +196,7 @@ func (o *outage) up() {
 		return
 	}
 	o.isDown.Store(false)
-	o.g.log(slog.LevelInfo, "outage ended", slog.Duration("outage", time.Since(o.since)))
+	o.g.log(slog.LevelInfo, "outage ended", sluice.LogDuration("outage", time.Since(o.since)))
 }
 
 // watch reports the connection's losses and returns to o until ch, a

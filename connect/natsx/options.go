@@ -27,7 +27,7 @@ type sourceConfig struct {
 	caughtUp       bool          // stop once nothing is left to deliver or settle
 	maxOutage      time.Duration // fail after this long without an answer from the server; 0: never
 	startTimeout   time.Duration // bound on NewSource's requests when ctx has no deadline
-	observe                      // Propagate, Logger
+	sluice.Observe               // Propagate, Logger
 }
 
 // Defaults of a [Source].
@@ -141,7 +141,9 @@ func FilterSubject(subject string) SourceOption {
 // are still created if missing (see [NewSource]).
 func Bind() SourceOption { return sourceOptionFunc(func(c *sourceConfig) { c.bind = true }) }
 
-// DeadLetterTo makes a message that failed on its last delivery (see
+// DeadLetterTo parks the broker's dead letters on subject, counted as
+// [SourceStats].Parked (not to be confused with the pipeline's own dead
+// letters, [sluice.DeadLetter]): it makes a message that failed on its last delivery (see
 // [Redeliver], which must bound the deliveries) be published to subject —
 // a subject of some stream — with the cause, the stream, the consumer,
 // the stream sequence and the delivery count in headers
@@ -197,11 +199,11 @@ type sinkOptionFunc func(*sinkConfig)
 func (f sinkOptionFunc) applySink(c *sinkConfig) { f(c) }
 
 type sinkConfig struct {
-	stream       string        // expected stream; "" for any
-	workers      int           // writes at once
-	ackTimeout   time.Duration // how long a write waits for the server's acks
-	startTimeout time.Duration
-	observe      // Propagate, Logger
+	stream         string        // expected stream; "" for any
+	workers        int           // writes at once
+	ackTimeout     time.Duration // how long a write waits for the server's acks
+	startTimeout   time.Duration
+	sluice.Observe // Propagate, Logger
 }
 
 // Defaults of a [Sink].
@@ -256,3 +258,11 @@ func AckTimeout(d time.Duration) SinkOption {
 	}
 	return sinkOptionFunc(func(c *sinkConfig) { c.ackTimeout = d })
 }
+
+// Option configures a [Source] and a [Sink] alike: pass it to [NewSource]
+// or [NewSink]. [Propagate] and [Logger] are Options; they set the core's
+// [sluice.Observe], which every connector's options set.
+type Option func(*sluice.Observe)
+
+func (f Option) applySource(c *sourceConfig) { f(&c.Observe) }
+func (f Option) applySink(c *sinkConfig)     { f(&c.Observe) }

@@ -168,7 +168,7 @@ func TestFailNaksWithDelayAndTheMessageComesBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := src.Stats()
-	if st.Acked != n || st.Failed != n/2 || st.Redelivered != n/2 || st.Received != n+n/2 {
+	if st.Acked != n || st.Failed != n/2 || st.Redelivered != n/2 || st.Requeued != n/2 || st.Received != n+n/2 {
 		t.Fatalf("source %+v; want %d acked, %d failed, naked and delivered again", st, n, n/2)
 	}
 	for id, d := range seen {
@@ -199,7 +199,7 @@ func TestFailOnTheLastDeliveryDeadLettersAndTerminates(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := src.Stats()
-	if st.Received != n || st.Failed != n/4 || st.DeadLettered != n/4 || st.Termed != n/4 || st.Acked != n-n/4 || st.Redelivered != 0 {
+	if st.Received != n || st.Failed != n/4 || st.Parked != n/4 || st.Termed != n/4 || st.Acked != n-n/4 || st.Redelivered != 0 {
 		t.Fatalf("source %+v; want %d delivered once each, %d dead-lettered and terminated", st, n, n/4)
 	}
 	if ci := consumerState(t, js, "IN", "poison"); ci.NumAckPending != 0 || ci.NumRedelivered != 0 {

@@ -47,7 +47,7 @@ func (s *Sink) messages(parts [][]Out, n int) []nats.Msg {
 			o := &batch[i]
 			h := o.Header
 			var tc context.Context // the trace context to inject, if any
-			if s.cfg.prop != nil {
+			if s.cfg.Propagator != nil {
 				tc = o.From.Trace()
 			}
 			if o.ID != "" || s.cfg.stream != "" || tc != nil {
@@ -63,7 +63,7 @@ func (s *Sink) messages(parts [][]Out, n int) []nats.Msg {
 					h[jetstream.ExpectedStreamHeader] = []string{s.cfg.stream}
 				}
 				if tc != nil {
-					s.cfg.prop.Inject(tc, HeaderCarrier(h))
+					s.cfg.Propagator.Inject(tc, HeaderCarrier(h))
 				}
 			}
 			msgs = append(msgs, nats.Msg{Subject: o.Subject, Data: o.Data, Header: h})
@@ -77,11 +77,11 @@ func (s *Sink) messages(parts [][]Out, n int) []nats.Msg {
 // has passed.
 func (s *Sink) logSent(msgs []nats.Msg, fs []failure) {
 	if len(fs) == 0 {
-		s.fails.flushDue()
+		s.fails.FlushDue()
 		return
 	}
 	f := fs[len(fs)-1]
-	s.fails.add(int64(len(fs)), slog.String("subject", msgs[f.i].Subject), s.log.err(f.cause))
+	s.fails.Add(int64(len(fs)), slog.String("subject", msgs[f.i].Subject), s.log.err(f.cause))
 }
 
 // failure is a message a write did not store: its index, why (cause),

@@ -40,7 +40,7 @@ func (s *Source) Settle(key uint64, cause error) {
 	md, err := m.Metadata()
 	last := err == nil && s.maxDeliver > 0 && int(md.NumDelivered) >= s.maxDeliver
 	if !last || s.cfg.deadSubject == "" {
-		s.nak(m, &s.redelivered)
+		s.nak(m, &s.requeued)
 		return
 	}
 	s.deadLetter(m, md, cause)
@@ -84,11 +84,11 @@ func (s *Source) deadLetter(m jetstream.Msg, md *jetstream.MsgMetadata, cause er
 	if err := s.publishDead(ctx, o); err != nil {
 		s.settleErrs.Add(1)
 		s.logDeadFailed(seq, err)
-		s.nak(m, &s.redelivered)
+		s.nak(m, &s.requeued)
 		return
 	}
 	s.logDead(seq, delivered, cause.Error())
-	s.count(m.TermWithReason("dead-lettered to "+s.cfg.deadSubject), &s.termed)
+	s.count(m.TermWithReason("parked on "+s.cfg.deadSubject), &s.termed)
 }
 
 // pendingShards spreads the tracking table over locks, so that the
@@ -133,6 +133,15 @@ func (p *pending) take(k uint64) (jetstream.Msg, bool) {
 	if ok {
 		p.n.Add(-1)
 	}
+	return m, ok
+}
+
+// get returns the message of key, still tracked.
+func (p *pending) get(k uint64) (jetstream.Msg, bool) {
+	sh := &p.shards[k%pendingShards]
+	sh.mu.Lock()
+	m, ok := sh.m[k]
+	sh.mu.Unlock()
 	return m, ok
 }
 

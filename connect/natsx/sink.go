@@ -46,8 +46,8 @@ type Sink struct {
 	failed    atomic.Int64
 	rejected  atomic.Int64
 
-	log   *logger // nil without a Logger
-	fails *tally  // messages not stored
+	log   *logger       // nil without a Logger
+	fails *sluice.Tally // messages not stored
 }
 
 // NewSink checks that JetStream is reachable through js (and, with
@@ -79,7 +79,7 @@ func NewSink(ctx context.Context, js jetstream.JetStream, opts ...SinkOption) (*
 	if cfg.stream != "" {
 		attrs = append(attrs, slog.String("stream", cfg.stream))
 	}
-	log := newLogger(cfg.log, js.Conn(), attrs...)
+	log := newLogger(cfg.Logger, js.Conn(), attrs...)
 	pub, err := newPublisher(js.Conn(), log)
 	if err != nil {
 		return nil, fmt.Errorf("natsx: sink: %w", explain(err))
@@ -93,7 +93,7 @@ func NewSink(ctx context.Context, js jetstream.JetStream, opts ...SinkOption) (*
 // call more than once.
 func (s *Sink) Close() {
 	s.pub.close()
-	s.fails.flush()
+	s.fails.Flush()
 }
 
 // SinkStats counts what a [Sink] has done since it was created.

@@ -38,19 +38,20 @@ type Source struct {
 	received    padded
 	acked       padded
 	failed      padded
-	redelivered padded
+	redelivered padded // messages received with a delivery count over 1
+	requeued    padded // failed messages naked
 	termed      padded
 	handedBack  padded
 	fetchErrs   padded
 	settleErrs  padded
 	gaveUp      padded // max-deliveries advisories seen
-	deadLet     padded // messages published to the dead-letter subject
+	parked      padded // messages published to the dead-letter subject
 
 	// Logs (see Logger); all nil without a logger.
 	log       *logger
-	ackFails  *tally // acks, naks and terms the client could not send
-	deadLogs  *tally // messages dead-lettered
-	deadFails *tally // dead letters that could not be published
+	ackFails  *sluice.Tally // acks, naks and terms the client could not send
+	deadLogs  *sluice.Tally // messages parked
+	deadFails *sluice.Tally // dead letters that could not be published
 }
 
 // NewSource looks up stream and creates or updates the durable pull

@@ -12,10 +12,10 @@ import (
 
 // startLogs makes the source's logger and tallies when it has a Logger.
 func (s *Source) startLogs() {
-	s.log = newLogger(s.cfg.log, s.js.Conn(), slog.String("stream", s.stream), slog.String("consumer", s.durable))
+	s.log = newLogger(s.cfg.Logger, s.js.Conn(), slog.String("stream", s.stream), slog.String("consumer", s.durable))
 	s.ackFails = s.log.tally(slog.LevelWarn, "acks failed")
-	s.deadLogs = s.log.tally(slog.LevelWarn, "messages dead-lettered")
-	s.deadFails = s.log.tally(slog.LevelWarn, "dead letters failed")
+	s.deadLogs = s.log.tally(slog.LevelWarn, "messages parked")
+	s.deadFails = s.log.tally(slog.LevelWarn, "parking failed")
 }
 
 // logReady logs the consumer NewSource created, updated or bound.
@@ -29,7 +29,7 @@ func (s *Source) logReady() {
 	}
 	attrs := []slog.Attr{slog.Int("max_deliver", s.maxDeliver)}
 	if ci := s.cons.CachedInfo(); ci != nil {
-		attrs = append(attrs, slog.Int("max_in_flight", ci.Config.MaxAckPending), slog.Duration("ack_wait", ci.Config.AckWait))
+		attrs = append(attrs, slog.Int("max_in_flight", ci.Config.MaxAckPending), sluice.LogDuration("ack_wait", ci.Config.AckWait))
 	}
 	if s.cfg.deadSubject != "" {
 		attrs = append(attrs, slog.String("dead_letter_to", s.cfg.deadSubject))
@@ -57,11 +57,12 @@ func (s *Source) loggedRun(ctx context.Context, out *sluice.Emitter[Msg], pipeli
 	s.flushLogs()
 	after := s.Stats()
 	attrs := append(names,
-		slog.Duration("elapsed", time.Since(start)),
+		sluice.LogDuration("elapsed", time.Since(start)),
 		slog.Int64("received", after.Received-before.Received),
 		slog.Int64("acked", after.Acked-before.Acked),
 		slog.Int64("failed", after.Failed-before.Failed),
-		slog.Int64("dead_lettered", after.DeadLettered-before.DeadLettered),
+		slog.Int64("redelivered", after.Redelivered-before.Redelivered),
+		slog.Int64("parked", after.Parked-before.Parked),
 		slog.Int64("gave_up", after.GaveUp-before.GaveUp),
 		slog.Int64("handed_back", after.HandedBack-before.HandedBack),
 		slog.Int64("in_flight", after.InFlight))
@@ -80,37 +81,37 @@ func (s *Source) logTick() {
 	if s.log == nil {
 		return
 	}
-	s.ackFails.flushDue()
-	s.deadLogs.flushDue()
-	s.deadFails.flushDue()
+	s.ackFails.FlushDue()
+	s.deadLogs.FlushDue()
+	s.deadFails.FlushDue()
 }
 
 // flushLogs writes what the tallies hold.
 func (s *Source) flushLogs() {
-	s.ackFails.flush()
-	s.deadLogs.flush()
-	s.deadFails.flush()
+	s.ackFails.Flush()
+	s.deadLogs.Flush()
+	s.deadFails.Flush()
 }
 
 // logAckFailed counts an ack, nak or term the client could not send.
 func (s *Source) logAckFailed(err error) {
 	if s.log != nil {
-		s.ackFails.add(1, s.log.err(err))
+		s.ackFails.Add(1, s.log.err(err))
 	}
 }
 
-// logDead counts a message dead-lettered: one that failed on its last
+// logDead counts a message parked on the DeadLetterTo subject: one that failed on its last
 // delivery (cause) or that the server gave up on.
 func (s *Source) logDead(seq, deliveries uint64, cause string) {
 	if s.log != nil {
-		s.deadLogs.add(1, slog.Uint64("stream_seq", seq), slog.Uint64("deliveries", deliveries), slog.String("cause", s.log.scrub(cause)))
+		s.deadLogs.Add(1, slog.Uint64("stream_seq", seq), slog.Uint64("deliveries", deliveries), slog.String("cause", s.log.scrub(cause)))
 	}
 }
 
-// logDeadFailed counts a dead letter that could not be published.
+// logDeadFailed counts a message that could not be parked.
 func (s *Source) logDeadFailed(seq uint64, err error) {
 	if s.log != nil {
-		s.deadFails.add(1, slog.Uint64("stream_seq", seq), s.log.err(err))
+		s.deadFails.Add(1, slog.Uint64("stream_seq", seq), s.log.err(err))
 	}
 }
 

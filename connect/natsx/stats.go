@@ -11,11 +11,21 @@ type padded struct {
 
 // SourceStats counts what a [Source] has done since it was created.
 type SourceStats struct {
-	Received     int64 // messages fetched (emitted, or handed back at a stop)
-	Acked        int64 // settled without a cause: acknowledgement sent
-	Failed       int64 // settled with a cause (Receipt.Fail)
-	Redelivered  int64 // failed messages negatively acknowledged, to be delivered again after the Redeliver delay
-	DeadLettered int64 // messages published to the DeadLetterTo subject (failed ones and given-up ones)
+	Received int64 // messages fetched (emitted, or handed back at a stop)
+	Acked    int64 // settled without a cause: acknowledgement sent
+	Failed   int64 // settled with a cause (Receipt.Fail)
+	// Redelivered is the messages received that the server had
+	// delivered before (their delivery count is over 1): failed ones
+	// delivered again, and those a process took and never settled —
+	// one that was killed, say — delivered again after AckWait.
+	Redelivered int64
+	Requeued    int64 // failed messages negatively acknowledged, to be delivered again after the Redeliver delay
+	// Parked is the messages published to the DeadLetterTo subject
+	// (failed on their last delivery, or given up on by the server): the
+	// broker's dead letters, parked for an operator. They are not the
+	// pipeline's dead-lettered items (sluice.DeadLetter routes those to a
+	// stream of the pipeline, whose sink acknowledges them here).
+	Parked       int64
 	InFlight     int64 // emitted and not settled yet, counting those a failed or cancelled run abandoned
 	Termed       int64 // terminated after being dead-lettered: never delivered again
 	HandedBack   int64 // received but not processed when a run stopped: negatively acknowledged at once
@@ -31,7 +41,8 @@ func (s *Source) Stats() SourceStats {
 		Acked:        s.acked.Load(),
 		Failed:       s.failed.Load(),
 		Redelivered:  s.redelivered.Load(),
-		DeadLettered: s.deadLet.Load(),
+		Requeued:     s.requeued.Load(),
+		Parked:       s.parked.Load(),
 		InFlight:     s.pending.len(),
 		Termed:       s.termed.Load(),
 		HandedBack:   s.handedBack.Load(),

@@ -2,6 +2,7 @@ package natsx_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -46,14 +47,26 @@ func traceID(traceparent string) string {
 // callTracer records the trace contexts the pipeline gives each stage's
 // spans: a parent per call on one item, links per call on several.
 type callTracer struct {
-	mu      sync.Mutex
-	parents map[string][]string // by stage: the traceparent of each call's Parent
-	links   map[string][]string // by stage: the traceparents of the calls' Links
+	mu       sync.Mutex
+	parents  map[string][]string         // by stage: the traceparent of each call's Parent
+	links    map[string][]string         // by stage: the traceparents of the calls' Links
+	messages map[string][]sluice.Message // by stage: the message of each call on one
 }
 
+// Start records the call; the span a source starts for a message without
+// a trace has the trace "source:<message ID>".
 func (c *callTracer) Start(ctx context.Context, call sluice.Call) (context.Context, func(error)) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.messages == nil {
+		c.messages = map[string][]sluice.Message{}
+	}
+	if call.Message != (sluice.Message{}) {
+		c.messages[call.Stage] = append(c.messages[call.Stage], call.Message)
+	}
+	if call.Kind == "source" {
+		ctx = context.WithValue(ctx, traceKey{}, "source:"+call.Message.ID)
+	}
 	if call.Parent != nil {
 		v, _ := call.Parent.Value(traceKey{}).(string)
 		c.parents[call.Stage] = append(c.parents[call.Stage], v)
@@ -69,7 +82,8 @@ func (c *callTracer) Start(ctx context.Context, call sluice.Call) (context.Conte
 // through the pipeline: its receipt carries the trace context (so the
 // stage on it has it as its span's parent, the sink's write links it),
 // and the message the sink publishes has a traceparent of the same
-// trace; a message without one gets none.
+// trace; a message without one gets the trace its source's span starts.
+// Every span on one message describes it (system, subject, ID).
 func TestPropagateCarriesTheTraceFromTheSourceThroughTheSink(t *testing.T) {
 	js := serverWith(t, "IN", "OUT")
 	ctx := ctxT(t, time.Minute)
@@ -105,16 +119,22 @@ func TestPropagateCarriesTheTraceFromTheSourceThroughTheSink(t *testing.T) {
 	if err := p.Wait(); err != nil {
 		t.Fatal(err)
 	}
-	if seen["0"] != traced || seen["1"] != "none" {
-		t.Fatalf("receipts' traces: %v; want 0 to carry %s and 1 none", seen, traced)
+	if seen["0"] != traced || seen["1"] != "source:1" {
+		t.Fatalf("receipts' traces: %v; want 0 to carry %s and 1 the source's", seen, traced)
 	}
-	if got := tr.parents["copy"]; len(got) != 1 || got[0] != traced {
-		t.Fatalf("parents of the copy stage's spans: %q; want the traced message's alone", got)
+	if got := tr.parents["copy"]; len(got) != 2 || !slices.Contains(got, traced) || !slices.Contains(got, "source:1") {
+		t.Fatalf("parents of the copy stage's spans: %q; want the traced message's and the source's span of the other", got)
 	}
-	// A write of the traced message alone has it as its span's parent;
-	// a write of both links it.
-	if got := append(tr.parents["publish"], tr.links["publish"]...); len(got) != 1 || got[0] != traced {
-		t.Fatalf("parents and links of the publish stage's spans: %q; want the traced message's alone", got)
+	if got := tr.messages["read"]; len(got) != 1 || got[0] != (sluice.Message{System: "nats", Destination: "in.x", ID: "1"}) {
+		t.Fatalf("the source's spans: %+v; want one, for message 1, describing it", got)
+	}
+	if got := tr.messages["copy"]; len(got) != 2 || got[0].System != "nats" || got[0].Destination != "in.x" || got[0].ID == got[1].ID {
+		t.Fatalf("the copy stage's spans describe %+v; want each its own message", got)
+	}
+	// A write of one message has its trace as its span's parent; a write
+	// of both links them.
+	if got := append(tr.parents["publish"], tr.links["publish"]...); len(got) != 2 || !slices.Contains(got, traced) {
+		t.Fatalf("parents and links of the publish stage's spans: %q; want the two messages' traces", got)
 	}
 
 	c, err := js.OrderedConsumer(ctx, "OUT", jetstream.OrderedConsumerConfig{})
@@ -129,8 +149,8 @@ func TestPropagateCarriesTheTraceFromTheSourceThroughTheSink(t *testing.T) {
 	for m := range b.Messages() {
 		got[string(m.Data())] = m.Headers().Get("traceparent")
 	}
-	if len(got) != 2 || traceID(got["0"]) != traceID(traced) || got["1"] != "" {
-		t.Fatalf("published traceparents by message: %q; want 0's of trace %s, and none on 1", got, traceID(traced))
+	if len(got) != 2 || traceID(got["0"]) != traceID(traced) || got["1"] != "source:1" {
+		t.Fatalf("published traceparents by message: %q; want 0's of trace %s, and on 1 the trace its source began", got, traceID(traced))
 	}
 }
 
