@@ -33,7 +33,7 @@
 //
 // Stage options ([StageOption]) set an edge's size ([Buffer], [Chunk]),
 // what a full edge does ([OnFull] with [Block], [DropNewest],
-// [DropOldest]), [OrderedMap]'s [Window], the worker count's bounds
+// [DropOldest]), [OrderedMap]'s [Reorder] bound, the worker count's bounds
 // ([Auto]), a rate ([Throttle] with a [Limiter]), and what happens to an
 // item whose function fails: [Retry], [Timeout], [SkipErrors],
 // [DeadLetter] (a stream of [Failed] items). Pipeline options ([Option]):
