@@ -27,6 +27,10 @@
 //     output order kept with one worker, or by [OrderedMap]); [Batch] and
 //     [Unbatch].
 //   - Routing: [Merge], [Partition] (same key, same stream), [Broadcast].
+//   - State and time: [Keyed] (state per key, one owner per key) and
+//     [Window] (tumbling, hopping or session windows by event time, with
+//     a watermark per source partition, lateness and a late stream;
+//     inputs settled once their windows are stored): docs/windows.md.
 //   - Sinks: [ForEach], [ForEachChunk] (one call per chunk; with [Gather],
 //     per every chunk waiting: natural batching for bulk writes),
 //     [Reduce] and [Collect] (a [Result]), [ToChan], [ToSeq].

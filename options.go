@@ -84,7 +84,8 @@ func Tracing(t Tracer) Option { return optionFunc(func(c *config) { c.tracer = t
 //
 //   - the edge a stage writes to: [Buffer], [Chunk], [OnFull] — every
 //     stage with an output (sources, [Map], [OrderedMap], [Filter],
-//     [FlatMap], [Batch], [Unbatch], [Partition], [Broadcast], [Merge]);
+//     [FlatMap], [Batch], [Unbatch], [Partition], [Broadcast], [Merge],
+//     [Keyed], [Window]);
 //   - OrderedMap's [Reorder] bound; ForEachChunk's [Gather];
 //   - the call chain around each call of a stage's function — [Throttle],
 //     [Timeout], [Retry], and what happens to an item whose call failed,

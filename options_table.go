@@ -27,6 +27,8 @@ const (
 	kindPartition
 	kindBroadcast
 	kindMerge
+	kindKeyed
+	kindWindow
 	kindCount // the number of kinds, as a bit: not a kind
 )
 
@@ -36,7 +38,7 @@ var kindNames = map[stageKind]string{
 	kindSource: "source", kindMap: "Map", kindOrderedMap: "OrderedMap", kindFilter: "Filter",
 	kindFlatMap: "FlatMap", kindForEach: "ForEach", kindForEachChunk: "ForEachChunk",
 	kindBatch: "Batch", kindUnbatch: "Unbatch", kindPartition: "Partition",
-	kindBroadcast: "Broadcast", kindMerge: "Merge",
+	kindBroadcast: "Broadcast", kindMerge: "Merge", kindKeyed: "Keyed", kindWindow: "Window",
 }
 
 func (k stageKind) String() string { return kindNames[k] }
@@ -50,7 +52,7 @@ const (
 	withPool = withFunction
 	// withOutput: the stages that write an output edge of their own.
 	withOutput = kindSource | kindMap | kindOrderedMap | kindFilter | kindFlatMap |
-		kindBatch | kindUnbatch | kindPartition | kindBroadcast | kindMerge
+		kindBatch | kindUnbatch | kindPartition | kindBroadcast | kindMerge | kindKeyed | kindWindow
 )
 
 // optionFit is where an option fits: the kinds of stage, what they are
