@@ -25,6 +25,17 @@ type Partitioned interface {
 	PartitionName(id uint64) string
 }
 
+// PartitionLister is implemented by a [Partitioned] Settler that knows
+// which partitions it reads now (kafkax: the partitions assigned to this
+// member). A [Window] stage asks when it first sees the Settler and then
+// every 100 ms: a partition that has sent nothing yet holds the
+// watermark back (so that the first partition read does not make the
+// others' items late; an empty partition needs [WindowSpec].Idle), and
+// one that is gone (revoked) stops holding it.
+type PartitionLister interface {
+	Partitions() []uint64
+}
+
 // Parker is implemented by a [Settler] that bounds the messages it has
 // handed out and not seen settled (kafkax's MaxInFlight), and that can
 // set aside those held by a [Window] stage: Park says that the message
@@ -180,10 +191,83 @@ type windowRouter[T any, K comparable] struct {
 	cur    Receipt
 	visit  func(Receipt)
 	stall  int64 // Idle == 0: how long a silent partition holds the watermark before it is logged
+	// The sources that list their partitions, and when they were last
+	// asked.
+	listers map[Settler]PartitionLister
+	listed  int64
+}
+
+// listEvery is how often a Window's router asks a PartitionLister.
+const listEvery = int64(100 * time.Millisecond)
+
+// newPart adds partition pk to the watermark.
+func (r *windowRouter[T, K]) newPart(pk partKey) *part {
+	pt := &part{max: math.MinInt64, seen: r.now, settler: pk.to, id: pk.id}
+	switch pp, ok := pk.to.(Partitioned); {
+	case ok:
+		pt.name = pp.PartitionName(pk.id)
+	case pk.to != nil:
+		pt.name = fmt.Sprintf("%T", pk.to)
+	default:
+		pt.name = "input"
+	}
+	r.parts[pk] = pt
+	r.list = append(r.list, pt)
+	r.ws.parts.Store(int64(len(r.list)))
+	r.minP = nil
+	if pl, ok := pk.to.(PartitionLister); ok && r.listers[pk.to] == nil {
+		r.listers[pk.to] = pl
+		r.list0(pk.to, pl)
+	}
+	return pt
+}
+
+// list0 makes the partitions of source to those pl lists now: new ones
+// hold the watermark until they send, gone ones no longer do.
+func (r *windowRouter[T, K]) list0(to Settler, pl PartitionLister) {
+	ids := pl.Partitions()
+	now := make(map[uint64]bool, len(ids))
+	for _, id := range ids {
+		now[id] = true
+		if r.parts[partKey{to, id}] == nil {
+			r.newPart(partKey{to, id})
+		}
+	}
+	keep := r.list[:0]
+	for _, pt := range r.list {
+		if pt.settler == to && !now[pt.id] && len(ids) > 0 {
+			delete(r.parts, partKey{pt.settler, pt.id})
+			if pt.idle {
+				r.ws.idleNow.Add(-1)
+			}
+			if r.last == pt {
+				r.last = nil
+			}
+			continue
+		}
+		keep = append(keep, pt)
+	}
+	clear(r.list[len(keep):])
+	r.list = keep
+	r.ws.parts.Store(int64(len(r.list)))
+	r.recompute()
+}
+
+// relist asks the sources that list their partitions again, every
+// listEvery.
+func (r *windowRouter[T, K]) relist() {
+	if len(r.listers) == 0 || r.now-r.listed < listEvery {
+		return
+	}
+	r.listed = r.now
+	for to, pl := range r.listers {
+		r.list0(to, pl)
+	}
 }
 
 func (r *windowRouter[T, K]) init() {
 	r.parts = make(map[partKey]*part)
+	r.listers = make(map[Settler]PartitionLister)
 	r.wm, r.marked, r.next = math.MinInt64, math.MinInt64, math.MinInt64
 	r.visit = func(x Receipt) {
 		if r.cur.t == nil {
@@ -217,19 +301,10 @@ func (r *windowRouter[T, K]) partOf(v *T) *part {
 	}
 	pt := r.parts[pk]
 	if pt == nil {
-		pt = &part{max: math.MinInt64, seen: r.now, settler: pk.to, id: pk.id}
-		switch pp, ok := pk.to.(Partitioned); {
-		case ok:
-			pt.name = pp.PartitionName(pk.id)
-		case pk.to != nil:
-			pt.name = fmt.Sprintf("%T", pk.to)
-		default:
-			pt.name = "input"
+		pt = r.newPart(pk)
+		if pt = r.parts[pk]; pt == nil { // listed as gone already: keep it while it sends
+			pt = r.newPart(pk)
 		}
-		r.parts[pk] = pt
-		r.list = append(r.list, pt)
-		r.ws.parts.Store(int64(len(r.list)))
-		r.minP = nil // a new partition holds nothing back until it has an item
 	}
 	r.last, r.lastK = pt, pk
 	return pt
@@ -327,6 +402,7 @@ func (r *windowRouter[T, K]) chunkDone(kc routeTo[T]) bool {
 		return true
 	}
 	r.now = nowNs()
+	r.relist()
 	r.checkIdle()
 	return r.mark(kc) && r.flush()
 }
@@ -399,6 +475,7 @@ func (r *windowRouter[T, K]) flush() bool { return r.late == nil || r.late.flush
 
 func (r *windowRouter[T, K]) ring(kc routeTo[T]) bool {
 	r.now = nowNs()
+	r.relist()
 	r.checkIdle()
 	return r.mark(kc)
 }
