@@ -167,6 +167,15 @@ func auto(read func(r *reader, a *sluice.AutoStats)) func(*reader) {
 	}
 }
 
+// window reads a Window stage's figure: nothing for other stages.
+func window(read func(r *reader, w *sluice.WindowStats)) func(*reader) {
+	return func(r *reader) {
+		if w := r.stage.Window; w != nil {
+			read(r, w)
+		}
+	}
+}
+
 // withInput reads a figure of a stage's input: nothing for a source.
 func withInput(read func(r *reader, st *sluice.StageStats)) func(*reader) {
 	return func(r *reader) {
@@ -261,6 +270,45 @@ var All = []Metric{
 	{Name: "sluice.stage.input.chunk_size", Unit: "{item}", Kind: Gauge,
 		Help: "Items a chunk of a stage's input carries now: it adapts to the stage's cost per item.",
 		read: withInput(func(r *reader, st *sluice.StageStats) { r.put(float64(st.InChunkSize)) })},
+	{Name: "sluice.stage.keys", Unit: "{key}", Kind: Gauge,
+		Help: "Keys a Keyed or Window stage holds state for.",
+		read: func(r *reader) { r.put(float64(r.stage.Keys)) }},
+	{Name: "sluice.window.watermark.lag", Unit: "s", Kind: Gauge,
+		Help: "How far a Window stage's watermark (event time) is behind the wall clock (exported for Window stages only).",
+		read: window(func(r *reader, w *sluice.WindowStats) { r.put(w.Lag.Seconds()) })},
+	{Name: "sluice.window.watermark_timestamp", Unit: "s", Kind: Gauge,
+		Help: "A Window stage's watermark, as Unix time (0 before its first item).",
+		read: window(func(r *reader, w *sluice.WindowStats) {
+			if w.Watermark.IsZero() {
+				r.put(0)
+				return
+			}
+			r.put(float64(w.Watermark.UnixNano()) / 1e9)
+		})},
+	{Name: "sluice.window.partitions", Unit: "{partition}", Kind: Gauge, Labels: []string{"state"},
+		Help: "Source partitions a Window stage has seen: state=active holds the watermark back, state=idle was set aside for being idle.",
+		read: window(func(r *reader, w *sluice.WindowStats) {
+			r.put(float64(w.Partitions-w.IdlePartitions), "active")
+			r.put(float64(w.IdlePartitions), "idle")
+		})},
+	{Name: "sluice.window.open", Unit: "{window}", Kind: Gauge,
+		Help: "Windows a Window stage holds: not emitted yet, or kept for lateness.",
+		read: window(func(r *reader, w *sluice.WindowStats) { r.put(float64(w.Open)) })},
+	{Name: "sluice.window.held", Unit: "{receipt}", Kind: Gauge,
+		Help: "Receipts a Window stage's open windows hold: messages not yet acknowledged because their window is open.",
+		read: window(func(r *reader, w *sluice.WindowStats) { r.put(float64(w.Held)) })},
+	{Name: "sluice.window.panes", Unit: "{pane}", Kind: Counter, Labels: []string{"revision"},
+		Help: "Panes a Window stage handed on: revision=first for a window's first result, revision=update for an update by a late item.",
+		read: window(func(r *reader, w *sluice.WindowStats) {
+			r.put(float64(w.Emitted-w.Updated), "first")
+			r.put(float64(w.Updated), "update")
+		})},
+	{Name: "sluice.window.late", Unit: "{item}", Kind: Counter, Labels: []string{"route"},
+		Help: "Items later than a Window stage's allowed lateness: route=late_stream went to its late stream, route=acknowledged were acknowledged because it has none.",
+		read: window(func(r *reader, w *sluice.WindowStats) {
+			r.put(float64(w.Late), "late_stream")
+			r.put(float64(w.LateDropped), "acknowledged")
+		})},
 	{Name: "sluice.stage.latency", Unit: "s", Kind: Histogram,
 		Help: "Time from an item's hand-off to a stage's input until the stage has finished with it, sampled one chunk in eight.",
 		read: withInput(func(r *reader, st *sluice.StageStats) { r.putHistogram(&st.Latency) })},
@@ -269,7 +317,7 @@ var All = []Metric{
 // EverySeries returns a snapshot of a pipeline named pipeline in which
 // every metric of [All] has series: a source whose output drops, and a
 // stage with [sluice.Auto] for each reason ([AutoReasons]), every field
-// set. An exporter's test renders it and checks that it shows every
+// set, window figures included. An exporter's test renders it and checks that it shows every
 // sample [Read] reads from it.
 func EverySeries(pipeline string) sluice.Snapshot {
 	s := sluice.Snapshot{Pipeline: pipeline, Done: true, Err: "failed",
@@ -282,6 +330,9 @@ func EverySeries(pipeline string) sluice.Snapshot {
 			Blocked: 2 * time.Second, Throttled: 3 * time.Second, InDepth: 11, InCapacity: 12, InChunkSize: 13,
 			Auto:    &sluice.AutoStats{Min: 1, Max: 9, Reason: r, Detail: "why", Changed: time.Unix(1e9, 0), Changes: 14},
 			Latency: sluice.Histogram{Bounds: []time.Duration{1023, 2047, 0}, Counts: []uint64{1, 2, 3}, Count: 6, Sum: 6000},
+			Keys:    15,
+			Window: &sluice.WindowStats{Watermark: time.Unix(2e9, 0), Lag: 3 * time.Second, Partitions: 6, IdlePartitions: 1,
+				Open: 16, Held: 17, Emitted: 18, Updated: 2, Late: 19, LateDropped: 20},
 		})
 		s.Edges = append(s.Edges, sluice.EdgeStats{From: "auto-" + r.String(), Policy: sluice.DropNewest.String()})
 	}

@@ -19,6 +19,7 @@ import (
 var notExported = map[string]string{
 	"StageStats.Name":    "the stage label itself",
 	"StageStats.Auto":    "a pointer: its fields are checked one by one",
+	"StageStats.Window":  "a pointer: its fields are checked one by one",
 	"AutoStats.Detail":   "free text, not a bounded label: the log and the live page show it",
 	"StageStats.Latency": "checked apart: a histogram, changed by its counts below",
 }
@@ -77,6 +78,9 @@ func TestEveryStatsFieldIsReadByAMetric(t *testing.T) {
 	check("AutoStats", reflect.TypeFor[sluice.AutoStats]().NumField(), func(s *sluice.Snapshot, i int) reflect.Value {
 		return reflect.ValueOf(s.Stages[1].Auto).Elem().Field(i)
 	})
+	check("WindowStats", reflect.TypeFor[sluice.WindowStats]().NumField(), func(s *sluice.Snapshot, i int) reflect.Value {
+		return reflect.ValueOf(s.Stages[1].Window).Elem().Field(i)
+	})
 	s := full()
 	s.Stages[1].Latency.Counts[1]++
 	if slices.Equal(readAll(s), base) {
@@ -95,8 +99,11 @@ func TestEveryStatsFieldIsReadByAMetric(t *testing.T) {
 }
 
 func fieldName(typ string, i int) string {
-	if typ == "AutoStats" {
+	switch typ {
+	case "AutoStats":
 		return reflect.TypeFor[sluice.AutoStats]().Field(i).Name
+	case "WindowStats":
+		return reflect.TypeFor[sluice.WindowStats]().Field(i).Name
 	}
 	return reflect.TypeFor[sluice.StageStats]().Field(i).Name
 }

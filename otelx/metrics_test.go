@@ -225,6 +225,7 @@ func TestMetricsEqualTheStatsOfAFinishedPipeline(t *testing.T) {
 			{"sluice.stage.workers.waiting_for_room", "gauge", "{goroutine}", float64(st.WaitingForRoom), nil},
 			{"sluice.stage.input.items", "counter", "{item}", float64(st.InItems), nil},
 			{"sluice.stage.dead_lettered", "counter", "{item}", float64(st.DeadLettered), nil},
+			{"sluice.stage.keys", "gauge", "{key}", float64(st.Keys), nil},
 			{"sluice.stage.info", "gauge", "", 1, []string{"sluice.stage.kind=" + st.Kind, "sluice.policy=" + policy[st.Name]}},
 		} {
 			got := s.at(t, c.name, append(c.kv, pl, stage)...)
@@ -258,9 +259,10 @@ func TestMetricsEqualTheStatsOfAFinishedPipeline(t *testing.T) {
 				got.instrument, got.unit, st.Latency.Count)
 		}
 	}
-	// Nothing else: 3 pipeline series; per stage 13 (+4 with an input)
-	// and no drop or Auto series, as no stage drops or has Auto.
-	if want := 3 + 4*13 + 3*4; len(s) != want {
+	// Nothing else: 3 pipeline series; per stage 14 (+4 with an input)
+	// and no drop, Auto or window series, as no stage drops, has Auto or
+	// is a Window.
+	if want := 3 + 4*14 + 3*4; len(s) != want {
 		t.Errorf("got %d series, want %d:\n%s", len(s), want, strings.Join(slices.Sorted(mapsKeys(s)), "\n"))
 	}
 }
