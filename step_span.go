@@ -14,7 +14,7 @@ type spanStep struct{ t Tracer }
 func (spanStep) rank() int { return rankSpan }
 
 func (s spanStep) wrap(next call, at *site) call {
-	base := Call{Pipeline: at.p.name, Stage: at.s.name, Kind: at.s.kind}
+	base := Call{Pipeline: at.p.name, Stage: at.s.name, Kind: at.s.kind.String()}
 	var traces []context.Context // reused by every call of this worker
 	collect := func(r Receipt) {
 		if tr := r.Trace(); tr != nil {
