@@ -37,7 +37,7 @@ func Batch[T any](p *Pipeline, name string, in Stream[T], size int, maxWait time
 	if cfg.buffer == 0 {
 		cfg.buffer = max(cfg.chunk, 2048/size)
 	}
-	s := newStage(p, "batch", name, 1)
+	s := newStage(p, kindBatch, name, 1)
 	ie := consume(p, s, in, 1)
 	ie.unmeasured()
 	oe := newEdge[[]T](p, s, 1, cfg)
@@ -117,7 +117,7 @@ func (b *batcher[T]) alarm() <-chan time.Time {
 func Unbatch[T any](p *Pipeline, name string, in Stream[[]T], opts ...StageOption) Stream[T] {
 	defer guard(p)
 	cfg := stageOptions(kindUnbatch, name, opts)
-	s := newStage(p, "unbatch", name, 1)
+	s := newStage(p, kindUnbatch, name, 1)
 	ie := consume(p, s, in, 1)
 	oe := newEdge[T](p, s, 1, cfg)
 	mapStage(p, s, ie, oe, func(_ int, _ *worker, out *sender[T]) (func([][]T) error, *chain[[]T]) {

@@ -12,8 +12,9 @@ import (
 // the engine's loop (engine.go) takes the input's chunks, the stage's body
 // calls its function on each item through its worker's call chain, and
 // the worker's senders hand the results on. The chain runs around each
-// call: halt → throttle → timeout → f → retry → dispose (skip or
-// dead-letter, then settle). Each step is a small type in a file of its
+// call, outermost first: span → retry → halt → throttle → timeout → f,
+// then dispose (skip or dead-letter, then settle) for an error that
+// survives them. Each step is a small type in a file of its
 // own (step_*.go); a worker builds its chain once, when it starts. A stage
 // whose options add no step has no chain: its body calls the function
 // directly, in a plain loop.

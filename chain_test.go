@@ -13,7 +13,7 @@ import (
 func TestAStageWithoutCallOptionsHasNoChain(t *testing.T) {
 	p := New(t.Context())
 	defer p.cancel(nil)
-	s := newStage(p, "map", "m", 1)
+	s := newStage(p, kindMap, "m", 1)
 	ic := newItemCalls[int](p, s, stageOptions(kindMap, "m", []StageOption{Buffer(10), Auto(1, 4)}).calls)
 	if ic.cs != nil || ic.d != nil || ic.worker(0, s.workers[0], func(context.Context, *int) error { return nil }) != nil {
 		t.Fatalf("calls %+v, dispose %+v; want no chain", ic.cs, ic.d)
@@ -28,7 +28,7 @@ func TestStepsWrapTheCallInRankOrder(t *testing.T) {
 	})
 	p := New(t.Context())
 	defer p.cancel(nil)
-	cs := newCalls[int](p, newStage(p, "sink", "f", 1), cfg.calls, false)
+	cs := newCalls[int](p, newStage(p, kindForEach, "f", 1), cfg.calls, false)
 	var ranks []int
 	for _, st := range cs.steps {
 		ranks = append(ranks, st.rank())
@@ -109,7 +109,7 @@ func TestAStepWrapsTheCallWithAContextAndSeesTheItem(t *testing.T) {
 func TestTheChainAllocatesNothingPerCall(t *testing.T) {
 	p := New(t.Context())
 	defer p.cancel(nil)
-	s := newStage(p, "map", "m", 1)
+	s := newStage(p, kindMap, "m", 1)
 	cfg := stageOptions(kindMap, "m", []StageOption{Retry(3, 0, 0), Throttle(nopLimiter{}), SkipErrors()})
 	ic := newItemCalls[int](p, s, cfg.calls)
 	sum := 0

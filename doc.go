@@ -40,8 +40,12 @@
 // [DropOldest]), [OrderedMap]'s [Reorder] bound, the worker count's bounds
 // ([Auto]), a rate ([Throttle] with a [Limiter]), and what happens to an
 // item whose function fails: [Retry], [Timeout], [SkipErrors],
-// [DeadLetter] (a stream of [Failed] items). Pipeline options ([Option]):
-// [Named], [DrainGrace].
+// [DeadLetter] (a stream of [Failed] items); ForEachChunk's [Gather]. A
+// stage panics when given an option that does not fit it; docs/stages.md
+// in the repository tables every stage and the options that fit it.
+// Pipeline options ([Option]): [Named], [DrainGrace], [Logger] (structured
+// logs through log/slog) and [Tracing] (a span per call, through a
+// [Tracer]).
 //
 // # Errors, cancellation and draining
 //

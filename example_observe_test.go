@@ -59,7 +59,7 @@ func ExampleTracing() {
 	// Output:
 	// span "upper" (map) items=1 traced=false err=<nil>
 	// span "upper" (map) items=1 traced=false err=<nil>
-	// span "store" (sink) items=2 traced=false err=<nil>
+	// span "store" (for-each-chunk) items=2 traced=false err=<nil>
 }
 
 type traceKey struct{}
@@ -80,7 +80,7 @@ func ExampleReceipt_WithTrace() {
 	_ = p.Wait()
 	fmt.Println(m.Trace().Value(traceKey{}))
 	// Output:
-	// span "store" (sink) items=1 traced=true err=<nil>
+	// span "store" (for-each) items=1 traced=true err=<nil>
 	// settled 1 <nil>
 	// trace 4bf92f35
 }

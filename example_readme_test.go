@@ -91,7 +91,7 @@ func Example_pipeline() {
 	// decode map 4 0 0
 	// enrich ordered-map 4 0 0
 	// collect batch 1 0 0
-	// write sink 2 0 0
+	// write for-each 2 0 0
 	// 1000 rows stored, each once: true enriched: NYSE:ACME batches of ≤ 500: true
 }
 

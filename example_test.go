@@ -273,12 +273,12 @@ func ExamplePipeline_Stats() {
 	sluice.ForEach(p, "sink", even, 1, func(context.Context, int) error { return nil })
 	_ = p.Wait()
 	for _, s := range p.Stats().Stages {
-		fmt.Printf("%-5s %-7s workers=%d in=%d out=%d\n", s.Name, s.Kind, s.Workers, s.In, s.Out)
+		fmt.Printf("%-5s %-8s workers=%d in=%d out=%d\n", s.Name, s.Kind, s.Workers, s.In, s.Out)
 	}
 	// Output:
-	// nums  source  workers=1 in=0 out=100
-	// even  filter  workers=2 in=100 out=50
-	// sink  sink    workers=1 in=50 out=0
+	// nums  source   workers=1 in=0 out=100
+	// even  filter   workers=2 in=100 out=50
+	// sink  for-each workers=1 in=50 out=0
 }
 
 func ExampleForEachChunk() {

@@ -94,7 +94,7 @@ type KeyFuncs[T any, K comparable, S any, U any] struct {
 // is set without Control.
 func Keyed[T any, K comparable, S any, U any](p *Pipeline, name string, in Stream[T], n int, fn KeyFuncs[T, K, S, U], opts ...StageOption) Stream[U] {
 	defer guard(p)
-	label := kindKeyed.String()
+	label := kindKeyed.label()
 	checkWorkers(label, name, n)
 	if fn.Key == nil {
 		panic(fmt.Sprintf("sluice: %s %q: nil Key function", label, name))
@@ -107,7 +107,7 @@ func Keyed[T any, K comparable, S any, U any](p *Pipeline, name string, in Strea
 		panic(fmt.Sprintf("sluice: %s %q: TTL must be ≥ 0, got %v", label, name, fn.TTL))
 	}
 	cfg := stageOptions(kindKeyed, name, opts)
-	kc := newKeyedCore[T, U](p, "keyed", name, in, n, cfg)
+	kc := newKeyedCore[T, U](p, kindKeyed, name, in, n, cfg)
 	seed := maphash.MakeSeed()
 	r := &plainRouter[T, K]{seed: seed, key: fn.Key, ctl: fn.IsControl}
 	kc.start(r, func(i int, w *worker, out *sender[U]) keyWorker[T] {
@@ -203,7 +203,7 @@ type keyedCore[T, U any] struct {
 	rc   receipts[T] // the receipts of an item; nil when T carries none
 }
 
-func newKeyedCore[T, U any](p *Pipeline, kind, name string, in Stream[T], n int, cfg stageConfig) *keyedCore[T, U] {
+func newKeyedCore[T, U any](p *Pipeline, kind stageKind, name string, in Stream[T], n int, cfg stageConfig) *keyedCore[T, U] {
 	s := newStage(p, kind, name, n+1)
 	kc := &keyedCore[T, U]{p: p, s: s, n: n, rc: receiptsOf[T]()}
 	kc.ie = consume(p, s, in, 1)

@@ -6,53 +6,16 @@ import (
 )
 
 // Which stage options fit which stages, in one table. Each option
-// declares where it fits (one of the fits below) and how the user
-// wrote it ("Reorder(8)"); a stage says what kind it is (stageKind);
-// stageOptions applies the options and panics on one that does not fit,
-// naming the stage, the option and where it fits.
+// declares where it fits (one of the fits below, sets of the kinds in
+// kinds.go) and how the user wrote it ("Reorder(8)"); a stage says what
+// kind it is (stageKind); stageOptions applies the options and panics on
+// one that does not fit, naming the stage, the option and where it fits.
 
-// stageKind is one kind of stage that takes options, as a bit of a set.
-type stageKind uint16
-
-const (
-	kindSource stageKind = 1 << iota // From, FromSlice, FromChan, FromSeq
-	kindMap
-	kindOrderedMap
-	kindFilter
-	kindFlatMap
-	kindForEach
-	kindForEachChunk
-	kindBatch
-	kindUnbatch
-	kindPartition
-	kindBroadcast
-	kindMerge
-	kindKeyed
-	kindWindow
-	kindCount // the number of kinds, as a bit: not a kind
-)
-
-// kindNames are the kinds as a stage's misuse message names it (the
-// label before the stage's name) and as a list of where an option fits.
-var kindNames = map[stageKind]string{
-	kindSource: "source", kindMap: "Map", kindOrderedMap: "OrderedMap", kindFilter: "Filter",
-	kindFlatMap: "FlatMap", kindForEach: "ForEach", kindForEachChunk: "ForEachChunk",
-	kindBatch: "Batch", kindUnbatch: "Unbatch", kindPartition: "Partition",
-	kindBroadcast: "Broadcast", kindMerge: "Merge", kindKeyed: "Keyed", kindWindow: "Window",
-}
-
-func (k stageKind) String() string { return kindNames[k] }
-
-// The sets of kinds that options fit.
-const (
-	// withFunction: the stages that call a function that returns an
-	// error, through a call chain (chain.go).
-	withFunction = kindMap | kindOrderedMap | kindFilter | kindFlatMap | kindForEach | kindForEachChunk
-	// withPool: the stages with a pool of workers.
-	withPool = withFunction
-	// withOutput: the stages that write an output edge of their own.
-	withOutput = kindSource | kindMap | kindOrderedMap | kindFilter | kindFlatMap |
-		kindBatch | kindUnbatch | kindPartition | kindBroadcast | kindMerge | kindKeyed | kindWindow
+// The sets of kinds that options fit, from what each kind has (kinds.go).
+var (
+	withFunction = kindsWith(func(k *kindInfo) bool { return k.function })
+	withPool     = kindsWith(func(k *kindInfo) bool { return k.pool })
+	withOutput   = kindsWith(func(k *kindInfo) bool { return k.output })
 )
 
 // optionFit is where an option fits: the kinds of stage, what they are
@@ -74,6 +37,29 @@ var (
 )
 
 const edgeHint = "; a sink has none: give it to the stage that feeds this one"
+
+// optionCatalogue lists every StageOption for the catalogue
+// (docs/stages.md): its name, what it sets, and where it fits — the fit
+// its constructor declares, as TestTheOptionCatalogueMatchesTheOptions
+// checks, with the list of every exported function returning a
+// StageOption.
+var optionCatalogue = []struct {
+	name string
+	fit  optionFit
+	does string
+}{
+	{"Buffer", fitsOutput, "how many items the output edge holds"},
+	{"Chunk", fitsOutput, "the most items moved between goroutines at once"},
+	{"OnFull", fitsOutput, "what a send to a full output edge does: Block, DropNewest, DropOldest"},
+	{"Reorder", fitsOrdered, "how many items OrderedMap holds to restore the input order"},
+	{"Gather", fitsChunkSink, "the most items one call takes: every item waiting, up to n"},
+	{"Auto", fitsPool, "bounds within which the engine sets the worker count"},
+	{"Throttle", fitsFunction, "a rate limit on the calls (a Limiter)"},
+	{"Timeout", fitsFunction, "a deadline on each call's context"},
+	{"Retry", fitsFunction, "calls a failed item again, with backoff"},
+	{"SkipErrors", fitsFunction, "an item that failed for good is dropped and counted"},
+	{"DeadLetter", fitsFunction, "an item that failed for good goes to a stream of Failed items"},
+}
 
 // stageOption is every StageOption: where it fits, how the user wrote it,
 // and what it sets.
@@ -108,14 +94,14 @@ func stageOptions(k stageKind, name string, opts []StageOption) stageConfig {
 	var c stageConfig
 	for i, o := range opts {
 		if o == nil {
-			panic(fmt.Sprintf("sluice: %s %q: StageOption %d is nil", k, name, i))
+			panic(fmt.Sprintf("sluice: %s %q: StageOption %d is nil", k.label(), name, i))
 		}
 		so := o.(stageOption)
 		if so.bad != "" {
-			panic(fmt.Sprintf("sluice: %s %q: %s", k, name, so.bad))
+			panic(fmt.Sprintf("sluice: %s %q: %s", k.label(), name, so.bad))
 		}
 		if fit := so.fit; fit.fits&k == 0 {
-			panic(fmt.Sprintf("sluice: %s %q: %s applies only to %s%s", k, name, so.show, fit.where(), fit.hint(k)))
+			panic(fmt.Sprintf("sluice: %s %q: %s applies only to %s%s", k.label(), name, so.show, fit.where(), fit.hint(k)))
 		}
 		so.set(&c)
 	}
@@ -128,7 +114,7 @@ func (f optionFit) where() string {
 	var names []string
 	for k := stageKind(1); k < kindCount; k <<= 1 {
 		if f.fits&k != 0 {
-			names = append(names, k.String())
+			names = append(names, k.label())
 		}
 	}
 	list := strings.Join(names, ", ")
@@ -141,7 +127,7 @@ func (f optionFit) where() string {
 // hint is what the message adds for a stage of kind k: where to give an
 // output's option instead, for a sink.
 func (f optionFit) hint(k stageKind) string {
-	if k&(kindForEach|kindForEachChunk) == 0 {
+	if k&withOutput != 0 {
 		return ""
 	}
 	return f.sink

@@ -41,7 +41,7 @@ func TestAMisfitOptionPanicsNamingStageOptionAndWhereItFits(t *testing.T) {
 		}, sluice.Timeout(time.Second), `sluice: Unbatch "m": Timeout(1s) applies only to stages with a function`},
 		{"Buffer on ForEach", func(p *sluice.Pipeline, opt sluice.StageOption) {
 			sluice.ForEach(p, "m", sluice.FromSlice(p, "s", ints(1)), 1, nop, opt)
-		}, sluice.Buffer(10), `sluice: ForEach "m": Buffer(10) applies only to stages with an output edge (source, Map, OrderedMap, Filter, FlatMap, Batch, Unbatch, Partition, Broadcast, Merge, Keyed, Window); a sink has none: give it to the stage that feeds this one`},
+		}, sluice.Buffer(10), `sluice: ForEach "m": Buffer(10) applies only to stages with an output edge (source, Map, OrderedMap, Filter, FlatMap, Batch, Unbatch, Merge, Partition, Broadcast, Keyed, Window); a sink has none: give it to the stage that feeds this one`},
 		{"Reorder on Filter", func(p *sluice.Pipeline, opt sluice.StageOption) {
 			sluice.Filter(p, "m", sluice.FromSlice(p, "s", ints(1)), 1, func(context.Context, int) (bool, error) { return true, nil }, opt)
 		}, sluice.Reorder(3), `sluice: Filter "m": Reorder(3) applies only to OrderedMap`},

@@ -21,7 +21,7 @@ import (
 // [DeadLetter], [Retry]) settles it.
 func OrderedMap[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(ctx context.Context, v T) (U, error), opts ...StageOption) Stream[U] {
 	defer guard(p)
-	s, cfg, ie := openPool(p, kindOrderedMap, "ordered-map", name, in, n, f == nil, opts)
+	s, cfg, ie := openPool(p, kindOrderedMap, name, in, n, f == nil, opts)
 	oe := newEdge[U](p, s, s.slots(), cfg)
 	window := 4 * s.slots() * ie.size
 	if cfg.setReorder {

@@ -22,7 +22,7 @@ func Merge[T any](p *Pipeline, name string, ins []Stream[T], opts ...StageOption
 	// input; the output only hands chunks over, so two slots do.
 	cfg.slots = 2
 	n := len(ins)
-	s := newStage(p, "merge", name, n)
+	s := newStage(p, kindMerge, name, n)
 	edges := make([]*edge[T], n)
 	for i, in := range ins {
 		edges[i] = consume(p, s, in, 1)
@@ -53,7 +53,7 @@ func Partition[T any, K comparable](p *Pipeline, name string, in Stream[T], n in
 		panic(fmt.Sprintf("sluice: Partition %q: nil key function", name))
 	}
 	seed := maphash.MakeSeed()
-	return fanOut(p, kindPartition, "partition", name, in, n, opts, func(items []T, outs []*sender[T]) bool {
+	return fanOut(p, kindPartition, name, in, n, opts, func(items []T, outs []*sender[T]) bool {
 		for _, v := range items {
 			if p.halted() {
 				return false
@@ -79,7 +79,7 @@ func Broadcast[T any](p *Pipeline, name string, in Stream[T], n int, opts ...Sta
 		panic(fmt.Sprintf("sluice: Broadcast %q: n must be ≥ 1, got %d", name, n))
 	}
 	rc := receiptsOf[T]()
-	return fanOut(p, kindBroadcast, "broadcast", name, in, n, opts, func(items []T, outs []*sender[T]) bool {
+	return fanOut(p, kindBroadcast, name, in, n, opts, func(items []T, outs []*sender[T]) bool {
 		if rc != nil && n > 1 {
 			rc.each(items, settleOp{hold: int32(n - 1)}) // each copy settles once
 		}
@@ -97,9 +97,9 @@ func Broadcast[T any](p *Pipeline, name string, in Stream[T], n int, opts ...Sta
 // fanOut starts a one-goroutine stage with n output streams; route sends
 // each input chunk's items to them and returns false when the pipeline
 // stopped.
-func fanOut[T any](p *Pipeline, k stageKind, kind, name string, in Stream[T], n int, opts []StageOption, route func(items []T, outs []*sender[T]) bool) []Stream[T] {
+func fanOut[T any](p *Pipeline, k stageKind, name string, in Stream[T], n int, opts []StageOption, route func(items []T, outs []*sender[T]) bool) []Stream[T] {
 	cfg := stageOptions(k, name, opts)
-	s := newStage(p, kind, name, 1)
+	s := newStage(p, k, name, 1)
 	ie := consume(p, s, in, 1)
 	w := s.workers[0]
 	streams := make([]Stream[T], n)

@@ -45,7 +45,7 @@ func sinkStage[T, X any](p *Pipeline, s *stage, ie *edge[T], adapt bool, gather 
 // it.
 func ForEach[T any](p *Pipeline, name string, in Stream[T], n int, f func(ctx context.Context, v T) error, opts ...StageOption) {
 	defer guard(p)
-	s, cfg, ie := openPool(p, kindForEach, "sink", name, in, n, f == nil, opts)
+	s, cfg, ie := openPool(p, kindForEach, name, in, n, f == nil, opts)
 	ic := newItemCalls[T](p, s, cfg.calls)
 	ctx := p.ctx
 	rc := receiptsOf[T]()
@@ -103,7 +103,7 @@ func ForEach[T any](p *Pipeline, name string, in Stream[T], n int, f func(ctx co
 // failed ones are retried and settled.
 func ForEachChunk[T any](p *Pipeline, name string, in Stream[T], n int, f func(ctx context.Context, items []T) error, opts ...StageOption) {
 	defer guard(p)
-	s, cfg, ie := openPool(p, kindForEachChunk, "sink", name, in, n, f == nil, opts)
+	s, cfg, ie := openPool(p, kindForEachChunk, name, in, n, f == nil, opts)
 	d := newDispose[T](p, s, s.slots(), cfg.calls)
 	cs := newCalls[[]T](p, s, cfg.calls, d != nil)
 	ctx := p.ctx
@@ -152,8 +152,8 @@ func (r *Result[T]) Value() T {
 }
 
 // resultSink starts a one-goroutine sink that computes a Result with each.
-func resultSink[T, A any](p *Pipeline, kind, name string, in Stream[T], init A, each func(acc *A, items []T) error) *Result[A] {
-	s := newStage(p, kind, name, 1)
+func resultSink[T, A any](p *Pipeline, k stageKind, name string, in Stream[T], init A, each func(acc *A, items []T) error) *Result[A] {
+	s := newStage(p, k, name, 1)
 	ie := consume(p, s, in, 1)
 	res := &Result[A]{v: init, done: make(chan struct{}), p: p, s: s}
 	s.onStageDone(func() { close(res.done) })
@@ -167,8 +167,8 @@ func resultSink[T, A any](p *Pipeline, kind, name string, in Stream[T], init A, 
 // into an accumulator that starts at init.
 func Reduce[T, A any](p *Pipeline, name string, in Stream[T], init A, f func(acc A, v T) A) *Result[A] {
 	defer guard(p)
-	checkFunc("Reduce", name, f == nil)
-	return resultSink(p, "reduce", name, in, init, func(res *A, items []T) error {
+	checkFunc(kindReduce.label(), name, f == nil)
+	return resultSink(p, kindReduce, name, in, init, func(res *A, items []T) error {
 		acc := *res
 		for _, v := range items {
 			if p.halted() {
@@ -186,7 +186,7 @@ func Reduce[T, A any](p *Pipeline, name string, in Stream[T], init A, f func(acc
 // order, into a slice.
 func Collect[T any](p *Pipeline, name string, in Stream[T]) *Result[[]T] {
 	defer guard(p)
-	return resultSink(p, "collect", name, in, nil, func(res *[]T, items []T) error {
+	return resultSink(p, kindCollect, name, in, nil, func(res *[]T, items []T) error {
 		*res = append(*res, items...)
 		return nil
 	})
@@ -205,7 +205,7 @@ func Collect[T any](p *Pipeline, name string, in Stream[T]) *Result[[]T] {
 // before receiving.
 func ToChan[T any](p *Pipeline, name string, in Stream[T]) <-chan T {
 	defer guard(p)
-	s := newStage(p, "to-chan", name, 1)
+	s := newStage(p, kindToChan, name, 1)
 	ie := consume(p, s, in, 1)
 	ch := make(chan T, ToChanBuffer)
 	done := p.ctx.Done()
@@ -262,7 +262,7 @@ const seqHold = 4096
 // and panics, naming the stream.
 func ToSeq[T any](p *Pipeline, name string, in Stream[T]) iter.Seq[T] {
 	defer guard(p)
-	s := newStage(p, "to-seq", name, 1)
+	s := newStage(p, kindToSeq, name, 1)
 	ie := consume(p, s, in, 1)
 	hand := make(chan []T)      // a run of items, stage to loop; closed when the stage ends
 	back := make(chan []T, 2)   // the runs the loop is done with, to fill again

@@ -36,7 +36,7 @@ func source[T any](p *Pipeline, s *stage, em *Emitter[T], flusher bool, gen func
 // newSource registers a source stage and its output edge.
 func newSource[T any](p *Pipeline, name string, opts []StageOption) (*stage, *edge[T], *Emitter[T]) {
 	cfg := stageOptions(kindSource, name, opts)
-	s := newStage(p, "source", name, 1)
+	s := newStage(p, kindSource, name, 1)
 	oe := newEdge[T](p, s, 1, cfg)
 	if p.tracer != nil {
 		oe.begin = sourceTraces(p, s, receiptsOf[T]())

@@ -11,7 +11,7 @@ import (
 // timings and the edges it reads and writes.
 type stage struct {
 	name string
-	kind string
+	kind stageKind
 	// workers has a slot per goroutine the stage may run: n for a fixed
 	// count, max for [Auto] (whose slots are filled as first used, under
 	// p.mu, and nil until then). A slot's goroutine exits before the slot
@@ -30,12 +30,12 @@ type stage struct {
 // newStage registers a stage with n ≥ 1 worker goroutines (the public
 // constructors check n). It panics if p was not made by New or the name
 // is empty.
-func newStage(p *Pipeline, kind, name string, n int) *stage {
-	p.mustBeMade(fmt.Sprintf("%s %q", kind, name))
+func newStage(p *Pipeline, k stageKind, name string, n int) *stage {
+	p.mustBeMade(fmt.Sprintf("%s %q", k, name))
 	if name == "" {
-		panic("sluice: " + kind + ": stage name must not be empty")
+		panic("sluice: " + k.String() + ": stage name must not be empty")
 	}
-	s := &stage{name: name, kind: kind, workers: make([]*worker, n)}
+	s := &stage{name: name, kind: k, workers: make([]*worker, n)}
 	s.running.Store(int32(n))
 	for i := range s.workers {
 		s.workers[i] = &worker{slot: i}
@@ -48,27 +48,27 @@ func newStage(p *Pipeline, kind, name string, n int) *stage {
 // shares (Map, Filter, FlatMap, OrderedMap, ForEach, ForEachChunk): it
 // checks the arguments that k's documentation names (n, a nil function,
 // the options that fit k), registers the stage and consumes its input.
-func openPool[T any](p *Pipeline, k stageKind, kind, name string, in Stream[T], n int, nilFunc bool, opts []StageOption) (*stage, stageConfig, *edge[T]) {
-	label := k.String()
+func openPool[T any](p *Pipeline, k stageKind, name string, in Stream[T], n int, nilFunc bool, opts []StageOption) (*stage, stageConfig, *edge[T]) {
+	label := k.label()
 	checkWorkers(label, name, n)
 	checkFunc(label, name, nilFunc)
 	cfg := stageOptions(k, name, opts)
-	s := newPool(p, kind, name, n, cfg)
+	s := newPool(p, k, name, n, cfg)
 	return s, cfg, consumeHolding(p, s, in, s.slots(), cfg.gather)
 }
 
 // newPool registers a stage with a pool of workers: n of them, or with
 // [Auto] n to start with and slots for up to its max. Its goroutines are
 // started by start.
-func newPool(p *Pipeline, kind, name string, n int, cfg stageConfig) *stage {
+func newPool(p *Pipeline, k stageKind, name string, n int, cfg stageConfig) *stage {
 	if cfg.autoMax == 0 {
-		return newStage(p, kind, name, n)
+		return newStage(p, k, name, n)
 	}
 	if n < cfg.autoMin || n > cfg.autoMax {
 		panic(fmt.Sprintf("sluice: stage %q: with Auto(%d, %d) the n given is the count to start with and must lie within its bounds, got %d",
 			name, cfg.autoMin, cfg.autoMax, n))
 	}
-	s := newStage(p, kind, name, 1)
+	s := newStage(p, k, name, 1)
 	s.workers = append(s.workers, make([]*worker, cfg.autoMax-1)...)
 	s.running.Store(int32(n))
 	s.auto = newAutoPool(p, s, cfg.autoMin, cfg.autoMax, n)

@@ -148,7 +148,7 @@ type EdgeStats struct {
 // StageStats describes one stage at the moment of a snapshot.
 type StageStats struct {
 	Name string
-	Kind string // source, map, ordered-map, filter, flat-map, batch, …
+	Kind string // source, map, ordered-map, filter, flat-map, batch, …: docs/stages.md lists them
 	// Workers is the goroutines the stage runs: its fixed count, or with
 	// [Auto] the count the engine chooses now (Auto says why).
 	Workers int
@@ -269,7 +269,7 @@ func (p *Pipeline) Stats() Snapshot {
 // stats is the stage's part of a snapshot, its edges' figures read from
 // edgeStats. Called with p.mu held.
 func (s *stage) stats(edgeStats map[edgeInfo]EdgeStats) StageStats {
-	st := StageStats{Name: s.name, Kind: s.kind, Workers: len(s.workers)}
+	st := StageStats{Name: s.name, Kind: s.kind.String(), Workers: len(s.workers)}
 	if s.auto != nil {
 		st.Workers = int(s.auto.target.Load())
 		s.auto.mu.Lock()

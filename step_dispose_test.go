@@ -28,7 +28,7 @@ func TestDisposeSkipsOrDeadLettersAFailedItem(t *testing.T) {
 	t.Run("skip", func(t *testing.T) {
 		p := New(t.Context())
 		defer p.cancel(nil)
-		s := newStage(p, "sink", "f", 1)
+		s := newStage(p, kindForEach, "f", 1)
 		d := newDispose[carried](p, s, 1, callConfig{skip: true})
 		ds := d.worker(0, s.workers[0])
 		var st countingSettler
@@ -44,10 +44,10 @@ func TestDisposeSkipsOrDeadLettersAFailedItem(t *testing.T) {
 	t.Run("dead letter", func(t *testing.T) {
 		p := New(t.Context())
 		defer p.cancel(nil)
-		s := newStage(p, "map", "m", 1)
+		s := newStage(p, kindMap, "m", 1)
 		var dead Stream[Failed[carried]]
 		d := newDispose[carried](p, s, 1, callConfig{dead: &dead})
-		sink := newStage(p, "sink", "dead", 1)
+		sink := newStage(p, kindForEach, "dead", 1)
 		e := consume(p, sink, dead, 1)
 		ds := d.worker(0, s.workers[0])
 		var st countingSettler

@@ -10,7 +10,7 @@ import (
 // makes no further attempt: the chain returns errStopped.
 func TestHaltMakesNoCallOnceThePipelineStopped(t *testing.T) {
 	p := New(t.Context())
-	s := newStage(p, "map", "m", 1)
+	s := newStage(p, kindMap, "m", 1)
 	cfg := stageOptions(kindMap, "m", []StageOption{Retry(5, 0, 0)})
 	ic := newItemCalls[int](p, s, cfg.calls)
 	calls := 0

@@ -14,7 +14,7 @@ type spanStep struct{ t Tracer }
 func (spanStep) rank() int { return rankSpan }
 
 func (s spanStep) wrap(next call, at *site) call {
-	base := Call{Pipeline: at.p.name, Stage: at.s.name, Kind: at.s.kind}
+	base := Call{Pipeline: at.p.name, Stage: at.s.name, Kind: at.s.kind.String()}
 	var traces []context.Context // reused by every call of this worker
 	collect := func(r Receipt) {
 		if tr := r.Trace(); tr != nil {
@@ -68,7 +68,7 @@ func sourceTraces[T any](p *Pipeline, s *stage, rs receipts[T]) func(items []T) 
 	if p.tracer == nil || rs == nil {
 		return nil
 	}
-	base := Call{Pipeline: p.name, Stage: s.name, Kind: s.kind, Items: 1}
+	base := Call{Pipeline: p.name, Stage: s.name, Kind: s.kind.String(), Items: 1}
 	op := settleOp{visit: func(r Receipt) {
 		if r.Trace() != nil {
 			return

@@ -29,7 +29,7 @@ type Tracer interface {
 type Call struct {
 	Pipeline string
 	Stage    string
-	Kind     string // map, filter, for-each, for-each-chunk, …
+	Kind     string // map, ordered-map, filter, flat-map, for-each or for-each-chunk (docs/stages.md)
 	// Items is how many items the call handles: 1, or a chunk's or
 	// batch's length (ForEachChunk, a ForEach over batches).
 	Items int

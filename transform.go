@@ -90,7 +90,7 @@ func (m *mapper[T, U]) apply(ctx context.Context, items []T, dst []U) (int, erro
 // workers (see the package documentation).
 func Map[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(ctx context.Context, v T) (U, error), opts ...StageOption) Stream[U] {
 	defer guard(p)
-	s, cfg, ie := openPool(p, kindMap, "map", name, in, n, f == nil, opts)
+	s, cfg, ie := openPool(p, kindMap, name, in, n, f == nil, opts)
 	oe := newEdge[U](p, s, s.slots(), cfg)
 	ic := newItemCalls[T](p, s, cfg.calls)
 	ctx := p.ctx
@@ -128,7 +128,7 @@ func orStopped(err error) error {
 // unless an error option ([SkipErrors], [DeadLetter], [Retry]) settles it.
 func Filter[T any](p *Pipeline, name string, in Stream[T], n int, keep func(ctx context.Context, v T) (bool, error), opts ...StageOption) Stream[T] {
 	defer guard(p)
-	s, cfg, ie := openPool(p, kindFilter, "filter", name, in, n, keep == nil, opts)
+	s, cfg, ie := openPool(p, kindFilter, name, in, n, keep == nil, opts)
 	oe := newEdge[T](p, s, s.slots(), cfg)
 	ic := newItemCalls[T](p, s, cfg.calls)
 	ctx := p.ctx
@@ -182,7 +182,7 @@ func (m *mapper[T, U]) one(ctx context.Context, v *T) (u U, err error) {
 // once when there are none).
 func FlatMap[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(ctx context.Context, v T, emit func(U) bool) error, opts ...StageOption) Stream[U] {
 	defer guard(p)
-	s, cfg, ie := openPool(p, kindFlatMap, "flat-map", name, in, n, f == nil, opts)
+	s, cfg, ie := openPool(p, kindFlatMap, name, in, n, f == nil, opts)
 	oe := newEdge[U](p, s, s.slots(), cfg)
 	ic := newItemCalls[T](p, s, cfg.calls)
 	ctx := p.ctx

@@ -11,9 +11,9 @@ import (
 func measuredEdge(t *testing.T, opts ...StageOption) (*edge[int], *receiver[int]) {
 	t.Helper()
 	p := New(context.Background())
-	src := newStage(p, "source", "src", 1)
+	src := newStage(p, kindSource, "src", 1)
 	e := newEdge[int](p, src, 1, stageOptions(kindSource, "src", opts))
-	sink := newStage(p, "sink", "sink", 1)
+	sink := newStage(p, kindForEach, "sink", 1)
 	consume(p, sink, Stream[int]{e}, 1)
 	e.measured(0)
 	t.Cleanup(func() { p.cancel(nil) })
@@ -101,9 +101,9 @@ func TestTuneDoesNotCountWaits(t *testing.T) {
 func TestTuneStaysUnderTheCeiling(t *testing.T) {
 	p := New(context.Background())
 	t.Cleanup(func() { p.cancel(nil) })
-	src := newStage(p, "source", "src", 1)
+	src := newStage(p, kindSource, "src", 1)
 	e := newEdge[int](p, src, 1, stageConfig{})
-	sink := newStage(p, "sink", "sink", 1)
+	sink := newStage(p, kindForEach, "sink", 1)
 	consume(p, sink, Stream[int]{e}, 1)
 	e.measured(100)
 	r := newReceiver(e, 0, sink.workers[0])

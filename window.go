@@ -192,12 +192,12 @@ type WindowStats struct {
 // duration is negative.
 func Window[T any, K comparable, A any](p *Pipeline, name string, in Stream[T], n int, spec WindowSpec[T, K, A], opts ...StageOption) Stream[Pane[K, A]] {
 	defer guard(p)
-	label := kindWindow.String()
+	label := kindWindow.label()
 	checkWorkers(label, name, n)
 	checkWindowSpec(label, name, spec.Windows, spec.Fold == nil, spec.Merge == nil,
 		spec.OutOfOrder, spec.Lateness, spec.Idle, spec.Late != nil && spec.Time == nil)
 	cfg := stageOptions(kindWindow, name, opts)
-	kc := newKeyedCore[T, Pane[K, A]](p, "window", name, in, n, cfg)
+	kc := newKeyedCore[T, Pane[K, A]](p, kindWindow, name, in, n, cfg)
 	ws := newWindowShared(p, kc.s, spec.Windows, spec.OutOfOrder, spec.Lateness, spec.Idle)
 	key := spec.Key
 	if key == nil {

@@ -66,8 +66,8 @@ func TestBottleneckIsTheFullerOfTwoBranches(t *testing.T) {
 		Stages: []sluice.StageStats{
 			{Name: "src", Kind: "source"},
 			{Name: "split", Kind: "broadcast", InDepth: 0, InCapacity: 100},
-			{Name: "left", Kind: "sink", InDepth: 60, InCapacity: 100},
-			{Name: "right", Kind: "sink", InDepth: 80, InCapacity: 100},
+			{Name: "left", Kind: "for-each", InDepth: 60, InCapacity: 100},
+			{Name: "right", Kind: "for-each", InDepth: 80, InCapacity: 100},
 		},
 		Edges: []sluice.EdgeStats{
 			{From: "src", To: "split", Depth: 0, Capacity: 100},

@@ -60,7 +60,7 @@ func ExampleBottleneck() {
 			{Name: "read", Kind: "source"},
 			{Name: "decode", Kind: "map", InDepth: 2048, InCapacity: 2048},
 			{Name: "enrich", Kind: "map", InDepth: 1900, InCapacity: 2048},
-			{Name: "write", Kind: "sink", InDepth: 12, InCapacity: 2048},
+			{Name: "write", Kind: "for-each", InDepth: 12, InCapacity: 2048},
 		},
 		Edges: []sluice.EdgeStats{
 			{From: "read", To: "decode", Depth: 2048, Capacity: 2048},

@@ -582,7 +582,9 @@ func TestSnippets(t *testing.T) {
 	// One binary runs every block, each in a process of its own: one link
 	// instead of one per block.
 	write(t, filepath.Join(dir, "runner", "main.go"), runner(programs))
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	// The build's bound is generous: a loaded 2-CPU machine compiles the
+	// blocks' dependencies for minutes. Each run has a bound of its own.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	bin := filepath.Join(dir, "snippets-runner")
 	buildOut := map[string]string{}
@@ -631,7 +633,7 @@ func TestSnippets(t *testing.T) {
 			if b.mode == "build" {
 				return
 			}
-			rctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+			rctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 			defer cancel()
 			cmd := exec.CommandContext(rctx, bin, b.dir())
 			cmd.Dir = t.TempDir()

@@ -330,8 +330,8 @@ func TestAnInsertIsOneSpanLinkingEveryItemsTrace(t *testing.T) {
 		t.Fatalf("spans %+v; want one, the insert's", tr.spans)
 	}
 	c, links := tr.spans[0], tr.links[0]
-	if c.Stage != "store" || c.Kind != "sink" || c.Items != 5 || c.Parent != nil {
-		t.Fatalf("span %+v; want stage store, kind sink, 5 items, no parent", c)
+	if c.Stage != "store" || c.Kind != "for-each-chunk" || c.Items != 5 || c.Parent != nil {
+		t.Fatalf("span %+v; want stage store, kind for-each-chunk, 5 items, no parent", c)
 	}
 	if strings.Join(links, ",") != "trace-0,trace-1,trace-2,trace-3,trace-4" {
 		t.Fatalf("links %q; want every item's trace", links)
