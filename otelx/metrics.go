@@ -22,7 +22,7 @@ import (
 //
 // It reads [sluice.Pipeline.Stats] when a reader collects, and costs
 // nothing per item. A collection costs two to four Stats calls per
-// pipeline (until each latency histogram reads the same twice), about 45
+// pipeline (until each latency histogram reads the same twice), about 20
 // observations per stage, and one histogram Record per latency sample the
 // stages took since the previous collection (a chunk in eight).
 //
