@@ -141,9 +141,6 @@ func NewMetrics(mp metric.MeterProvider, pipelines ...*sluice.Pipeline) (*Metric
 // with [sluice.Named], or [Metrics.Remove] the old one first (as a job
 // that reruns under one name would). It panics if p is nil.
 func (m *Metrics) Add(p *sluice.Pipeline) {
-	if p == nil {
-		panic("otelx: Metrics.Add called with a nil *sluice.Pipeline")
-	}
 	if err := m.pipelines.Add(p); err != nil {
 		panic("otelx: " + err.Error())
 	}

@@ -69,9 +69,6 @@ func NewCollector(pipelines ...*sluice.Pipeline) *Collector {
 // with [sluice.Named], or [Collector.Remove] the old one first (as a job
 // that reruns under one name would). It panics if p is nil.
 func (c *Collector) Add(p *sluice.Pipeline) {
-	if p == nil {
-		panic("prom: Add called with a nil *sluice.Pipeline")
-	}
 	if err := c.pipelines.Add(p); err != nil {
 		panic("prom: " + err.Error())
 	}
