@@ -153,3 +153,23 @@ func ExampleSnapshot_Stage() {
 	// Output:
 	// batches 3, items 250
 }
+
+// topicSettler is a connector's Settler that describes its messages.
+type topicSettler struct{}
+
+func (topicSettler) Settle(uint64, error) {}
+func (topicSettler) Describe(key uint64) (sluice.Message, bool) {
+	return sluice.Message{System: "kafka", Destination: "orders", Partition: fmt.Sprint(key % 3)}, true
+}
+
+func ExampleReceipt_Message() {
+	r := sluice.NewReceipt(topicSettler{}, 7)
+	m, ok := r.Message()
+	fmt.Println(m.System, m.Destination, m.Partition, ok)
+	var none sluice.Receipt
+	_, ok = none.Message()
+	fmt.Println(ok)
+	// Output:
+	// kafka orders 1 true
+	// false
+}

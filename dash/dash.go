@@ -106,9 +106,6 @@ func Handler(pipelines ...*sluice.Pipeline) *Board {
 // names with [sluice.Named], or remove the old one first. It panics if p
 // is nil.
 func (b *Board) Add(p *sluice.Pipeline) {
-	if p == nil {
-		panic("dash: Add called with a nil *sluice.Pipeline")
-	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if err := b.pipelines.Add(p); err != nil {

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -21,10 +22,11 @@ type Pipelines struct {
 // does nothing. It returns an error, and adds nothing, if another
 // pipeline with p's name is there: give pipelines different names with
 // [sluice.Named], or remove the old one first (as a job that reruns under
-// one name would). It panics if p is nil.
+// one name would), or if p is nil: an exporter panics with it, naming
+// itself.
 func (s *Pipelines) Add(p *sluice.Pipeline) error {
 	if p == nil {
-		panic("metrics: Pipelines.Add called with a nil *sluice.Pipeline")
+		return errors.New("Add called with a nil *sluice.Pipeline")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

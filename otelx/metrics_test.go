@@ -539,7 +539,7 @@ func TestMetricsPanicOnProgrammerError(t *testing.T) {
 		name, want string
 		f          func()
 	}{
-		{"nil pipeline", "otelx: Metrics.Add called with a nil", func() { m.Add(nil) }},
+		{"nil pipeline", "otelx: Add called with a nil", func() { m.Add(nil) }},
 		{"name taken", `otelx: a pipeline named "x" is already exported`, func() { m.Add(orders(t, "x", 1)) }},
 		{"nil provider", "otelx: NewMetrics called with a nil MeterProvider", func() { _, _ = otelx.NewMetrics(nil) }},
 	} {
