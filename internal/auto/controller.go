@@ -55,12 +55,13 @@ type checkAt struct {
 }
 
 // probe is a change waiting to be judged: the count before, its ticks,
-// and the ticks since.
+// and the ticks since (those its rule lets settle left out).
 type probe struct {
 	from          int
 	kind          kind
 	reason        Reason // the reason it started with
 	before, after []tick
+	settled       int // ticks let settle
 }
 
 // New returns a controller for a stage that may run lo to hi workers and
@@ -128,11 +129,11 @@ func (c *Controller) waiting(s Sample, util float64, tk tick) Decision {
 		c.idleHold = max(0, c.idleHold-1)
 		return c.same()
 	}
-	reason, why := Idle, "input or room"
+	k, reason, why := idle, Idle, "input or room"
 	if s.Throttled > s.Idle {
-		reason, why = Throttled, "the Throttle"
+		k, reason, why = throttle, Throttled, "the Throttle"
 	}
-	return c.start(want, idle, c.last(c.idle), reason, fmt.Sprintf("workers busy %.0f%% of the time, waiting on %s", 100*util, why))
+	return c.start(want, k, c.last(c.idle), reason, fmt.Sprintf("workers busy %.0f%% of the time, waiting on %s", 100*util, why))
 }
 
 // steady takes a tick at the current count with the workers busy. A

@@ -86,9 +86,14 @@
 //     stage is not the bottleneck. On a machine that the workers' own
 //     calls saturate the source starves too, so this is a probe as well:
 //     one that costs throughput is taken back — after a Throttle's, only
-//     to the count the throughput before needs. No probe up starts while
-//     the workers wait on the Throttle more than ThrottledUp of the time:
-//     workers added would only wait there.
+//     to the count the throughput before needs. A shrink of workers that
+//     waited on the Throttle is judged from its second tick on (the
+//     workers shed held the limiter's next turns, which the first tick
+//     lacks), and kept while the workers left still wait on it most of
+//     the time (a busy share under IdleBelow): the Throttle, not the
+//     count, sets the throughput. No probe up starts while the workers
+//     wait on the Throttle more than ThrottledUp of the time: workers
+//     added would only wait there.
 //
 // A decision never leaves the bounds the controller was made with.
 package auto

@@ -8,7 +8,7 @@ import (
 // shrunk carries out the verdict on a probe down.
 func (c *Controller) shrunk(v verdict) Decision {
 	switch v.kind {
-	case idle:
+	case idle, throttle:
 		return c.idled(v)
 	case check, descent, stepDown:
 		return c.checked(v)
@@ -28,7 +28,7 @@ func (c *Controller) idled(v verdict) Decision {
 	}
 	c.idleHold, c.idle = c.backoff, 0
 	want := v.from
-	if v.reason == Throttled {
+	if v.kind == throttle {
 		want = max(c.n+1, min(v.from, int(math.Ceil(float64(c.n)*v.b.x/v.a.x-1e-6))))
 	}
 	c.back(want, v.from, v.before, v.b.t)
