@@ -128,7 +128,8 @@ func (c *Controller) failedMore(after []tick, a, b tick) bool {
 func (c *Controller) grown(v verdict) Decision {
 	reason := NoGain
 	if v.failed {
-		reason, c.refused = Failing, true
+		reason = Failing
+		c.failedAt(c.n)
 	}
 	if v.kind == double {
 		if v.kept {
@@ -154,6 +155,9 @@ func (c *Controller) grown(v verdict) Decision {
 	}
 	if v.kept {
 		c.hold, c.backoff, c.short = c.t.HoldKept, c.t.HoldFirst, 0
+		if c.failAt > 0 && c.n >= c.failAt {
+			c.failAt = 0 // the dependency serves more than it did
+		}
 		if v.more && v.e-c.t.JudgeMore*v.se > c.t.ResumeSlow && !c.refused {
 			c.slow = true // much more than a little: capacity grew
 		}

@@ -153,7 +153,7 @@ func (c *Controller) failed(v verdict) Decision {
 // succeeded had each failed call taken a worker's place, n/(1+f) rounded
 // up, at least one fewer and no fewer than half.
 func (c *Controller) failShrink(tk tick, before []tick) Decision {
-	c.refused = true
+	c.failedAt(c.n)
 	c.slow, c.checkDue, c.checks, c.descend, c.confirm, c.short, c.fails = false, false, c.checks[:0], false, false, 0, 0
 	want := max(c.lo, (c.n+1)/2, min(c.n-1, int(math.Ceil(float64(c.n)/(1+tk.f)-1e-9))))
 	return c.start(want, failing, before, Failing,
