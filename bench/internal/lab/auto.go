@@ -122,6 +122,9 @@ func autoExperimentCases(c *Config) []Case {
 			if n == 0 {
 				name = autoVariant
 			}
+			if ac.fixedMax > 0 && n > ac.fixedMax {
+				continue // fails by design: see autoCase.fixedMax
+			}
 			round := 0 // the runner runs a group's cases in turn, round by round
 			cases = append(cases, Case{
 				Group: ac.name, Variant: name, Baseline: n == 1, Note: ac.title,

@@ -42,8 +42,12 @@ const autoBase = 2 * time.Millisecond
 type autoCase struct {
 	name, title string
 	start       int // the count Auto starts with
-	work        func(srv *depServer) (call func(context.Context, int) error, midway func())
-	opts        func() []sluice.StageOption // for every row, fixed or Auto
+	// fixedMax, if set, is the largest fixed count that can finish: past
+	// it, the dependency refuses so many calls that an item spends its
+	// attempts, and the run fails (larger counts get no row).
+	fixedMax int
+	work     func(srv *depServer) (call func(context.Context, int) error, midway func())
+	opts     func() []sluice.StageOption // for every row, fixed or Auto
 }
 
 func autoCases() []autoCase {
@@ -83,8 +87,8 @@ func autoCases() []autoCase {
 			return s.call, nil
 		}},
 		{name: "refusing-32", title: "a dependency serving 32 at once (5–50 ms), 503 past that, Retry(5, 10 ms, 1 s); Auto from 32", start: 32,
-			work: refusingSlow(32), opts: retryDocs},
-		{name: "refusing-32-from-4", title: "the same, Auto from 4", start: 4, work: refusingSlow(32), opts: retryDocs},
+			fixedMax: 32, work: refusingSlow(32), opts: retryDocs},
+		{name: "refusing-32-from-4", title: "the same, Auto from 4", start: 4, fixedMax: 32, work: refusingSlow(32), opts: retryDocs},
 		{name: "refusing-16-slow", title: "a dependency serving 16 at once (5–50 ms), 503 past that, Retry(1000, 1 ms, 20 ms)",
 			work: refusingSlow(16), opts: func() []sluice.StageOption {
 				return []sluice.StageOption{sluice.Retry(1000, time.Millisecond, 20*time.Millisecond)}
