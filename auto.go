@@ -21,8 +21,12 @@ import (
 // throughput, sheds workers that add nothing, whose calls queue (the time
 // per call climbs) or fail (errors or timeouts per call rise with the
 // count), and workers that mostly wait; it never adds workers that would
-// only wait on the Throttle. The rules are described in full in the doc of
-// package internal/auto.
+// only wait on the Throttle. A probe up is undone at its first failed
+// call, not at the next look, and workers shed because calls fail count
+// against the new count until they have finished their items: a probe
+// past what a dependency serves costs an item a retry or two, not its
+// [Retry] attempts. The rules are described in full in the doc of package
+// internal/auto.
 //
 // A stage never runs more than hi goroutines, nor fewer than lo while its
 // input lasts. A worker added at run time is owned by the pipeline like

@@ -1,8 +1,10 @@
 package sluice
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,27 +19,40 @@ type autoPool struct {
 	p      *Pipeline
 	s      *stage
 	tune   auto.Tuning
-	target atomic.Int32 // workers the engine wants; slots ≥ target exit at their next chunk
+	target atomic.Int32 // workers the stage runs now; slots ≥ target exit at their next chunk
+	want   int          // the count the controller chose (the control goroutine's only)
+	ramp   int          // workers catchUp may start at a time (the control goroutine's only)
+	// undone is the count a probe up went back to while the workers it
+	// added still run (math.MaxInt32 otherwise): see room.
+	undone atomic.Int32
 	run    func(i int, w *worker)
 	done   chan struct{} // closed once every goroutine of the stage has exited
+	// alarm is signalled by a worker whose call failed (see
+	// worker.callFailed): a probe up is undone at once.
+	alarm chan struct{}
 
 	mu    sync.Mutex // guards stats
 	stats AutoStats
 }
 
 func newAutoPool(p *Pipeline, s *stage, lo, hi, n int) *autoPool {
-	a := &autoPool{p: p, s: s, tune: auto.Default(), done: make(chan struct{}),
+	a := &autoPool{p: p, s: s, tune: auto.Default(), want: n, done: make(chan struct{}), alarm: make(chan struct{}, 1),
 		stats: AutoStats{Min: lo, Max: hi, Reason: AutoStart, Detail: fmt.Sprintf("started with %d", n), Changed: time.Now()}}
 	a.target.Store(int32(n))
+	a.undone.Store(math.MaxInt32)
 	s.onStageDone(func() { close(a.done) })
 	return a
 }
 
-// autoChooser makes what control asks for a count: a controller's Step
-// (tests replace it).
-var autoChooser = func(lo, hi, n int, t auto.Tuning) func(auto.Sample) auto.Decision {
-	return auto.New(lo, hi, n, t).Step
+// chooser is what control asks for a count: an auto.Controller.
+type chooser interface {
+	Step(auto.Sample) auto.Decision
+	Watching() bool
+	Refused(auto.Sample) auto.Decision
 }
+
+// autoChooser makes the stage's chooser (tests replace it).
+var autoChooser = func(lo, hi, n int, t auto.Tuning) chooser { return auto.New(lo, hi, n, t) }
 
 // shed reports whether worker w must exit: the engine wants fewer
 // workers than its slot. One atomic load per chunk.
@@ -64,7 +79,7 @@ func (a *autoPool) slot(i int) *worker {
 	if w := a.s.workers[i]; w != nil {
 		return w
 	}
-	w := &worker{slot: i, kick: make(chan struct{}, 1)}
+	w := &worker{slot: i, kick: make(chan struct{}, 1), alarm: a.alarm, room: a.room}
 	a.p.mu.Lock()
 	a.s.workers[i] = w
 	a.p.mu.Unlock()
@@ -102,20 +117,50 @@ func (a *autoPool) add(i int) {
 // measures:
 // workers just added have taken their first items by then and workers
 // removed have finished theirs, so the next sample sees the new count
-// only, with as many items in hand at its end as at its start.
+// only, with as many items in hand at its end as at its start. While a
+// probe up is under way, a failed call wakes it at once, and the
+// controller sees what the stage did since the change (Refused). While
+// the stage runs fewer workers than the count chosen (new workers being
+// started, or workers shed for failing calls still finishing their
+// items), it catches up every Recheck (see apply).
 func (a *autoPool) control() {
 	t := time.NewTimer(a.tune.Settle) // the first workers take their first items, as after a change
 	defer t.Stop()
 	st := a.snapshot()
-	step := autoChooser(a.stats.Min, a.stats.Max, int(a.target.Load()), a.tune)
+	ch := autoChooser(a.stats.Min, a.stats.Max, int(a.target.Load()), a.tune)
+	re := time.NewTimer(a.tune.Recheck) // runs while the stage catches up with the count chosen
+	defer re.Stop()
+	re.Stop()
 	var acc auto.Sample
+	mark := st // the tally when the count last changed
 	settling := true
+	changed := func(d auto.Decision, undo bool) {
+		if a.apply(d, undo) {
+			mark, acc, settling = a.snapshot(), auto.Sample{}, true
+			t.Reset(a.tune.Settle)
+		}
+		if int(a.target.Load()) < a.want {
+			re.Reset(a.tune.Recheck)
+		}
+	}
 	for {
 		select {
 		case <-a.done:
 			return
 		case <-a.p.ctx.Done():
 			return
+		case <-a.alarm:
+			if ch.Watching() {
+				if d := ch.Refused(a.snapshot().since(mark)); d.Reason != auto.None {
+					changed(d, true)
+				}
+			}
+			continue
+		case <-re.C:
+			if a.catchUp() {
+				re.Reset(a.tune.Recheck)
+			}
+			continue
 		case <-t.C:
 		}
 		now := a.snapshot()
@@ -129,34 +174,121 @@ func (a *autoPool) control() {
 		if !acc.Enough(a.tune) {
 			continue
 		}
-		d := step(acc)
+		d := ch.Step(acc)
 		acc = auto.Sample{}
-		if a.apply(d) {
-			settling = true
-			t.Reset(a.tune.Settle)
-		}
+		changed(d, false)
 	}
 }
 
 // apply makes the stage run d.Count workers (within the bounds), and
 // reports whether the count changed: a slot below the target whose worker
-// is not running is started again whether or not it did.
-func (a *autoPool) apply(d auto.Decision) bool {
+// is not running is started again whether or not it did. A count raised
+// starts its new workers over Settle, a few every Recheck (see catchUp):
+// a probe past what a dependency serves is undone at the first refused
+// call, before most of them have made one. A probe up undone (undo)
+// counts the workers shed that still finish their items: until they have
+// exited, the stage runs that many fewer, and a retry waits while the
+// stage runs more than the count (see room). An item a shed worker
+// retries would otherwise find the dependency as full as before, every
+// slot of it taken by the workers kept, and spend its attempts.
+func (a *autoPool) apply(d auto.Decision, undo bool) bool {
 	n := min(max(d.Count, a.stats.Min), a.stats.Max)
-	old := int(a.target.Load())
+	old := a.want
 	if n != old {
-		a.target.Store(int32(n))
-		a.kick(n, old)
+		a.want = n
+		run, cur := n, int(a.target.Load())
+		a.undone.Store(math.MaxInt32)
+		a.ramp = n
+		switch {
+		case n < old && undo:
+			run = max(a.stats.Min, n-a.lingering(n))
+			a.undone.Store(int32(n))
+		case n > old:
+			a.ramp = max(1, int(math.Ceil(float64(n-old)*float64(a.tune.Recheck)/float64(a.tune.Settle))))
+			run = min(n, cur+a.ramp)
+		}
+		a.setTarget(run)
 		a.mu.Lock()
 		a.stats.Reason, a.stats.Detail, a.stats.Changed = AutoReason(d.Reason), d.Why, time.Now()
 		a.stats.Changes++
 		a.mu.Unlock()
 		a.logChange(old, n, AutoReason(d.Reason), d.Why)
 	}
-	for i := range n {
+	for i := range int(a.target.Load()) {
 		a.add(i)
 	}
 	return n != old
+}
+
+// room waits, before a retry, while the stage runs more goroutines than
+// the count a probe up went back to, for a Tick at most: after a probe past what a
+// dependency serves is undone, the workers shed still finish the calls
+// they hold, and a retry made meanwhile would find the dependency full
+// and spend one of its item's attempts. It returns at once otherwise, or
+// when ctx ends or the pipeline drains.
+func (a *autoPool) room(ctx context.Context) {
+	if a.s.running.Load() <= a.undone.Load() {
+		return
+	}
+	t := time.NewTimer(a.tune.Tick)
+	defer t.Stop()
+	for a.s.running.Load() > a.undone.Load() {
+		tick := time.NewTimer(a.tune.Recheck)
+		select {
+		case <-tick.C:
+		case <-t.C:
+			return
+		case <-ctx.Done():
+			tick.Stop()
+			return
+		case <-a.p.intake:
+			tick.Stop()
+			return
+		}
+	}
+}
+
+// setTarget makes n the count the stage runs now, waking the workers
+// shed that wait for input.
+func (a *autoPool) setTarget(n int) {
+	if old := int(a.target.Swap(int32(n))); n < old {
+		a.kick(n, old)
+	}
+}
+
+// lingering counts the goroutines in slots from n on that still run.
+func (a *autoPool) lingering(n int) int {
+	k := 0
+	for _, w := range a.s.workers[n:] {
+		if w != nil && w.live.Load() {
+			k++
+		}
+	}
+	return k
+}
+
+// catchUp raises the count the stage runs towards the count chosen, by
+// ramp workers at most, and reports whether it falls short still. A slot is
+// started again only while the goroutines that run, shed or not, number
+// fewer than the count chosen: a worker shed whose item is retried keeps
+// its place until the item is done.
+func (a *autoPool) catchUp() bool {
+	cur := int(a.target.Load())
+	if cur >= a.want {
+		a.undone.Store(math.MaxInt32)
+		return false
+	}
+	run := min(max(cur, a.stats.Min, a.want-a.lingering(cur)), cur+a.ramp)
+	if run > cur {
+		a.setTarget(run)
+		for i := range run {
+			a.add(i)
+		}
+	}
+	if run >= a.want {
+		a.undone.Store(math.MaxInt32)
+	}
+	return run < a.want
 }
 
 // kick wakes the workers of slots [from, to) that wait for input, once

@@ -244,12 +244,12 @@ func TestAutoChurnLosesNothing(t *testing.T) {
 	defer func() { autoChooser = old }()
 	var rngMu sync.Mutex
 	rng := rand.New(rand.NewPCG(1, 2))
-	autoChooser = func(lo, hi, n int, _ auto.Tuning) func(auto.Sample) auto.Decision {
-		return func(auto.Sample) auto.Decision {
+	autoChooser = func(lo, hi, n int, _ auto.Tuning) chooser {
+		return stepOnly(func(auto.Sample) auto.Decision {
 			rngMu.Lock()
 			defer rngMu.Unlock()
 			return auto.Decision{Count: lo + rng.IntN(hi-lo+1), Reason: auto.Grow, Why: "churn"}
-		}
+		})
 	}
 	const items, hi = 20_000, 6
 	type build func(p *Pipeline, in Stream[int], f func(context.Context, int) (int, error)) func() []int
@@ -364,12 +364,19 @@ func TestAutoChurnLosesNothing(t *testing.T) {
 func chooseBy(t *testing.T, count *atomic.Int32) {
 	old := autoChooser
 	t.Cleanup(func() { autoChooser = old })
-	autoChooser = func(lo, hi, n int, _ auto.Tuning) func(auto.Sample) auto.Decision {
-		return func(auto.Sample) auto.Decision {
+	autoChooser = func(lo, hi, n int, _ auto.Tuning) chooser {
+		return stepOnly(func(auto.Sample) auto.Decision {
 			return auto.Decision{Count: int(count.Load()), Reason: auto.Grow, Why: "chosen by the test"}
-		}
+		})
 	}
 }
+
+// stepOnly is a chooser that steps f and never watches a probe.
+type stepOnly func(auto.Sample) auto.Decision
+
+func (f stepOnly) Step(s auto.Sample) auto.Decision { return f(s) }
+func (stepOnly) Watching() bool                     { return false }
+func (stepOnly) Refused(auto.Sample) auto.Decision  { return auto.Decision{} }
 
 // A worker shed while it waits for input exits at once, without waiting
 // for the next chunk; the items that come later are each handled once, by

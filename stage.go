@@ -1,6 +1,7 @@
 package sluice
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"sync/atomic"
@@ -143,11 +144,25 @@ type worker struct {
 	retries    atomic.Int64 // calls repeated by Retry
 	callErrs   atomic.Int64 // calls of the stage's function that returned an error (timeouts included)
 	lat        latency      // sampled latency of the chunks it finished
+	// alarm, for a stage with [Auto], is signalled at each failed call
+	// (nil: none); room, called before each retry, waits while the stage
+	// runs more goroutines than the count chosen (see autoPool.room).
+	alarm chan struct{}
+	room  func(ctx context.Context)
 }
 
 // callFailed counts one call of the stage's function that returned an
-// error: [Auto] reads it as a dependency's sign of saturation.
-func (w *worker) callFailed() { w.callErrs.Add(1) }
+// error: [Auto] reads it as a dependency's sign of saturation, and a
+// probe up is undone at the first.
+func (w *worker) callFailed() {
+	w.callErrs.Add(1)
+	if w.alarm != nil {
+		select {
+		case w.alarm <- struct{}{}:
+		default: // signalled already
+		}
+	}
+}
 
 // lifetime is how long the worker has run, up to now or to its exit.
 func (w *worker) lifetime(now int64) int64 {

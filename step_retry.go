@@ -75,6 +75,9 @@ func (r *retryStep) again(ctx context.Context, at *site, next call, err error) e
 			}
 			break
 		}
+		if at.w.room != nil {
+			at.w.room(ctx) // Auto: shed workers finishing their items make room first
+		}
 		at.w.retries.Add(1)
 		made++
 		if err = next(ctx); err == nil || err == errStopped {

@@ -38,6 +38,7 @@ type Controller struct {
 	floor    float64 // the least time per item of a busy tick (ns): a call that waits for nothing; 0: not yet known
 	fref     float64 // errors per item that a failing shrink did not lower: not the count's doing
 	refused  bool    // calls failed more with more workers, or at the start: steps probe past the count, not doublings
+	failAt   int     // the least count whose calls failed more than a smaller count's; 0: none
 	high     int     // ticks in a row with the time per item far above tref
 	fails    int     // ticks in a row with the calls failing
 	idle     int     // ticks in a row with the workers waiting most of the time
@@ -55,12 +56,13 @@ type checkAt struct {
 }
 
 // probe is a change waiting to be judged: the count before, its ticks,
-// and the ticks since.
+// and the ticks since (those its rule lets settle left out).
 type probe struct {
 	from          int
 	kind          kind
 	reason        Reason // the reason it started with
 	before, after []tick
+	settled       int // ticks let settle
 }
 
 // New returns a controller for a stage that may run lo to hi workers and
@@ -128,11 +130,11 @@ func (c *Controller) waiting(s Sample, util float64, tk tick) Decision {
 		c.idleHold = max(0, c.idleHold-1)
 		return c.same()
 	}
-	reason, why := Idle, "input or room"
+	k, reason, why := idle, Idle, "input or room"
 	if s.Throttled > s.Idle {
-		reason, why = Throttled, "the Throttle"
+		k, reason, why = throttle, Throttled, "the Throttle"
 	}
-	return c.start(want, idle, c.last(c.idle), reason, fmt.Sprintf("workers busy %.0f%% of the time, waiting on %s", 100*util, why))
+	return c.start(want, k, c.last(c.idle), reason, fmt.Sprintf("workers busy %.0f%% of the time, waiting on %s", 100*util, why))
 }
 
 // steady takes a tick at the current count with the workers busy. A
@@ -211,6 +213,9 @@ func (c *Controller) nextCheck() (Decision, bool) {
 // the descent: checks of half the count.
 func (c *Controller) next(util, throttled float64, tk tick) Decision {
 	canUp := util >= c.t.BusyGrow && throttled <= c.t.ThrottledUp && c.n < c.hi
+	if c.slow && c.failAt > 0 && 2*c.n >= c.failAt {
+		c.slow = false // no doubling into a count that failed
+	}
 	if c.slow {
 		if canUp {
 			return c.start(2*c.n, double, c.last(c.t.BeforeTicks), Grow,
@@ -244,8 +249,16 @@ func (c *Controller) descendFrom(n int) {
 	c.checkDue = true
 }
 
-// stepUp is the count a step probe from n tries.
-func (c *Controller) stepUp(n int) int { return max(n+1, int(math.Ceil(float64(n)*c.t.StepRatio))) }
+// stepUp is the count a step probe from n tries: StepRatio more, one
+// worker at least; below a count that failed, no more than half the
+// way to it.
+func (c *Controller) stepUp(n int) int {
+	up := max(n+1, int(math.Ceil(float64(n)*c.t.StepRatio)))
+	if c.failAt > n {
+		up = min(up, max(n+1, n+(c.failAt-n)/2))
+	}
+	return up
+}
 
 // start begins a probe of kind k to count want from the current one,
 // judged against the ticks before.

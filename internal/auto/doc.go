@@ -26,7 +26,12 @@
 // errors and what an unclear probe keeps are one table, one row per kind
 // of probe (rules.go). A probe up whose calls fail more than the count
 // before (FailRise more errors per item, FailFactor times) goes back at
-// once, whatever throughput did.
+// once, whatever throughput did; and it is watched between ticks: the
+// pool reports each failed call at once ([Controller.Refused]), and a
+// probe up from a count whose calls did not fail goes back at the first
+// (from one whose calls failed, as soon as they fail more). A dependency
+// refusing what it cannot serve would otherwise make an item retried
+// against it spend its attempts before the next tick.
 //
 // # The rules
 //
@@ -79,16 +84,24 @@
 //     from then on). Once calls have failed with more workers, a step
 //     that pays much does not resume slow start: a doubling past a
 //     dependency that refuses calls costs a burst of errors, and steps
-//     find a capacity that grew.
+//     find a capacity that grew. The least count whose calls failed
+//     more than a smaller count's is remembered: no doubling reaches it,
+//     and a step below it goes no more than half the way there (one
+//     worker at least), until a step to it or past it is kept.
 //   - Workers that wait for input or room, or on the Throttle, most of
 //     the time (a busy share under IdleBelow, IdleTicks ticks in a row)
 //     are removed, down to the busy share's workers with a margin: the
 //     stage is not the bottleneck. On a machine that the workers' own
 //     calls saturate the source starves too, so this is a probe as well:
 //     one that costs throughput is taken back — after a Throttle's, only
-//     to the count the throughput before needs. No probe up starts while
-//     the workers wait on the Throttle more than ThrottledUp of the time:
-//     workers added would only wait there.
+//     to the count the throughput before needs. A shrink of workers that
+//     waited on the Throttle is judged from its second tick on (the
+//     workers shed held the limiter's next turns, which the first tick
+//     lacks), and kept while the workers left still wait on it most of
+//     the time (a busy share under IdleBelow): the Throttle, not the
+//     count, sets the throughput. No probe up starts while the workers
+//     wait on the Throttle more than ThrottledUp of the time: workers
+//     added would only wait there.
 //
 // A decision never leaves the bounds the controller was made with.
 package auto

@@ -20,6 +20,11 @@ type verdict struct {
 // say clearly which side of its rule's threshold its elasticity lies on.
 func (c *Controller) judge(tk tick) Decision {
 	pr := &c.pr
+	ru := c.rules[pr.kind]
+	if pr.settled < ru.settle {
+		pr.settled++
+		return c.same()
+	}
 	if k := len(pr.after); k > 0 {
 		c.vary(pr.after[k-1], tk)
 	}
@@ -28,7 +33,6 @@ func (c *Controller) judge(tk tick) Decision {
 	if h := c.risen(b.t); h > 0 {
 		return c.voided(h, b.t)
 	}
-	ru := c.rules[pr.kind]
 	l := math.Log(float64(c.n) / float64(pr.from))
 	e := math.Log(a.x/b.x) / l
 	sx := math.Sqrt(c.sigma2() * (1/float64(len(pr.before)) + 1/float64(len(pr.after)))) // of ln(a.x/b.x)
@@ -49,6 +53,9 @@ func (c *Controller) judge(tk tick) Decision {
 		// those of workers shed finishing their chunks): still more than
 		// the dependency serves.
 		fewer = true
+	}
+	if ru.bound && 1-a.th < c.t.IdleBelow {
+		more, fewer = false, true // the Throttle sets the throughput: fewer workers do what it lets through
 	}
 	if !more && !fewer && !failed && k < ru.maxTicks {
 		return c.same()
@@ -121,7 +128,8 @@ func (c *Controller) failedMore(after []tick, a, b tick) bool {
 func (c *Controller) grown(v verdict) Decision {
 	reason := NoGain
 	if v.failed {
-		reason, c.refused = Failing, true
+		reason = Failing
+		c.failedAt(c.n)
 	}
 	if v.kind == double {
 		if v.kept {
@@ -147,6 +155,9 @@ func (c *Controller) grown(v verdict) Decision {
 	}
 	if v.kept {
 		c.hold, c.backoff, c.short = c.t.HoldKept, c.t.HoldFirst, 0
+		if c.failAt > 0 && c.n >= c.failAt {
+			c.failAt = 0 // the dependency serves more than it did
+		}
 		if v.more && v.e-c.t.JudgeMore*v.se > c.t.ResumeSlow && !c.refused {
 			c.slow = true // much more than a little: capacity grew
 		}

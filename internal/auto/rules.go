@@ -15,11 +15,12 @@ const (
 	latency       // a shrink because the time per item climbed
 	halve         // a halving after a latency shrink that cost nothing
 	failing       // a shrink because calls fail
-	idle          // a shrink because the workers wait most of the time
+	idle          // a shrink because the workers wait for input or room most of the time
+	throttle      // a shrink because the workers wait on the Throttle most of the time
 	kinds
 )
 
-var kindNames = [kinds]string{"none", "double", "step", "check", "descent", "step-down", "latency", "halve", "failing", "idle"}
+var kindNames = [kinds]string{"none", "double", "step", "check", "descent", "step-down", "latency", "halve", "failing", "idle", "throttle"}
 
 func (k kind) String() string { return kindNames[k] }
 
@@ -29,7 +30,11 @@ func (k kind) String() string { return kindNames[k] }
 // (zFewer, over two ticks) for fewer. Unclear after maxTicks, the point
 // estimate decides: fewer workers if e < unclear (−∞: the more, +∞: the
 // fewer). A shrink that clearly lost more than maxLoss of the throughput
-// goes back however diluted its elasticity (0: no such rule).
+// goes back however diluted its elasticity (0: no such rule). The first
+// settle ticks after the change are not judged; bound keeps a shrink
+// whose workers still wait on the Throttle so much that they are idle
+// (a busy share under IdleBelow), whatever throughput did: the Throttle,
+// not the count, sets it, and more workers would only be shed again.
 type rule struct {
 	up        bool
 	threshold float64
@@ -38,6 +43,8 @@ type rule struct {
 	maxTicks  int
 	unclear   float64
 	maxLoss   float64
+	settle    int
+	bound     bool
 }
 
 // rulesOf is the table of rules under t.
@@ -61,6 +68,10 @@ type rule struct {
 //     capacity costs half the throughput, which is clear at once.
 //   - A failing shrink brings workers back only for half a worker's
 //     worth each: their errors are a cost too.
+//   - A shrink of workers that waited on the Throttle is judged from its
+//     second tick on (the workers shed held the limiter's next turns,
+//     which the first tick lacks), and kept while the workers left still
+//     wait on the Throttle most of the time: more would only wait there.
 func rulesOf(t Tuning) [kinds]rule {
 	inf := math.Inf(1)
 	m, f := t.JudgeMore, t.JudgeFewer
@@ -75,7 +86,9 @@ func rulesOf(t Tuning) [kinds]rule {
 		halve:    even,
 		failing:  {threshold: t.StepPays, zMore: m, zFewer: m, maxTicks: t.MaxJudge, unclear: t.StepPays},
 		idle:     even,
+		throttle: even,
 	}
+	r[throttle].settle, r[throttle].bound = 1, true
 	r[halve].maxLoss = t.HalveLoss
 	return r
 }

@@ -25,6 +25,7 @@ func TestRulesSayWhatAnUnclearProbeKeeps(t *testing.T) {
 		{halve, false, std.MinElasticity, std.MinElasticity},
 		{failing, false, std.StepPays, std.StepPays},
 		{idle, false, std.MinElasticity, std.MinElasticity},
+		{throttle, false, std.MinElasticity, std.MinElasticity},
 	} {
 		got := r[tc.k]
 		if got.up != tc.up || got.unclear != tc.unclear || got.threshold != tc.thr || got.maxTicks == 0 || got.zFewer == 0 || got.zMore == 0 {
@@ -39,6 +40,10 @@ func TestRulesSayWhatAnUnclearProbeKeeps(t *testing.T) {
 	}
 	if r[step].maxTicks != std.MaxJudgeStep || r[double].zFewer != std.JudgeFewer {
 		t.Errorf("step judged over %d ticks, doubling's fewer at %v standard errors; want %d and %v", r[step].maxTicks, r[double].zFewer, std.MaxJudgeStep, std.JudgeFewer)
+	}
+	if r[throttle].settle != 1 || !r[throttle].bound || r[idle].settle != 0 || r[idle].bound {
+		t.Errorf("throttle settles %d ticks, bound %v; idle %d, %v: want only a Throttle's shrink to skip a tick and be bound by it",
+			r[throttle].settle, r[throttle].bound, r[idle].settle, r[idle].bound)
 	}
 	for k := noProbe; k < kinds; k++ {
 		if k.String() == "" {

@@ -38,22 +38,23 @@ func (s Sample) Enough(t Tuning) bool {
 }
 
 // tick is one sample as the controller keeps it: throughput (items/ns),
-// time per item (ns), errors per item, and the errors.
+// time per item (ns), errors per item, the share of the workers' time
+// spent waiting on the Throttle, and the errors.
 type tick struct {
-	x, t, f float64
-	errs    int64
+	x, t, f, th float64
+	errs        int64
 }
 
 // tickOf makes a tick of s; util is its busy share.
 func tickOf(s Sample) (tk tick, util, throttled float64) {
 	life := float64(s.Busy + s.Idle + s.Throttled)
 	items := float64(max(s.Items, 1))
-	tk = tick{x: items / float64(s.Elapsed), t: float64(s.Busy) / items, f: float64(s.Errors) / items, errs: s.Errors}
-	return tk, float64(s.Busy) / life, float64(s.Throttled) / life
+	tk = tick{x: items / float64(s.Elapsed), t: float64(s.Busy) / items, f: float64(s.Errors) / items, th: float64(s.Throttled) / life, errs: s.Errors}
+	return tk, float64(s.Busy) / life, tk.th
 }
 
-// mean returns the mean throughput, time per item and errors per item
-// of ts; from three ticks on, each is their median: a tick in which the
+// mean returns the mean throughput, time per item, errors per item and
+// throttled share of ts; from three ticks on, each is their median: a tick in which the
 // machine stalled the stage must neither decide nor become the reference
 // that later ticks are compared with.
 func mean(ts []tick) (m tick) {
@@ -62,15 +63,16 @@ func mean(ts []tick) (m tick) {
 			m.x += tk.x
 			m.t += tk.t
 			m.f += tk.f
+			m.th += tk.th
 		}
 		k := float64(len(ts))
-		return tick{x: m.x / k, t: m.t / k, f: m.f / k}
+		return tick{x: m.x / k, t: m.t / k, f: m.f / k, th: m.th / k}
 	}
-	xs, vs, fs := make([]float64, len(ts)), make([]float64, len(ts)), make([]float64, len(ts))
+	xs, vs, fs, hs := make([]float64, len(ts)), make([]float64, len(ts)), make([]float64, len(ts)), make([]float64, len(ts))
 	for i, tk := range ts {
-		xs[i], vs[i], fs[i] = tk.x, tk.t, tk.f
+		xs[i], vs[i], fs[i], hs[i] = tk.x, tk.t, tk.f, tk.th
 	}
-	return tick{x: median(xs), t: median(vs), f: median(fs)}
+	return tick{x: median(xs), t: median(vs), f: median(fs), th: median(hs)}
 }
 
 // errSum sums the errors of ts.

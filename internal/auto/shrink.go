@@ -8,7 +8,7 @@ import (
 // shrunk carries out the verdict on a probe down.
 func (c *Controller) shrunk(v verdict) Decision {
 	switch v.kind {
-	case idle:
+	case idle, throttle:
 		return c.idled(v)
 	case check, descent, stepDown:
 		return c.checked(v)
@@ -28,7 +28,7 @@ func (c *Controller) idled(v verdict) Decision {
 	}
 	c.idleHold, c.idle = c.backoff, 0
 	want := v.from
-	if v.reason == Throttled {
+	if v.kind == throttle {
 		want = max(c.n+1, min(v.from, int(math.Ceil(float64(c.n)*v.b.x/v.a.x-1e-6))))
 	}
 	c.back(want, v.from, v.before, v.b.t)
@@ -153,7 +153,7 @@ func (c *Controller) failed(v verdict) Decision {
 // succeeded had each failed call taken a worker's place, n/(1+f) rounded
 // up, at least one fewer and no fewer than half.
 func (c *Controller) failShrink(tk tick, before []tick) Decision {
-	c.refused = true
+	c.failedAt(c.n)
 	c.slow, c.checkDue, c.checks, c.descend, c.confirm, c.short, c.fails = false, false, c.checks[:0], false, false, 0, 0
 	want := max(c.lo, (c.n+1)/2, min(c.n-1, int(math.Ceil(float64(c.n)/(1+tk.f)-1e-9))))
 	return c.start(want, failing, before, Failing,

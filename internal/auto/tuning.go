@@ -12,6 +12,11 @@ type Tuning struct {
 	// controller; Settle how long it waits after a change before it
 	// measures the new count.
 	Tick, Settle time.Duration
+	// Recheck is how often the pool starts workers while it catches up
+	// with a count chosen: the new workers of a count raised, spread over
+	// Settle, and after a shrink because calls fail, those that the
+	// workers shed make room for as they finish their items.
+	Recheck time.Duration
 	// MaxSample is the longest sample the pool collects before it steps
 	// the controller even with few items; EnoughItems (times the count,
 	// and no fewer than EnoughItems) the items that make a sample enough.
@@ -106,7 +111,7 @@ func Default() Tuning {
 // Standard returns the tuning Auto was measured with.
 func Standard() Tuning {
 	return Tuning{
-		Tick: 100 * time.Millisecond, Settle: 25 * time.Millisecond,
+		Tick: 100 * time.Millisecond, Settle: 25 * time.Millisecond, Recheck: 2 * time.Millisecond,
 		MaxSample: 2 * time.Second, EnoughItems: 8,
 		BusyGrow: 0.8, FloorItems: 8,
 		IdleBelow: 0.6, IdleTicks: 2, IdleMargin: 0.75,

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"sync"
@@ -27,15 +28,26 @@ import (
 //   - start-4x: the server serving 8 at once, queueing the rest, with Auto
 //     starting at 32;
 //   - throttle: calls answered after 20 ms under a Throttle of 100 calls a
-//     second (about 2.1 workers' worth), with Auto starting at 16.
+//     second (about 2.1 workers' worth), with Auto starting at 16;
+//   - refusing-32, refusing-32-from-4: the server serving 32 calls at once,
+//     each answered after 5–50 ms, and answering 503 at once past that, the
+//     stage retrying as the docs' example does (Retry(5, 10 ms, 1 s)), with
+//     Auto starting at 32 and at 4: a fixed 32 finishes every run, and a
+//     probe of Auto's must cost no item its five attempts;
+//   - refusing-16-slow: the same server serving 16 at once, the stage
+//     retrying Retry(1000, 1 ms, 20 ms).
 
 const autoBase = 2 * time.Millisecond
 
 type autoCase struct {
 	name, title string
 	start       int // the count Auto starts with
-	work        func(srv *depServer) (call func(context.Context, int) error, midway func())
-	opts        func() []sluice.StageOption // for every row, fixed or Auto
+	// fixedMax, if set, is the largest fixed count that can finish: past
+	// it, the dependency refuses so many calls that an item spends its
+	// attempts, and the run fails (larger counts get no row).
+	fixedMax int
+	work     func(srv *depServer) (call func(context.Context, int) error, midway func())
+	opts     func() []sluice.StageOption // for every row, fixed or Auto
 }
 
 func autoCases() []autoCase {
@@ -74,6 +86,13 @@ func autoCases() []autoCase {
 			s.set(8, false, autoBase)
 			return s.call, nil
 		}},
+		{name: "refusing-32", title: "a dependency serving 32 at once (5–50 ms), 503 past that, Retry(5, 10 ms, 1 s); Auto from 32", start: 32,
+			fixedMax: 32, work: refusingSlow(32), opts: retryDocs},
+		{name: "refusing-32-from-4", title: "the same, Auto from 4", start: 4, fixedMax: 32, work: refusingSlow(32), opts: retryDocs},
+		{name: "refusing-16-slow", title: "a dependency serving 16 at once (5–50 ms), 503 past that, Retry(1000, 1 ms, 20 ms)",
+			work: refusingSlow(16), opts: func() []sluice.StageOption {
+				return []sluice.StageOption{sluice.Retry(1000, time.Millisecond, 20*time.Millisecond)}
+			}},
 		{name: "throttle", title: "calls of 20 ms under a Throttle of 100/s; Auto from 16", start: 16, work: func(s *depServer) (func(context.Context, int) error, func()) {
 			s.set(0, false, 20*time.Millisecond)
 			return s.call, nil
@@ -81,6 +100,23 @@ func autoCases() []autoCase {
 			return []sluice.StageOption{sluice.Throttle(newLimiter(100))}
 		}},
 	}
+}
+
+// refusingSlow is the server serving capacity calls at once, each
+// answered after 5–50 ms, and 503 at once past that.
+func refusingSlow(capacity int) func(s *depServer) (func(context.Context, int) error, func()) {
+	return func(s *depServer) (func(context.Context, int) error, func()) {
+		s.set(capacity, true, 5*time.Millisecond)
+		s.mu.Lock()
+		s.spread = 45 * time.Millisecond
+		s.mu.Unlock()
+		return s.call, nil
+	}
+}
+
+// retryDocs is the Retry of the docs' example.
+func retryDocs() []sluice.StageOption {
+	return []sluice.StageOption{sluice.Retry(5, 10*time.Millisecond, time.Second)}
 }
 
 // limiter lets one call through every 1/rate seconds, as a token bucket
@@ -132,6 +168,7 @@ type depServer struct {
 	capacity int
 	refuse   bool
 	delay    time.Duration
+	spread   time.Duration // each call's delay is delay plus a random time below spread
 	inUse    int
 }
 
@@ -152,7 +189,7 @@ func newDepServer() (*depServer, error) {
 // refusing the rest or queueing them, each answered after delay.
 func (s *depServer) set(capacity int, refuse bool, delay time.Duration) {
 	s.mu.Lock()
-	s.capacity, s.refuse, s.delay = capacity, refuse, delay
+	s.capacity, s.refuse, s.delay, s.spread = capacity, refuse, delay, 0
 	s.mu.Unlock()
 	s.cond.Broadcast()
 }
@@ -169,6 +206,9 @@ func (s *depServer) serve(w http.ResponseWriter, _ *http.Request) {
 	}
 	s.inUse++
 	delay := s.delay
+	if s.spread > 0 {
+		delay += rand.N(s.spread)
+	}
 	s.mu.Unlock()
 	time.Sleep(delay)
 	s.mu.Lock()
