@@ -37,7 +37,9 @@ func (b *bar) add(t exTrade) {
 // order still land in their second; the bar is emitted once the
 // watermark (latest time seen − 100 ms) passes the second's end.
 func ExampleWindow() {
-	at := func(ms int) time.Time { return time.Date(2026, 11, 29, 9, 30, 0, 0, time.UTC).Add(time.Duration(ms) * time.Millisecond) }
+	at := func(ms int) time.Time {
+		return time.Date(2026, 11, 29, 9, 30, 0, 0, time.UTC).Add(time.Duration(ms) * time.Millisecond)
+	}
 	trades := []exTrade{
 		{"ACME", 10.0, 100, at(10)},
 		{"INIT", 50.0, 10, at(20)},
@@ -77,7 +79,9 @@ func ExampleWindow() {
 // A late item within the lateness updates its window, which is emitted
 // again with the next Revision; one beyond it goes to the late stream.
 func ExampleWindowSpec_lateness() {
-	at := func(ms int) time.Time { return time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC).Add(time.Duration(ms) * time.Millisecond) }
+	at := func(ms int) time.Time {
+		return time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC).Add(time.Duration(ms) * time.Millisecond)
+	}
 	type ev struct {
 		N  int
 		At time.Time
@@ -114,7 +118,9 @@ func ExampleWindowSpec_lateness() {
 
 // Sessions per user: a session ends after 30 minutes without a click.
 func ExampleSessions() {
-	at := func(min int) time.Time { return time.Date(2026, 11, 29, 8, 0, 0, 0, time.UTC).Add(time.Duration(min) * time.Minute) }
+	at := func(min int) time.Time {
+		return time.Date(2026, 11, 29, 8, 0, 0, 0, time.UTC).Add(time.Duration(min) * time.Minute)
+	}
 	type click struct {
 		User string
 		At   time.Time
