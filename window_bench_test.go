@@ -64,8 +64,11 @@ func BenchmarkKeyedVsLoop(b *testing.B) {
 			for b.Loop() {
 				p := sluice.New(context.Background())
 				out := sluice.Keyed(p, "sum", sluice.FromSlice(p, "in", in), n, sluice.KeyFuncs[btrade, int, float64, float64]{
-					Key:  func(t btrade) int { return t.sym },
-					Item: func(_ context.Context, _ int, s *float64, t btrade, _ func(float64) bool) error { *s += t.px; return nil },
+					Key: func(t btrade) int { return t.sym },
+					Item: func(_ context.Context, _ int, s *float64, t btrade, _ func(float64) bool) error {
+						*s += t.px
+						return nil
+					},
 					End: func(_ context.Context, _ int, s *float64, _ sluice.KeyEnd, emit func(float64) bool) error {
 						emit(*s)
 						return nil
