@@ -12,9 +12,15 @@ import (
 // go on for the pipeline's DrainGrace after it.
 
 // closeIntake tells every source to stop taking input.
-// It reports whether this call closed it.
-func (p *Pipeline) closeIntake() (closed bool) {
+// It reports whether this call closed it; first, if set, is called by
+// the call that closes it, before any source or retry can see it closed.
+func (p *Pipeline) closeIntake(first func()) (closed bool) {
 	p.intakeOnce.Do(func() {
+		if first != nil {
+			// Before the flag: a retry that sees the intake closed and
+			// its grace over logs after this (drain begun, then grace over).
+			first()
+		}
 		p.drainAt = time.Now()
 		p.noIntake.Store(true)
 		close(p.intake)
@@ -56,9 +62,7 @@ func (p *Pipeline) Drain() {
 
 // drain closes the intake, logging the drain's start once.
 func (p *Pipeline) drain() {
-	if p.closeIntake() {
-		p.logAt(slog.LevelInfo, "drain begun", LogDuration("grace", p.grace))
-	}
+	p.closeIntake(func() { p.logAt(slog.LevelInfo, "drain begun", LogDuration("grace", p.grace)) })
 }
 
 // DrainOn drains the pipeline (see [Pipeline.Drain]) when ctx is done —

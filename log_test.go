@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -169,6 +170,15 @@ func TestADrainWhoseGraceEndsARetryLogsItOnce(t *testing.T) {
 	}
 	if g := recs.with("drain grace over"); len(g) != 1 || g[0]["level"] != "WARN" {
 		t.Fatalf("got %v, want one WARN line", g)
+	}
+	var order []string
+	for _, r := range recs.recs {
+		if r.Message == "drain begun" || r.Message == "drain grace over" {
+			order = append(order, r.Message)
+		}
+	}
+	if !slices.Equal(order, []string{"drain begun", "drain grace over"}) {
+		t.Fatalf("got the lines %q, want the drain begun before its grace is over", order)
 	}
 }
 

@@ -93,7 +93,7 @@ func New(ctx context.Context, opts ...Option) *Pipeline {
 	// chunk notices it before its next item, not at its next wait.
 	p.afterFunc(c, func() {
 		p.halt.Store(true)
-		p.closeIntake()
+		p.closeIntake(nil)
 	})
 	return p
 }
@@ -209,7 +209,7 @@ func (p *Pipeline) fail(err error) {
 		// context is done must find halt already set, or its stage would
 		// go on to the next item.
 		p.halt.Store(true)
-		p.closeIntake()
+		p.closeIntake(nil)
 		p.cancel(err)
 	})
 }
