@@ -45,9 +45,10 @@
 // moved to another member — is read again from the last commit, by this
 // process or another; so results may be produced twice, never zero times.
 // Records carry a stable identity ([Msg.ID]: topic/partition/offset) for a
-// consumer that wants to drop duplicates. A transaction's commit marker,
+// consumer that wants to drop duplicates. A transaction's marker,
 // which takes an offset but is no record, is passed by the settled prefix
-// on its own.
+// on its own. The source reads committed records only: those of an
+// aborted transaction are never delivered ([ReadUncommitted] reads them).
 //
 // # Flow control
 //

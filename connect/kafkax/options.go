@@ -29,6 +29,7 @@ type sourceConfig struct {
 	deadLetter     *Sink         // where a record whose last delivery failed goes; nil: the run fails
 	deadTopic      string
 	stopCaughtUp   bool
+	uncommitted    bool // ReadUncommitted
 	startTimeout   time.Duration
 	kopts          []kgo.Opt
 	observe        // Propagate, Logger
@@ -148,6 +149,17 @@ func DeadLetterTo(sink *Sink, topic string) SourceOption {
 // until the pipeline drains or stops.
 func StopWhenCaughtUp() SourceOption {
 	return sourceOptionFunc(func(c *sourceConfig) { c.stopCaughtUp = true })
+}
+
+// ReadUncommitted makes the source read every record a producer stored,
+// those of transactions still open or later aborted included. By default a
+// source reads committed records only: a record of a transaction appears
+// once its transaction commits, and never if it aborts, and the end of a
+// partition ([StopWhenCaughtUp]) is its last stable offset, before the first
+// record of a transaction still open. Reading uncommitted sees records
+// sooner on a topic with long transactions, and delivers aborted ones.
+func ReadUncommitted() SourceOption {
+	return sourceOptionFunc(func(c *sourceConfig) { c.uncommitted = true })
 }
 
 // ToTopic sets the topic of every [Out] whose Topic is empty, and makes

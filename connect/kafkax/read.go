@@ -263,7 +263,9 @@ func (s *Source) waitForRoom(ctx context.Context, out *sluice.Emitter[Msg]) bool
 
 // caughtUp commits what is settled and reports whether the group has
 // committed every partition of the source's topics up to its end,
-// whichever member read it. An error (the broker is restarting, say) only
+// whichever member read it: the last stable offset when reading committed
+// records (past it lie records of a transaction still open, which a read
+// committed fetch does not return yet), the high watermark otherwise. An error (the broker is restarting, say) only
 // means asking again after the next idle poll.
 func (s *Source) caughtUp(ctx context.Context) bool {
 	if s.tr.commitOwned(ctx) != nil || s.tr.busy() {
@@ -272,7 +274,11 @@ func (s *Source) caughtUp(ctx context.Context) bool {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	adm := kadm.NewClient(s.cl)
-	ends, err := adm.ListEndOffsets(ctx, s.topics...)
+	list := adm.ListCommittedOffsets
+	if s.cfg.uncommitted {
+		list = adm.ListEndOffsets
+	}
+	ends, err := list(ctx, s.topics...)
 	if err == nil {
 		err = ends.Error()
 	}

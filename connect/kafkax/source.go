@@ -55,7 +55,8 @@ type Source struct {
 // bounded time ([DefaultStartTimeout] unless ctx has a deadline) that a
 // broker answers and that every topic exists, so that such mistakes are
 // reported here. A group with no committed offset starts at the beginning
-// of each partition. The member joins the group at once; it leaves it at
+// of each partition. The source reads committed records only (see
+// [ReadUncommitted]). The member joins the group at once; it leaves it at
 // [Source.Close].
 //
 // The source builds its own franz-go client, since a group member's
@@ -104,6 +105,9 @@ func NewSource(ctx context.Context, brokers, group string, topics []string, opts
 		// records with the partitions it owns (see Source.track).
 		kgo.BlockRebalanceOnPoll(),
 	}, cfg.kopts...)
+	if !cfg.uncommitted {
+		kopts = slices.Insert(kopts, 0, kgo.Opt(kgo.FetchIsolationLevel(kgo.ReadCommitted())))
+	}
 	if s.log != nil {
 		kopts = append(kopts, kgo.WithHooks(s.log))
 	}
