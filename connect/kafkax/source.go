@@ -47,7 +47,7 @@ type Source struct {
 	log                                *logger // Logger; nil: none
 	logRedelivered, logDead, logCommit *tally
 
-	received, acked, failed, redelivered, deadLettered, fetchErrs atomic.Int64
+	received, acked, failed, redelivered, deadLettered, skipped, fetchErrs atomic.Int64
 }
 
 // NewSource creates a consumer-group member of group reading topics from
@@ -61,9 +61,12 @@ type Source struct {
 //
 // The source builds its own franz-go client, since a group member's
 // callbacks live on its client; [WithClient] adds options to it. Only
-// the settled prefix of each partition is committed: the client commits
-// what the source marks, and the source commits it itself at a rebalance,
-// when caught up and at Close.
+// the settled prefix of each partition is committed, with what is settled
+// past it in the commit's metadata: the source commits every
+// [CommitEvery] interval, at a rebalance, when caught up and at Close. A
+// member that starts on a partition skips the records its last commit
+// records as settled. The source runs one goroutine of its own, for the
+// periodic commits; Close ends it.
 func NewSource(ctx context.Context, brokers, group string, topics []string, opts ...SourceOption) (*Source, error) {
 	seeds := splitBrokers(brokers)
 	if len(seeds) == 0 || group == "" || len(topics) == 0 || slices.Contains(topics, "") {
@@ -82,9 +85,9 @@ func NewSource(ctx context.Context, brokers, group string, topics []string, opts
 		kgo.SeedBrokers(seeds...),
 		kgo.ConsumerGroup(group),
 		kgo.ConsumeTopics(topics...),
-		kgo.AutoCommitMarks(),
-		kgo.AutoCommitInterval(cfg.commitInterval),
-		kgo.AutoCommitCallback(s.tr.autoCommitted),
+		// The tracker commits itself (tracker.go).
+		kgo.DisableAutoCommit(),
+		kgo.OnOffsetsFetched(s.tr.offsetsFetched),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		// A transaction's commit marker takes an offset: tracked, it
 		// lets the settled prefix, and the commit, pass it.
@@ -122,6 +125,7 @@ func NewSource(ctx context.Context, brokers, group string, topics []string, opts
 		cl.Close()
 		return nil, fmt.Errorf("kafkax: source of group %q: %w", group, err)
 	}
+	s.tr.start(cfg.commitInterval)
 	return s, nil
 }
 
@@ -221,13 +225,9 @@ func (s *Source) Settle(key uint64, cause error) {
 
 // ack settles the entry of seq in p.
 func (s *Source) ack(p *partition, seq uint64) {
-	open, advanced := p.ack(seq)
-	if open {
+	if open, _ := p.ack(seq); open {
 		s.acked.Add(1)
 		s.fl.done(1)
-	}
-	if advanced {
-		s.tr.advanced()
 	}
 }
 
@@ -265,8 +265,8 @@ func (s *Source) failure() error {
 // Close waits for at most two commits, of up to 10 s each.
 func (s *Source) Close() error {
 	s.closeOnce.Do(func() {
-		err := s.tr.commitOwned(context.Background())
 		s.tr.stop()
+		err := s.tr.commitOwned(context.Background())
 		s.cl.Close() // leaving the group commits again what is owed (revoked)
 		if rest := s.tr.settledNotCommitted(); rest != nil {
 			s.closeErr = errors.Join(err, rest)
@@ -284,6 +284,7 @@ type SourceStats struct {
 	Acked        int64         // records acknowledged (dead-lettered ones included)
 	Failed       int64         // deliveries settled with a failure
 	Redelivered  int64         // records emitted again after a failure
+	Skipped      int64         // records not emitted: the group's last commit recorded them settled
 	DeadLettered int64         // records stored in the dead-letter topic
 	InFlight     int64         // records fetched and not settled
 	Commits      int64         // successful offset commits
@@ -300,6 +301,7 @@ func (s *Source) Stats() SourceStats {
 		Acked:        s.acked.Load(),
 		Failed:       s.failed.Load(),
 		Redelivered:  s.redelivered.Load(),
+		Skipped:      s.skipped.Load(),
 		DeadLettered: s.deadLettered.Load(),
 		InFlight:     s.fl.n.Load(),
 		Commits:      s.tr.commits.Load(),
