@@ -276,8 +276,9 @@ func (s *Source) waitForRoom(ctx context.Context, out *sluice.Emitter[Msg]) bool
 // committed every partition of the source's topics up to its end,
 // whichever member read it: the last stable offset when reading committed
 // records (past it lie records of a transaction still open, which a read
-// committed fetch does not return yet), the high watermark otherwise. An error (the broker is restarting, say) only
-// means asking again after the next idle poll.
+// committed fetch does not return yet), the high watermark otherwise. An
+// error (the broker is restarting, say) only means asking again after the
+// next idle poll.
 func (s *Source) caughtUp(ctx context.Context) bool {
 	if s.tr.commitOwned(ctx) != nil || s.tr.busy() {
 		return false
