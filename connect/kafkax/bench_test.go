@@ -68,6 +68,45 @@ func BenchmarkCopyVsHandLoop(b *testing.B) {
 		co, oursCPU[0], oursCPU[len(oursCPU)-1], ch, handCPU[0], handCPU[len(handCPU)-1])
 }
 
+// BenchmarkReadCommittedVsUncommitted runs the pipeline of
+// BenchmarkCopyVsHandLoop over a topic of plain (non-transactional)
+// records, reading committed (the default) and uncommitted, alternately in
+// the same run, to show what the isolation level costs a user who writes
+// no transactions. It reports the medians and the cost of read committed
+// in per cent of the uncommitted rate (negative: faster).
+//
+//	go test -run '^$' -bench ReadCommittedVsUncommitted -benchtime 7x ./connect/kafkax
+func BenchmarkReadCommittedVsUncommitted(b *testing.B) {
+	const n = 200000
+	in, out := newTopic(b, 4), newTopic(b, 4)
+	produceValues(b, in, n, 100)
+	var com, unc, comCPU, uncCPU []float64
+	copySluice(b, in, out, "bench-rc-warm", n)
+	copySluice(b, in, out, "bench-ru-warm", n, kafkax.ReadUncommitted())
+	run := 0
+	for b.Loop() {
+		run++
+		c := cpuTime()
+		com = append(com, float64(n)/copySluice(b, in, out, fmt.Sprintf("bench-rc-%d", run), n).Seconds())
+		comCPU = append(comCPU, float64((cpuTime()-c).Microseconds())/n)
+		c = cpuTime()
+		unc = append(unc, float64(n)/copySluice(b, in, out, fmt.Sprintf("bench-ru-%d", run), n, kafkax.ReadUncommitted()).Seconds())
+		uncCPU = append(uncCPU, float64((cpuTime()-c).Microseconds())/n)
+	}
+	for _, xs := range [][]float64{com, unc, comCPU, uncCPU} {
+		slices.Sort(xs)
+	}
+	mc, mu := com[len(com)/2], unc[len(unc)/2]
+	b.ReportMetric(mc, "committed-rec/s")
+	b.ReportMetric(mu, "uncommitted-rec/s")
+	b.ReportMetric(comCPU[len(comCPU)/2], "committed-cpu-µs/rec")
+	b.ReportMetric(uncCPU[len(uncCPU)/2], "uncommitted-cpu-µs/rec")
+	b.ReportMetric(100*(mu/mc-1), "cost-%")
+	b.ReportMetric(0, "ns/op")
+	b.Logf("%d runs each: read committed median %.0f rec/s (min %.0f, max %.0f); uncommitted median %.0f rec/s (min %.0f, max %.0f)",
+		len(com), mc, com[0], com[len(com)-1], mu, unc[0], unc[len(unc)-1])
+}
+
 // cpuTime is the CPU time (user + system) this process has used.
 func cpuTime() time.Duration {
 	var ru syscall.Rusage
@@ -97,10 +136,10 @@ func produceValues(b testing.TB, topic string, n, size int) {
 	}
 }
 
-func copySluice(b *testing.B, in, out, group string, n int) time.Duration {
+func copySluice(b *testing.B, in, out, group string, n int, opts ...kafkax.SourceOption) time.Duration {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	src, err := kafkax.NewSource(ctx, broker, group, []string{in})
+	src, err := kafkax.NewSource(ctx, broker, group, []string{in}, opts...)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -12,41 +12,60 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// commit commits the settled prefix of each of parts that no commit
-// covers, in one request, and waits for the answer (at most
-// commitTimeout). It returns the partitions whose commit did not succeed
-// and why; none when nothing was owed.
+// owedCommit is what one partition owes: the offset to commit, the
+// metadata recording what is settled past it, and the partition's gen
+// when they were taken.
+type owedCommit struct {
+	p    *partition
+	eo   kgo.EpochOffset
+	meta string
+	gen  uint64
+}
+
+// commit commits what each of parts owes, in one request, and waits for
+// the answer (at most commitTimeout). It returns the partitions whose
+// commit did not succeed and why; none when nothing was owed.
 func (t *tracker) commit(ctx context.Context, parts []*partition) ([]*partition, error) {
 	var offs map[string]map[int32]kgo.EpochOffset
-	var owing []*partition
-	var want []int64
+	byKey := make(map[topicPart]owedCommit)
 	for _, p := range parts {
-		if eo, ok := p.owed(); ok {
-			offs = addOffset(offs, p, eo)
-			owing = append(owing, p)
-			want = append(want, eo.Offset)
+		if c, ok := p.owed(); ok {
+			offs = addOffset(offs, p, c.eo)
+			byKey[topicPart{p.topic, p.part}] = c
 		}
 	}
-	if len(owing) == 0 {
+	if len(byKey) == 0 {
 		return nil, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, commitTimeout)
 	defer cancel()
-	byKey := make(map[topicPart]*partition, len(owing))
-	for _, p := range owing {
-		byKey[topicPart{p.topic, p.part}] = p
-	}
+	ctx = kgo.PreCommitFnContext(ctx, func(req *kmsg.OffsetCommitRequest) error {
+		for i := range req.Topics {
+			rt := &req.Topics[i]
+			for j := range rt.Partitions {
+				rp := &rt.Partitions[j]
+				if c, ok := byKey[topicPart{rt.Topic, rp.Partition}]; ok {
+					rp.Metadata = &c.meta
+				}
+			}
+		}
+		return nil
+	})
+	confirmed := make(map[*partition]bool, len(byKey))
 	var cerr error
 	t.cl.CommitOffsetsSync(ctx, offs, func(_ *kgo.Client, req *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
-		cerr = t.confirm(req, resp, err, func(k topicPart) *partition { return byKey[k] })
+		cerr = t.confirm(req, resp, err, func(k topicPart, off int64) {
+			if c, ok := byKey[k]; ok && c.eo.Offset == off {
+				c.p.confirmCommit(c)
+				confirmed[c.p] = true
+			}
+		})
 	})
 	var failed []*partition
-	for i, p := range owing {
-		p.mu.Lock()
-		if p.committed < want[i] {
-			failed = append(failed, p)
+	for _, c := range byKey {
+		if !confirmed[c.p] {
+			failed = append(failed, c.p)
 		}
-		p.mu.Unlock()
 	}
 	if len(failed) == 0 {
 		return nil, nil
@@ -62,10 +81,10 @@ func (t *tracker) commit(ctx context.Context, parts []*partition) ([]*partition,
 	return failed, fmt.Errorf("kafkax: commit for group %q of %s: %w", t.group, strings.Join(names, ", "), cerr)
 }
 
-// confirm records the offsets a commit's answer confirms in the
-// partitions that find returns, counts the commit, and returns its error
-// or its first partition's error.
-func (t *tracker) confirm(req *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error, find func(topicPart) *partition) error {
+// confirm passes each partition and offset a commit's answer confirms to
+// ok, counts the commit, and returns its error or its first partition's
+// error.
+func (t *tracker) confirm(req *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error, ok func(topicPart, int64)) error {
 	if err == nil && resp != nil && req != nil {
 		// Answers from OffsetCommit v10 on name topics by ID only.
 		names := make(map[[16]byte]string, len(req.Topics))
@@ -89,12 +108,8 @@ func (t *tracker) confirm(req *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommit
 					continue
 				}
 				k := topicPart{topic, rp.Partition}
-				off, ok := asked[k]
-				if !ok {
-					continue
-				}
-				if p := find(k); p != nil {
-					p.confirm(off)
+				if off, asked := asked[k]; asked {
+					ok(k, off)
 				}
 			}
 		}
@@ -106,21 +121,6 @@ func (t *tracker) confirm(req *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommit
 		t.commits.Add(1)
 	}
 	return err
-}
-
-// autoCommitted records franz-go's periodic commits (AutoCommitCallback).
-func (t *tracker) autoCommitted(_ *kgo.Client, req *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
-	_ = t.confirm(req, resp, err, t.find)
-}
-
-// find returns the partition of k that this member owns or holds.
-func (t *tracker) find(k topicPart) *partition {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if p := t.owned[k]; p != nil {
-		return p
-	}
-	return t.held[k]
 }
 
 // commitOwned commits what the owned partitions owe.

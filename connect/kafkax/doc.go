@@ -35,19 +35,29 @@
 // partition: stages may finish records in any order (an unordered
 // [sluice.Map] with many workers), and a commit never passes a record that
 // is not settled. A settled prefix is owed until the broker's answer to a
-// commit of it confirms it. The source marks each prefix for franz-go,
-// which commits what is marked every [CommitEvery] interval while the
-// client is open (during a drain too); the source itself commits what is
-// owed when a partition is revoked or given back after an outage, when
+// commit of it confirms it. The source commits what is owed every
+// [CommitEvery] interval while the client is open (during a drain too),
+// when a partition is revoked or given back after an outage, when
 // [StopWhenCaughtUp] asks whether the group is caught up, and at
-// [Source.Close], which reports what it could not commit. A record that is
-// not settled — the process died, the pipeline stopped, the partition
+// [Source.Close], which reports what it could not commit. Each commit
+// records in its metadata the offsets settled past the prefix (out of
+// order), as ranges; whoever gets the partition next — another member
+// after a rebalance, or this group after a restart or a kill — skips them
+// ([SourceStats].Skipped) and delivers again only what was not settled.
+// The metadata holds at most 3,000 bytes (the broker's default limit,
+// offset.metadata.max.bytes, is 4,096); a range costs its gap from the
+// previous one and its length in decimal, and two separators, so at
+// least 370 ranges fit while gaps and lengths stay under 1,000. Past
+// that, the ranges of the highest offsets are left out and their records
+// are delivered again. A record that
+// is not settled — the process died, the pipeline stopped, the partition
 // moved to another member — is read again from the last commit, by this
 // process or another; so results may be produced twice, never zero times.
 // Records carry a stable identity ([Msg.ID]: topic/partition/offset) for a
-// consumer that wants to drop duplicates. A transaction's commit marker,
+// consumer that wants to drop duplicates. A transaction's marker,
 // which takes an offset but is no record, is passed by the settled prefix
-// on its own.
+// on its own. The source reads committed records only: those of an
+// aborted transaction are never delivered ([ReadUncommitted] reads them).
 //
 // # Flow control
 //
@@ -68,10 +78,8 @@
 // waited out: franz-go reconnects and reports the partitions lost; the
 // source keeps what settles meanwhile, and when the group gives the
 // partitions back it commits their settled prefixes before fetching
-// resumes, skipping what it has already. What settles while franz-go
-// fetches the group's offsets for them (which resets what was marked) is
-// marked again at their first fetch, and stays owed until committed. If
-// they go to another member instead, that member processes again what
+// resumes, skipping what it has already. What settles meanwhile stays
+// owed until a commit of it succeeds. If they go to another member instead, that member processes again what
 // was not committed, and [Source.Close] says so in its error.
 //
 // # Failures

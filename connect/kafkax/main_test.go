@@ -13,6 +13,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(workerEnv) != "" {
 		os.Exit(runWorker())
 	}
+	if os.Getenv(holderEnv) != "" {
+		os.Exit(runHolder())
+	}
 	// One broker for the package's tests; each test makes its own topics
 	// and groups. No broker (no Java, no Maven) is a failure, not a skip.
 	stop, err := startBroker()

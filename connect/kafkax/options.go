@@ -23,12 +23,13 @@ func (f sinkOptionFunc) applySink(c *sinkConfig) { f(c) }
 
 type sourceConfig struct {
 	maxInFlight    int           // records tracked and not settled before fetching pauses
-	commitInterval time.Duration // franz-go commits the marked offsets this often
+	commitInterval time.Duration // the source commits what is owed this often
 	deliveries     int           // a record is delivered at most this often
 	redeliverDelay time.Duration // pause before a failed record is delivered again
 	deadLetter     *Sink         // where a record whose last delivery failed goes; nil: the run fails
 	deadTopic      string
 	stopCaughtUp   bool
+	uncommitted    bool // ReadUncommitted
 	startTimeout   time.Duration
 	kopts          []kgo.Opt
 	observe        // Propagate, Logger
@@ -101,10 +102,11 @@ func MaxInFlight(n int) SourceOption {
 	return sourceOptionFunc(func(c *sourceConfig) { c.maxInFlight = n })
 }
 
-// CommitEvery sets how often franz-go commits the settled prefix of each
-// partition (default [DefaultCommitInterval]): one round trip to the group
-// coordinator for every partition together, while the client is open —
-// during a drain too. Panics if interval < 100ms, franz-go's least.
+// CommitEvery sets how often the source commits the settled prefix of
+// each partition, with the offsets settled past it in the commit's
+// metadata (default [DefaultCommitInterval]): one round trip to the group
+// coordinator for every partition that owes one, together, while the
+// client is open — during a drain too. Panics if interval < 100ms.
 func CommitEvery(interval time.Duration) SourceOption {
 	if interval < 100*time.Millisecond {
 		panic(fmt.Sprintf("kafkax: CommitEvery needs an interval ≥ 100ms, got %v", interval))
@@ -150,6 +152,17 @@ func StopWhenCaughtUp() SourceOption {
 	return sourceOptionFunc(func(c *sourceConfig) { c.stopCaughtUp = true })
 }
 
+// ReadUncommitted makes the source read every record a producer stored,
+// those of transactions still open or later aborted included. By default a
+// source reads committed records only: a record of a transaction appears
+// once its transaction commits, and never if it aborts, and the end of a
+// partition ([StopWhenCaughtUp]) is its last stable offset, before the first
+// record of a transaction still open. Reading uncommitted sees records
+// sooner on a topic with long transactions, and delivers aborted ones.
+func ReadUncommitted() SourceOption {
+	return sourceOptionFunc(func(c *sourceConfig) { c.uncommitted = true })
+}
+
 // ToTopic sets the topic of every [Out] whose Topic is empty, and makes
 // [NewSink] check that it exists.
 func ToTopic(topic string) SinkOption {
@@ -182,8 +195,9 @@ func DeliveryTimeout(d time.Duration) SinkOption {
 // ClientOption passes franz-go options to the client a [Source] or [Sink]
 // creates, after the connector's own (so they override them): TLS, SASL,
 // timeouts, fetch sizes. Options that would break the connector's contract
-// — committing what is not marked, a transactional or non-idempotent
-// producer, other group callbacks — are the caller's responsibility.
+// — autocommitting, a transactional or non-idempotent producer, other
+// group callbacks (OnOffsetsFetched among them) — are the caller's
+// responsibility.
 type ClientOption struct{ opts []kgo.Opt }
 
 // WithClient returns a [ClientOption] carrying opts.

@@ -95,6 +95,7 @@ func (p *partition) settle(seq uint64) (wasOpen, wasParked, advanced bool) {
 		return false, false, false
 	}
 	e.settled = true
+	p.gen++
 	if e.parked {
 		return true, true, p.advance()
 	}

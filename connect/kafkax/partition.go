@@ -21,23 +21,25 @@ type partition struct {
 	base      []entry         // the array entries lives in, from its start
 	next      kgo.EpochOffset // offset after the settled prefix; Offset -1 for none
 	committed int64           // the group's commit as far as this member knows it; -1 for none
-	marked    int64           // offset last marked for franz-go to commit; -1 for none
 	last      int64           // offset of the last record tracked; -1 for none
 	open      int             // entries not settled, counted in the source's flow
 	state     partState
-	// reassigned is set when the group gives the partition back to this
-	// member, and cleared by its first fetch: franz-go resets its marks
-	// to the group's offsets, which it fetches after OnPartitionsAssigned,
-	// so what was marked meanwhile is marked again after that fetch.
-	reassigned bool
+	// skip holds the ranges of offsets past last that the group's commit
+	// recorded as settled (see settled.go): records fetched in them are
+	// tracked settled and not emitted.
+	skip []offRange
+	// gen counts changes of what is settled; metaGen is the gen of the
+	// last commit confirmed, meta its metadata.
+	gen, metaGen uint64
+	meta         string
 }
 
 // partState is where a partition stands with the group.
 type partState uint8
 
 const (
-	owned partState = iota // assigned to this member: fetched, emitted, marked, committed
-	held                   // lost, or revoked while a commit failed: settlements count, nothing is marked or committed until it is assigned again
+	owned partState = iota // assigned to this member: fetched, emitted, committed
+	held                   // lost, or revoked while a commit failed: settlements count, nothing is committed until it is assigned again
 	gone                   // another member's: settlements do nothing
 )
 
@@ -54,7 +56,7 @@ type entry struct {
 const seqBits = 40
 
 func newPartition(topic string, part int32, slot uint64) *partition {
-	return &partition{topic: topic, part: part, slot: slot, next: kgo.EpochOffset{Offset: -1}, committed: -1, marked: -1, last: -1}
+	return &partition{topic: topic, part: part, slot: slot, next: kgo.EpochOffset{Offset: -1}, committed: -1, last: -1}
 }
 
 // entry returns the entry of seq, or nil if it left the tracker. Called
@@ -68,50 +70,68 @@ func (p *partition) entry(seq uint64) *entry {
 
 // track adds the records of one fetch, skipping those tracked already (a
 // partition assigned again after it was lost is fetched again from its
-// last commit). It returns the records to emit, the seq of the first, and
-// whether the settled prefix advanced (a transaction's commit marker is
-// settled as it is tracked). Control records are tracked, settled, and
-// returned, so that seqs stay contiguous; the caller does not emit them.
-// The first fetch after the partition was assigned again reports the
-// prefix advanced as well, so that it is marked again.
-func (p *partition) track(recs []*kgo.Record, fl *flow) (kept []*kgo.Record, first uint64, advanced bool) {
+// last commit). It returns the records tracked, the seq of the first, and
+// which of them are settled as they are tracked (nil when none is): a
+// transaction's marker, and a record the group's last commit recorded as
+// settled. Every record is tracked, so that seqs stay contiguous; the
+// caller emits those not settled.
+func (p *partition) track(recs []*kgo.Record, fl *flow) (kept []*kgo.Record, first uint64, settled []bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.state != owned {
-		return nil, 0, false
-	}
-	if p.reassigned {
-		// The first fetch since the partition came back: franz-go
-		// fetched the group's offsets, and forgot the marks made
-		// before. The caller has the tracker mark again.
-		p.reassigned, p.marked, advanced = false, -1, true
+		return nil, 0, nil
 	}
 	for len(recs) > 0 && recs[0].Offset <= p.last {
 		recs = recs[1:]
 	}
 	if len(recs) == 0 {
-		return nil, 0, advanced
+		return nil, 0, nil
 	}
 	first = p.head + uint64(len(p.entries))
-	control := false
 	if c := cap(p.entries); c < len(p.entries)+len(recs) {
 		p.entries = append(make([]entry, 0, max(2*c, len(p.entries)+len(recs))), p.entries...)
 		p.base = p.entries[:0]
 	}
-	for _, r := range recs {
-		c := r.Attrs.IsControl()
-		control = control || c
-		p.entries = append(p.entries, entry{rec: r, deliveries: 1, settled: c})
-		if !c {
+	for i, r := range recs {
+		done := r.Attrs.IsControl() || p.skipped(r.Offset)
+		if done {
+			if settled == nil {
+				settled = make([]bool, len(recs))
+			}
+			settled[i] = true
+		}
+		p.entries = append(p.entries, entry{rec: r, deliveries: 1, settled: done})
+		if !done {
 			p.open++
 			fl.add(1)
 		}
 	}
 	p.last = recs[len(recs)-1].Offset
-	if control && p.advance() {
-		advanced = true
+	if settled != nil {
+		p.gen++
+		p.advance()
 	}
-	return recs, first, advanced
+	return recs, first, settled
+}
+
+// skipped reports whether offset lies in a range of skip, and drops the
+// ranges before it. Offsets come in ascending order. Called with mu held.
+func (p *partition) skipped(offset int64) bool {
+	for len(p.skip) > 0 && p.skip[0].hi < offset {
+		p.skip = p.skip[1:]
+	}
+	return len(p.skip) > 0 && p.skip[0].lo <= offset
+}
+
+// skipSettled makes the partition skip the records in rs, which the
+// group's last commit recorded as settled; only a partition that has
+// tracked nothing yet takes them.
+func (p *partition) skipSettled(rs []offRange) {
+	p.mu.Lock()
+	if p.last < 0 && len(p.entries) == 0 {
+		p.skip = rs
+	}
+	p.mu.Unlock()
 }
 
 // ack settles the entry of seq. It reports whether the entry was open (the
@@ -197,23 +217,62 @@ func (p *partition) is(s partState) bool {
 	return p.state == s
 }
 
-// toMark returns the offset to mark if the settled prefix is past what
-// was marked and what the group committed, and records it as marked.
-func (p *partition) toMark() (kgo.EpochOffset, bool) {
+// owed returns what to commit when no confirmed commit covers what is
+// settled: the offset after the settled prefix (or, when nothing is, of
+// the first record tracked), and as metadata the ranges settled past it.
+func (p *partition) owed() (c owedCommit, ok bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.state != owned || p.next.Offset <= max(p.marked, p.committed) {
-		return kgo.EpochOffset{}, false
+	if p.state == gone {
+		return c, false
 	}
-	p.marked = p.next.Offset
-	return p.next, true
+	c = owedCommit{p: p, eo: p.next, gen: p.gen}
+	if p.gen == p.metaGen && p.next.Offset <= p.committed {
+		return c, false
+	}
+	rs := p.settledPast()
+	if c.eo.Offset < 0 {
+		if len(rs) == 0 || len(p.entries) == 0 {
+			return c, false
+		}
+		r := p.entries[0].rec
+		c.eo = kgo.EpochOffset{Epoch: r.LeaderEpoch, Offset: r.Offset}
+	}
+	c.meta = encodeSettled(c.eo.Offset, rs)
+	return c, c.eo.Offset > p.committed || c.meta != p.meta
 }
 
-// owed returns the settled prefix when no commit is known to cover it.
-func (p *partition) owed() (kgo.EpochOffset, bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.next, p.state != gone && p.next.Offset > p.committed
+// settledPast returns the ranges of offsets settled past the settled
+// prefix: runs of settled entries, then the ranges still to skip. Called
+// with mu held.
+func (p *partition) settledPast() []offRange {
+	var rs []offRange
+	in := false
+	for i := range p.entries {
+		e := &p.entries[i]
+		switch {
+		case !e.settled:
+			in = false
+		case in:
+			rs[len(rs)-1].hi = e.rec.Offset
+		default:
+			rs = append(rs, offRange{e.rec.Offset, e.rec.Offset})
+			in = true
+		}
+	}
+	for _, r := range p.skip {
+		if r.hi <= p.last {
+			continue
+		}
+		r.lo = max(r.lo, p.last+1)
+		if n := len(rs); in && rs[n-1].hi+1 == r.lo {
+			rs[n-1].hi = r.hi // one run with the records fetched
+		} else {
+			rs = append(rs, r)
+		}
+		in = false
+	}
+	return rs
 }
 
 // confirm records that the group committed offset.
@@ -221,6 +280,24 @@ func (p *partition) confirm(offset int64) {
 	p.mu.Lock()
 	p.committed = max(p.committed, offset)
 	p.mu.Unlock()
+}
+
+// confirmCommit records that the group committed c, made by owed.
+func (p *partition) confirmCommit(c owedCommit) {
+	p.mu.Lock()
+	if c.eo.Offset >= p.committed {
+		p.committed, p.meta = c.eo.Offset, c.meta
+		p.metaGen = max(p.metaGen, c.gen)
+	}
+	p.mu.Unlock()
+}
+
+// owedPrefix returns the settled prefix when no commit is known to cover
+// it.
+func (p *partition) owedPrefix() (kgo.EpochOffset, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.next, p.state != gone && p.next.Offset > p.committed
 }
 
 // owedWhileHeld returns the settled prefix of a held partition when no

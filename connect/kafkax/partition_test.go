@@ -1,6 +1,7 @@
 package kafkax
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -55,8 +56,8 @@ func TestATransactionMarkerIsSettledAsItIsTracked(t *testing.T) {
 		p.ack(seq)
 		fl.done(1)
 	}
-	if _, _, adv := p.track([]*kgo.Record{marker}, fl); !adv || p.next.Offset != 4 || fl.n.Load() != 0 {
-		t.Fatalf("after the marker: advanced %v, next %d, flow %d; want true, 4, 0", adv, p.next.Offset, fl.n.Load())
+	if _, _, st := p.track([]*kgo.Record{marker}, fl); len(st) != 1 || !st[0] || p.next.Offset != 4 || fl.n.Load() != 0 {
+		t.Fatalf("after the marker: settled %v, next %d, flow %d; want [true], 4, 0", st, p.next.Offset, fl.n.Load())
 	}
 }
 
@@ -92,5 +93,66 @@ func TestAPartitionAssignedAgainSkipsWhatItTracked(t *testing.T) {
 	kept, first, _ := p.track(recs(0, 2, 6), fl)
 	if len(kept) != 3 || kept[0].Offset != 5 || first != 5 {
 		t.Fatalf("re-fetch kept %d records from offset %d, seq %d; want 3 from 5, seq 5", len(kept), kept[0].Offset, first)
+	}
+}
+
+// TestSettledRangesSurviveTheirEncoding: what a commit's metadata records
+// reads back the same, and past metaMax only the ranges that fit are
+// recorded (the lowest offsets first).
+func TestSettledRangesSurviveTheirEncoding(t *testing.T) {
+	rs := []offRange{{11, 11}, {13, 1012}, {5000, 5001}}
+	meta := encodeSettled(10, rs)
+	if got := decodeSettled(10, meta); !slices.Equal(got, rs) {
+		t.Fatalf("%q decodes to %v; want %v", meta, got, rs)
+	}
+	if decodeSettled(10, "") != nil || decodeSettled(10, "member-1") != nil || decodeSettled(10, metaTag+"1+x") != nil ||
+		decodeSettled(10, metaTag+"-1+2") != nil || decodeSettled(-1, meta) != nil {
+		t.Fatal("metadata of another kind, malformed, or of no commit decodes to ranges")
+	}
+	var many []offRange
+	for i := range int64(2000) { // every other offset settled
+		many = append(many, offRange{100 + 2*i + 1, 100 + 2*i + 1})
+	}
+	meta = encodeSettled(100, many)
+	got := decodeSettled(100, meta)
+	if len(meta) > metaMax || len(got) == 0 || len(got) == len(many) || !slices.Equal(got, many[:len(got)]) {
+		t.Fatalf("%d ranges in %d bytes; want the first ones that fit in %d", len(got), len(meta), metaMax)
+	}
+}
+
+// TestACommitRecordsWhatIsSettledPastThePrefix: with the first record
+// open and the next 1000 settled, what is owed is the first record's
+// offset with the 1000 in its metadata; a partition that takes that
+// metadata tracks those records settled and emits only the others, and
+// owes the ranges it has not fetched yet as well.
+func TestACommitRecordsWhatIsSettledPastThePrefix(t *testing.T) {
+	fl := newFlow(2000)
+	p := newPartition("t", 0, 0)
+	p.track(recs(0, 50, 1001), fl)
+	for seq := uint64(1); seq <= 1000; seq++ {
+		p.ack(seq)
+	}
+	c, ok := p.owed()
+	if !ok || c.eo.Offset != 50 || !slices.Equal(decodeSettled(50, c.meta), []offRange{{51, 1050}}) {
+		t.Fatalf("owed %v %q %v; want offset 50 with 51-1050 settled", c.eo, c.meta, ok)
+	}
+	p.confirmCommit(c)
+	if _, ok := p.owed(); ok {
+		t.Fatal("a confirmed commit leaves it owed")
+	}
+
+	q := newPartition("t", 0, 1)
+	q.skipSettled(decodeSettled(50, c.meta))
+	kept, first, settled := q.track(recs(0, 50, 601), newFlow(2000))
+	if len(kept) != 601 || first != 0 || q.open != 1 || settled[0] || !settled[1] || !settled[600] {
+		t.Fatalf("tracked %d from %d, %d open; want 601 from 0, only offset 50 open", len(kept), first, q.open)
+	}
+	c, _ = q.owed()
+	if got := decodeSettled(c.eo.Offset, c.meta); c.eo.Offset != 50 || !slices.Equal(got, []offRange{{51, 1050}}) {
+		t.Fatalf("the next owner owes %d with %v; want 50 with 51-1050 (fetched or not)", c.eo.Offset, got)
+	}
+	q.ack(0)
+	if c, _ = q.owed(); c.eo.Offset != 651 || !slices.Equal(decodeSettled(651, c.meta), []offRange{{651, 1050}}) {
+		t.Fatalf("after its first record settled it owes %d with %q; want 651 with 651-1050", c.eo.Offset, c.meta)
 	}
 }

@@ -98,9 +98,10 @@ func (s *Source) run(ctx context.Context, out *sluice.Emitter[Msg]) error {
 // polled is the records of one partition from one poll, tracked from seq
 // first on.
 type polled struct {
-	p     *partition
-	first uint64
-	recs  []*kgo.Record
+	p       *partition
+	first   uint64
+	recs    []*kgo.Record
+	settled []bool // settled as tracked, not emitted (nil: none is)
 }
 
 // poll waits for records and tracks them; ok is false when the pipeline
@@ -154,22 +155,25 @@ func (s *Source) track(fs kgo.Fetches) []polled {
 		if p == nil {
 			return
 		}
-		recs, first, advanced := p.track(ftp.Records, s.fl)
-		if advanced {
-			s.tr.advanced()
+		recs, first, settled := p.track(ftp.Records, s.fl)
+		for i, r := range recs {
+			if settled != nil && settled[i] && !r.Attrs.IsControl() {
+				s.skipped.Add(1)
+			}
 		}
 		if len(recs) > 0 {
-			out = append(out, polled{p, first, recs})
+			out = append(out, polled{p, first, recs, settled})
 		}
 	})
 	return out
 }
 
 // send emits tracked records, but those of a partition that moved
-// meanwhile (released: they are the new owner's) and control records. It
-// returns how many it sent, and false when the pipeline drains or stopped:
-// the records not sent stay tracked and unsettled, so no commit passes
-// them, and the next Read emits them.
+// meanwhile (released: they are the new owner's) and those settled as
+// they were tracked (control records, records the last commit recorded as
+// settled). It returns how many it sent, and false when the pipeline
+// drains or stopped: the records not sent stay tracked and unsettled, so
+// no commit passes them, and the next Read emits them.
 func (s *Source) send(out *sluice.Emitter[Msg], batches []polled) (sent int, ok bool) {
 	s.rd.unsent = nil
 	for k, b := range batches {
@@ -179,15 +183,19 @@ func (s *Source) send(out *sluice.Emitter[Msg], batches []polled) (sent int, ok 
 		// Counted before they are sent, since a record may be
 		// acknowledged before Send returns; those not sent are
 		// taken back.
-		s.received.Add(int64(dataRecords(b.recs)))
+		s.received.Add(int64(b.toEmit(0)))
 		for i, rec := range b.recs {
-			if rec.Attrs.IsControl() {
+			if b.settled != nil && b.settled[i] {
 				continue
 			}
 			seq := b.first + uint64(i)
 			if !out.Send(Msg{Receipt: s.receipt(b.p.slot<<seqBits|seq, rec), r: rec, delivery: 1}) {
-				s.received.Add(-int64(dataRecords(b.recs[i:])))
-				s.rd.unsent = append([]polled{{b.p, seq, b.recs[i:]}}, batches[k+1:]...)
+				s.received.Add(-int64(b.toEmit(i)))
+				rest := polled{b.p, seq, b.recs[i:], nil}
+				if b.settled != nil {
+					rest.settled = b.settled[i:]
+				}
+				s.rd.unsent = append([]polled{rest}, batches[k+1:]...)
 				return sent, false
 			}
 			sent++
@@ -196,12 +204,15 @@ func (s *Source) send(out *sluice.Emitter[Msg], batches []polled) (sent int, ok 
 	return sent, true
 }
 
-// dataRecords counts the records of recs that are not control records.
-func dataRecords(recs []*kgo.Record) int {
-	n := len(recs)
-	for _, r := range recs {
-		if r.Attrs.IsControl() {
-			n--
+// toEmit counts the records of b from index i on that are to be emitted.
+func (b polled) toEmit(i int) int {
+	if b.settled == nil {
+		return len(b.recs) - i
+	}
+	n := 0
+	for _, done := range b.settled[i:] {
+		if !done {
+			n++
 		}
 	}
 	return n
@@ -263,8 +274,11 @@ func (s *Source) waitForRoom(ctx context.Context, out *sluice.Emitter[Msg]) bool
 
 // caughtUp commits what is settled and reports whether the group has
 // committed every partition of the source's topics up to its end,
-// whichever member read it. An error (the broker is restarting, say) only
-// means asking again after the next idle poll.
+// whichever member read it: the last stable offset when reading committed
+// records (past it lie records of a transaction still open, which a read
+// committed fetch does not return yet), the high watermark otherwise. An
+// error (the broker is restarting, say) only means asking again after the
+// next idle poll.
 func (s *Source) caughtUp(ctx context.Context) bool {
 	if s.tr.commitOwned(ctx) != nil || s.tr.busy() {
 		return false
@@ -272,7 +286,11 @@ func (s *Source) caughtUp(ctx context.Context) bool {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	adm := kadm.NewClient(s.cl)
-	ends, err := adm.ListEndOffsets(ctx, s.topics...)
+	list := adm.ListCommittedOffsets
+	if s.cfg.uncommitted {
+		list = adm.ListEndOffsets
+	}
+	ends, err := list(ctx, s.topics...)
 	if err == nil {
 		err = ends.Error()
 	}

@@ -2,6 +2,7 @@ package kafkax_test
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -121,5 +122,129 @@ func TestEveryRecordAcknowledgedAfterADrainWasCountedAsReceived(t *testing.T) {
 	st := src.Stats()
 	if st.Received != st.Acked || st.Acked == 0 || st.Acked == n {
 		t.Fatalf("source %+v after the drain; want Received = Acked, the drain in the middle of the input", st)
+	}
+}
+
+// txnProducer is a transactional producer closed when the test ends.
+type txnProducer struct {
+	t  testing.TB
+	cl *kgo.Client
+}
+
+func newTxnProducer(t testing.TB, id string) *txnProducer {
+	t.Helper()
+	// The broker aborts a transaction open longer than this: far beyond
+	// any test, so that an open one stays open.
+	cl, err := kgo.NewClient(kgo.SeedBrokers(broker), kgo.TransactionalID(id), kgo.ProducerLinger(0),
+		kgo.TransactionTimeout(10*time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return &txnProducer{t, cl}
+}
+
+// write stores the values prefix+from … prefix+to-1 in topic's partition
+// 0 in one transaction, left open when end is nil, else ended with *end.
+func (tp *txnProducer) write(topic, prefix string, from, to int, end *kgo.TransactionEndTry) {
+	tp.t.Helper()
+	ctx := ctxT(tp.t, time.Minute)
+	if err := tp.cl.BeginTransaction(); err != nil {
+		tp.t.Fatal(err)
+	}
+	for i := from; i < to; i++ {
+		r := &kgo.Record{Topic: topic, Value: []byte(prefix + strconv.Itoa(i))}
+		if err := tp.cl.ProduceSync(ctx, r).FirstErr(); err != nil {
+			tp.t.Fatal(err)
+		}
+	}
+	if end != nil {
+		tp.end(*end)
+	}
+}
+
+func (tp *txnProducer) end(how kgo.TransactionEndTry) {
+	tp.t.Helper()
+	if err := tp.cl.EndTransaction(ctxT(tp.t, time.Minute), how); err != nil {
+		tp.t.Fatal(err)
+	}
+}
+
+var commit, abort = kgo.TryCommit, kgo.TryAbort
+
+// readValues reads src with StopWhenCaughtUp set and returns the values
+// it delivered, in order (topics of one partition).
+func readValues(t *testing.T, src *kafkax.Source) []string {
+	t.Helper()
+	var got []string
+	p := sluice.New(ctxT(t, time.Minute))
+	sluice.ForEach(p, "ack", kafkax.Read(p, "read", src), 1, func(_ context.Context, m kafkax.Msg) error {
+		got = append(got, string(m.Value()))
+		return nil
+	})
+	if err := p.Wait(); err != nil {
+		t.Fatalf("the source did not stop: %v (%+v, delivered %d)", err, src.Stats(), len(got))
+	}
+	return got
+}
+
+// TestTheSourceNeverDeliversAnAbortedTransaction: between two committed
+// transactions a producer aborts one; a third transaction is left open.
+// The source delivers the committed records only, in order, and stops
+// caught up at the last stable offset (before the open transaction), not
+// at the high watermark, which a read committed fetch never reaches while
+// the transaction is open.
+func TestTheSourceNeverDeliversAnAbortedTransaction(t *testing.T) {
+	in := newTopic(t, 1)
+	const group = "read-committed"
+	tp := newTxnProducer(t, "kafkax-test-"+in)
+	tp.write(in, "c", 0, 100, &commit)
+	tp.write(in, "a", 0, 100, &abort)
+	tp.write(in, "c", 100, 200, &commit)
+	tp.write(in, "open", 0, 10, nil)
+	defer tp.end(abort)
+
+	src := newSource(t, group, []string{in}, kafkax.StopWhenCaughtUp())
+	got := readValues(t, src)
+	if len(got) != 200 {
+		t.Fatalf("delivered %d records, %v…; want the 200 committed ones", len(got), got[:min(len(got), 5)])
+	}
+	for i, v := range got {
+		if want := "c" + strconv.Itoa(i); v != want {
+			t.Fatalf("record %d is %q; want %q (committed records only, in order)", i, v, want)
+		}
+	}
+	if st := src.Stats(); st.Acked != 200 || st.Received != 200 {
+		t.Fatalf("source %+v; want 200 received and acked", st)
+	}
+}
+
+// TestReadUncommittedDeliversEveryRecord: with ReadUncommitted the source
+// delivers the aborted transaction's records too, in offset order, and
+// stops at the high watermark once the last transaction has ended.
+func TestReadUncommittedDeliversEveryRecord(t *testing.T) {
+	in := newTopic(t, 1)
+	const group = "read-uncommitted"
+	tp := newTxnProducer(t, "kafkax-test-"+in)
+	tp.write(in, "c", 0, 100, &commit)
+	tp.write(in, "a", 0, 100, &abort)
+	tp.write(in, "c", 100, 200, &commit)
+
+	got := readValues(t, newSource(t, group, []string{in}, kafkax.StopWhenCaughtUp(), kafkax.ReadUncommitted()))
+	var want []string
+	for i := range 100 {
+		want = append(want, "c"+strconv.Itoa(i))
+	}
+	for i := range 100 {
+		want = append(want, "a"+strconv.Itoa(i))
+	}
+	for i := 100; i < 200; i++ {
+		want = append(want, "c"+strconv.Itoa(i))
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("delivered %d records; want the 300 stored, in offset order", len(got))
+	}
+	if l := lag(t, group, in); l != 0 {
+		t.Fatalf("lag %d; want 0", l)
 	}
 }

@@ -47,7 +47,7 @@ type Source struct {
 	log                                *logger // Logger; nil: none
 	logRedelivered, logDead, logCommit *tally
 
-	received, acked, failed, redelivered, deadLettered, fetchErrs atomic.Int64
+	received, acked, failed, redelivered, deadLettered, skipped, fetchErrs atomic.Int64
 }
 
 // NewSource creates a consumer-group member of group reading topics from
@@ -55,14 +55,18 @@ type Source struct {
 // bounded time ([DefaultStartTimeout] unless ctx has a deadline) that a
 // broker answers and that every topic exists, so that such mistakes are
 // reported here. A group with no committed offset starts at the beginning
-// of each partition. The member joins the group at once; it leaves it at
+// of each partition. The source reads committed records only (see
+// [ReadUncommitted]). The member joins the group at once; it leaves it at
 // [Source.Close].
 //
 // The source builds its own franz-go client, since a group member's
 // callbacks live on its client; [WithClient] adds options to it. Only
-// the settled prefix of each partition is committed: the client commits
-// what the source marks, and the source commits it itself at a rebalance,
-// when caught up and at Close.
+// the settled prefix of each partition is committed, with what is settled
+// past it in the commit's metadata: the source commits every
+// [CommitEvery] interval, at a rebalance, when caught up and at Close. A
+// member that starts on a partition skips the records its last commit
+// records as settled. The source runs one goroutine of its own, for the
+// periodic commits; Close ends it.
 func NewSource(ctx context.Context, brokers, group string, topics []string, opts ...SourceOption) (*Source, error) {
 	seeds := splitBrokers(brokers)
 	if len(seeds) == 0 || group == "" || len(topics) == 0 || slices.Contains(topics, "") {
@@ -81,9 +85,9 @@ func NewSource(ctx context.Context, brokers, group string, topics []string, opts
 		kgo.SeedBrokers(seeds...),
 		kgo.ConsumerGroup(group),
 		kgo.ConsumeTopics(topics...),
-		kgo.AutoCommitMarks(),
-		kgo.AutoCommitInterval(cfg.commitInterval),
-		kgo.AutoCommitCallback(s.tr.autoCommitted),
+		// The tracker commits itself (tracker.go).
+		kgo.DisableAutoCommit(),
+		kgo.OnOffsetsFetched(s.tr.offsetsFetched),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		// A transaction's commit marker takes an offset: tracked, it
 		// lets the settled prefix, and the commit, pass it.
@@ -104,6 +108,9 @@ func NewSource(ctx context.Context, brokers, group string, topics []string, opts
 		// records with the partitions it owns (see Source.track).
 		kgo.BlockRebalanceOnPoll(),
 	}, cfg.kopts...)
+	if !cfg.uncommitted {
+		kopts = slices.Insert(kopts, 0, kgo.Opt(kgo.FetchIsolationLevel(kgo.ReadCommitted())))
+	}
 	if s.log != nil {
 		kopts = append(kopts, kgo.WithHooks(s.log))
 	}
@@ -118,6 +125,7 @@ func NewSource(ctx context.Context, brokers, group string, topics []string, opts
 		cl.Close()
 		return nil, fmt.Errorf("kafkax: source of group %q: %w", group, err)
 	}
+	s.tr.start(cfg.commitInterval)
 	return s, nil
 }
 
@@ -220,15 +228,12 @@ func (s *Source) Settle(key uint64, cause error) {
 
 // ack settles the entry of seq in p.
 func (s *Source) ack(p *partition, seq uint64) {
-	open, parked, advanced := p.settle(seq)
+	open, parked, _ := p.settle(seq)
 	if open {
 		s.acked.Add(1)
 		if !parked { // a parked record left the flow when it was parked (park.go)
 			s.fl.done(1)
 		}
-	}
-	if advanced {
-		s.tr.advanced()
 	}
 }
 
@@ -266,8 +271,8 @@ func (s *Source) failure() error {
 // Close waits for at most two commits, of up to 10 s each.
 func (s *Source) Close() error {
 	s.closeOnce.Do(func() {
-		err := s.tr.commitOwned(context.Background())
 		s.tr.stop()
+		err := s.tr.commitOwned(context.Background())
 		s.cl.Close() // leaving the group commits again what is owed (revoked)
 		if rest := s.tr.settledNotCommitted(); rest != nil {
 			s.closeErr = errors.Join(err, rest)
@@ -285,6 +290,7 @@ type SourceStats struct {
 	Acked        int64         // records acknowledged (parked ones included)
 	Failed       int64         // deliveries settled with a failure
 	Redelivered  int64         // records emitted again after a failure (Kafka keeps no delivery count: those a killed process had emitted come again from the last commit, uncounted)
+	Skipped      int64         // records not emitted: the group's last commit recorded them settled
 	Parked       int64         // records stored in the dead-letter topic: the broker's dead letters, not the pipeline's (sluice.DeadLetter)
 	InFlight     int64         // records fetched and not settled
 	Commits      int64         // successful offset commits
@@ -301,6 +307,7 @@ func (s *Source) Stats() SourceStats {
 		Acked:        s.acked.Load(),
 		Failed:       s.failed.Load(),
 		Redelivered:  s.redelivered.Load(),
+		Skipped:      s.skipped.Load(),
 		Parked:       s.deadLettered.Load(),
 		InFlight:     s.fl.n.Load(),
 		Commits:      s.tr.commits.Load(),

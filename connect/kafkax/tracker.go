@@ -13,12 +13,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
-
-// markDelay is how long a settlement that advanced a settled prefix waits
-// for others before the prefixes are marked for franz-go to commit: marks
-// are batched, not made per record.
-const markDelay = 5 * time.Millisecond
 
 // commitTimeout bounds a commit the tracker makes itself (on revoke, on
 // reassignment, when caught up, at Close).
@@ -28,17 +24,14 @@ const commitTimeout = 10 * time.Second
 // rebalances, and sees that their settled prefixes are committed.
 //
 // A settled prefix is owed until a commit of it succeeds: the tracker
-// learns of each commit from its answer (franz-go's AutoCommitCallback, or
-// the callback of a commit it makes itself), never from handing an offset
-// to franz-go. Between commits the tracker marks the prefixes for franz-go
-// (AutoCommitMarks), which commits what is marked every CommitEvery
-// interval. franz-go forgets the marks of a partition when it is lost or
-// revoked, and when the group assigns it again (it resets them to the
-// group's offsets, which it fetches after OnPartitionsAssigned): a
-// partition is marked again at its first fetch after an assignment. When
-// partitions are revoked or assigned back, when the source asks whether
-// it is caught up, and at Close, the tracker commits what is owed itself,
-// with the offsets in hand, and waits for the answer.
+// learns of each commit from its answer, never from asking for it. The
+// tracker commits what is owed every CommitEvery interval (franz-go's own
+// autocommit is off: its commits cannot carry metadata), and when
+// partitions are revoked or assigned back, when the source asks whether it
+// is caught up, and at Close, waiting for the answer each time. A commit
+// carries, as metadata, the offsets settled past the prefix (settled.go);
+// a partition newly assigned skips them (OnOffsetsFetched), so that a
+// rebalance or a restart processes again only what was not settled.
 //
 // A partition the group takes away with a commit that succeeds is
 // released: its records settle for nothing, and the flow stops counting
@@ -58,9 +51,8 @@ type tracker struct {
 	abandoned []string                     // held partitions that went to another member with settled records not committed
 	slots     atomic.Pointer[[]*partition] // every partition by slot, for Settle; appended to under mu
 
-	armed  atomic.Bool // a mark is scheduled
-	timer  *time.Timer
-	markMu sync.Mutex // one mark at a time; Close waits for the last
+	stopLoop context.CancelFunc // ends the commit loop; nil until start
+	loopDone chan struct{}      // closed when the commit loop returns
 
 	commits, commitErrs atomic.Int64
 	commitFailed        *tally // logs failed commits; nil: none
@@ -75,8 +67,7 @@ func newTracker(group string, onRelease func(*partition, int)) *tracker {
 	t := &tracker{group: group, onRelease: onRelease,
 		owned: make(map[topicPart]*partition), held: make(map[topicPart]*partition)}
 	t.slots.Store(new([]*partition))
-	t.timer = time.AfterFunc(time.Hour, t.mark)
-	t.timer.Stop()
+	t.loopDone = make(chan struct{})
 	return t
 }
 
@@ -97,30 +88,27 @@ func (t *tracker) get(topic string, part int32) *partition {
 	return t.owned[topicPart{topic, part}]
 }
 
-// advanced schedules a mark: a settled prefix moved.
-func (t *tracker) advanced() {
-	if !t.armed.Load() && t.armed.CompareAndSwap(false, true) {
-		t.timer.Reset(markDelay)
-	}
+// start starts the commit loop.
+func (t *tracker) start(interval time.Duration) {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.stopLoop = cancel
+	go t.commitEvery(ctx, interval)
 }
 
-// mark marks the settled prefix of every owned partition that moved past
-// what was marked and committed.
-func (t *tracker) mark() {
-	t.markMu.Lock()
-	defer t.markMu.Unlock()
-	t.armed.Store(false)
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	var offs map[string]map[int32]kgo.EpochOffset
-	for _, p := range t.owned {
-		if eo, ok := p.toMark(); ok {
-			offs = addOffset(offs, p, eo)
+// commitEvery commits what the owned partitions owe every interval until
+// ctx ends (stop); a commit in flight then ends too. A failed commit is
+// counted and logged (confirm); the next one carries what it held.
+func (t *tracker) commitEvery(ctx context.Context, interval time.Duration) {
+	defer close(t.loopDone)
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-tick.C:
+			_ = t.commitOwned(ctx)
+		case <-ctx.Done():
+			return
 		}
-	}
-	// Under mu, so that a partition is never marked once it is revoked.
-	if offs != nil {
-		t.cl.MarkCommitOffsets(offs)
 	}
 }
 
@@ -155,9 +143,7 @@ func (t *tracker) assigned(ctx context.Context, _ *kgo.Client, tps map[string][]
 			k := topicPart{topic, part}
 			if p := t.held[k]; p != nil {
 				delete(t.held, k)
-				p.mu.Lock()
-				p.state, p.reassigned = owned, true
-				p.mu.Unlock()
+				p.setState(owned)
 				t.owned[k] = p
 				back = append(back, p)
 				continue
@@ -179,9 +165,38 @@ func (t *tracker) assigned(ctx context.Context, _ *kgo.Client, tps map[string][]
 	for _, p := range elsewhere {
 		t.onRelease(p, p.release())
 	}
-	// What this commit misses stays owed: marked after the first
-	// fetch, committed by franz-go or by the tracker later.
+	// What this commit misses stays owed: the next commit carries it.
 	_, _ = t.commit(ctx, back)
+}
+
+// offsetsFetched runs once franz-go has fetched the group's offsets for
+// the partitions newly assigned, before it fetches their records: each
+// partition that has tracked nothing skips the records its commit's
+// metadata records as settled.
+func (t *tracker) offsetsFetched(_ context.Context, _ *kgo.Client, resp *kmsg.OffsetFetchResponse) error {
+	skip := func(topic string, part int32, offset int64, meta *string, code int16) {
+		if code != 0 || meta == nil {
+			return
+		}
+		if p := t.get(topic, part); p != nil {
+			if rs := decodeSettled(offset, *meta); rs != nil {
+				p.skipSettled(rs)
+			}
+		}
+	}
+	for _, rt := range resp.Topics {
+		for _, rp := range rt.Partitions {
+			skip(rt.Topic, rp.Partition, rp.Offset, rp.Metadata, rp.ErrorCode)
+		}
+	}
+	for _, g := range resp.Groups { // OffsetFetch v8 on
+		for _, rt := range g.Topics {
+			for _, rp := range rt.Partitions {
+				skip(rt.Topic, rp.Partition, rp.Offset, rp.Metadata, rp.ErrorCode)
+			}
+		}
+	}
+	return nil
 }
 
 // take removes the partitions of tps from the owned ones.
@@ -207,7 +222,7 @@ func (t *tracker) revoked(ctx context.Context, _ *kgo.Client, tps map[string][]i
 	t.mu.Lock()
 	parts := t.take(tps)
 	for _, p := range parts {
-		p.setState(held) // nothing more is marked for them
+		p.setState(held) // nothing more is committed for them
 	}
 	staying := slices.Collect(maps.Values(t.owned))
 	t.mu.Unlock()
@@ -247,9 +262,6 @@ func (t *tracker) hold(parts []*partition) {
 	defer t.mu.Unlock()
 	for _, p := range parts {
 		p.setState(held)
-		p.mu.Lock()
-		p.marked = -1 // marked again when assigned again
-		p.mu.Unlock()
 		t.held[topicPart{p.topic, p.part}] = p
 	}
 }
@@ -269,7 +281,7 @@ func (t *tracker) settledNotCommitted() error {
 	}
 	var owed []string
 	for _, p := range t.owned {
-		if eo, ok := p.owed(); ok {
+		if eo, ok := p.owedPrefix(); ok {
 			owed = append(owed, fmt.Sprintf("%s/%d up to offset %d", p.topic, p.part, eo.Offset))
 		}
 	}
@@ -301,9 +313,11 @@ func (t *tracker) busy() bool {
 	return false
 }
 
-// stop cancels a scheduled mark and waits for a running one.
+// stop ends the commit loop (a commit in flight is canceled) and waits
+// for it, if it was started.
 func (t *tracker) stop() {
-	t.timer.Stop()
-	t.markMu.Lock()
-	t.markMu.Unlock() //nolint:staticcheck // waits for a running mark
+	if t.stopLoop != nil {
+		t.stopLoop()
+		<-t.loopDone
+	}
 }

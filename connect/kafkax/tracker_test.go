@@ -130,25 +130,28 @@ func commitAnswer(offset int64, code int16) (*kmsg.OffsetCommitRequest, *kmsg.Of
 	return req, resp
 }
 
-// TestASettledPrefixIsOwedUntilACommitOfItIsConfirmed: marking a prefix
-// for franz-go does not make it committed; an answer that confirms its
-// commit does, and one with an error does not.
+// TestASettledPrefixIsOwedUntilACommitOfItIsConfirmed: an answer that
+// confirms its commit makes a prefix committed; one with an error does
+// not.
 func TestASettledPrefixIsOwedUntilACommitOfItIsConfirmed(t *testing.T) {
 	tr, cl := notInAGroup(t)
-	settledThree(tr, cl)
-	tr.mark()
-	if !tr.busy() {
-		t.Fatal("a prefix that is marked and not committed counts as committed")
+	p := settledThree(tr, cl)
+	c, ok := p.owed()
+	if !ok || c.eo.Offset != 3 {
+		t.Fatalf("owed %v %v; want offset 3", c.eo, ok)
+	}
+	confirm := func(k topicPart, off int64) {
+		if k == (topicPart{"t", 0}) && off == 3 {
+			p.confirmCommit(c)
+		}
 	}
 	req, resp := commitAnswer(3, kerr.RebalanceInProgress.Code)
-	tr.autoCommitted(cl, req, resp, nil)
-	if !tr.busy() {
-		t.Fatal("a commit answered with an error counts as committed")
+	if err := tr.confirm(req, resp, nil, confirm); err == nil || !tr.busy() {
+		t.Fatalf("a commit answered with an error counts as committed (error %v)", err)
 	}
 	req, resp = commitAnswer(3, 0)
-	tr.autoCommitted(cl, req, resp, nil)
-	if tr.busy() {
-		t.Fatal("a confirmed commit of the whole prefix leaves it owed")
+	if err := tr.confirm(req, resp, nil, confirm); err != nil || tr.busy() {
+		t.Fatalf("a confirmed commit of the whole prefix leaves it owed (error %v)", err)
 	}
 	if c, e := tr.commits.Load(), tr.commitErrs.Load(); c != 1 || e != 1 {
 		t.Fatalf("%d commits, %d errors counted; want 1, 1", c, e)
@@ -184,29 +187,18 @@ func TestAnOwnedPartitionWhoseCommitFailsIsNamed(t *testing.T) {
 	}
 }
 
-// TestTheFirstFetchAfterAReassignmentMarksAgain: franz-go forgets the
-// marks of a partition when it fetches the group's offsets after an
-// assignment; the partition's first fetch after that has the prefix
-// marked again, even if every record in it is tracked already.
-func TestTheFirstFetchAfterAReassignmentMarksAgain(t *testing.T) {
+// TestAPartitionGivenBackStillOwesWhatItSettled: a partition lost and
+// assigned back whose commit failed meanwhile owes its settled prefix,
+// and a fetch of what it tracked already changes nothing.
+func TestAPartitionGivenBackStillOwesWhatItSettled(t *testing.T) {
 	tr, cl := notInAGroup(t)
 	p := settledThree(tr, cl)
-	if eo, ok := p.toMark(); !ok || eo.Offset != 3 {
-		t.Fatalf("toMark %v %v; want 3", eo, ok)
-	}
 	tr.lost(context.Background(), cl, map[string][]int32{"t": {0}})
 	tr.assigned(context.Background(), cl, map[string][]int32{"t": {0}})
-	if _, ok := p.toMark(); !ok {
-		t.Fatal("the prefix owed is not marked when the partition comes back")
+	if c, ok := p.owed(); !ok || c.eo.Offset != 3 {
+		t.Fatalf("owed %v %v after it came back; want offset 3", c.eo, ok)
 	}
-	// franz-go fetches the group's offsets, then records from there.
-	if _, _, adv := p.track(recs(0, 0, 3), newFlow(100)); !adv {
-		t.Fatal("the first fetch after the reassignment did not ask for a mark")
-	}
-	if eo, ok := p.toMark(); !ok || eo.Offset != 3 {
-		t.Fatalf("after the first fetch toMark %v %v; want 3 again", eo, ok)
-	}
-	if _, _, adv := p.track(recs(0, 0, 3), newFlow(100)); adv {
-		t.Fatal("a later fetch of nothing new asked for a mark")
+	if kept, _, _ := p.track(recs(0, 0, 3), newFlow(100)); len(kept) != 0 {
+		t.Fatal("records tracked already are tracked again")
 	}
 }
