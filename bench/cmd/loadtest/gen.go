@@ -39,7 +39,7 @@ type genFlags struct {
 	firstID      int
 	seed         uint64
 	times        market.EventTimes // the event times: produce times lagged
-	stdinEOF     bool // stop when stdin reaches EOF (the parent is gone)
+	stdinEOF     bool              // stop when stdin reaches EOF (the parent is gone)
 	quiet        bool
 }
 
