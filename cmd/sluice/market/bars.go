@@ -115,42 +115,38 @@ func (l Lateness) IsLate(ts, wm int64) bool {
 }
 
 // ReferenceBars computes the bars of ticks, taken in the order given,
-// by a plain loop, with the rule l and the pipelines' watermark: each
-// partition's own (partition says a tick's) is its largest event time
-// less OutOfOrderness, and the watermark is their minimum, held back
-// until every partition of the input has spoken. It returns the bars by
-// key and the ticks it found late. It is the answer the pipelines' bars
-// are checked against.
+// by a plain loop, with the rule l and the watermark of sluice's Window
+// stage: each partition's largest event time (partition says a tick's),
+// their minimum over the partitions seen so far, less OutOfOrderness,
+// never going back; a tick first raises its partition's largest time,
+// then is judged against the watermark. It returns the bars by key and
+// the ticks it found late. It is the answer the pipelines' bars are
+// checked against.
 //
 // Which ticks are late depends on how the partitions interleave, except
 // for ticks far from the line between late and on time — as the
 // generators' are: an on-time tick lags by at most DefaultDisorder, which
 // DefaultLateness's OutOfOrderness covers, and a late one by
-// DefaultLateBy more, far beyond it and beyond any skew between
-// partitions that a reader lets build up.
+// DefaultLateBy more, far beyond it and beyond the skew between
+// partitions that a reader lets build up once it reads them all.
 func ReferenceBars(ticks []Tick, partition func(Tick) int, l Lateness) (map[BarKey]Bar, []Tick) {
 	top := map[int]int64{}
-	for _, t := range ticks {
-		top[partition(t)] = minInt64
-	}
 	bars := make(map[BarKey]Bar)
 	var late []Tick
 	wm := int64(minInt64) // the watermark: never goes back
 	for _, t := range ticks {
-		if wm != minInt64 && l.IsLate(t.TS, wm) {
-			late = append(late, t)
-			continue
-		}
 		p := partition(t)
-		if t.TS > top[p] {
+		if v, ok := top[p]; !ok || t.TS > v {
 			top[p] = t.TS
 			low := int64(math.MaxInt64)
 			for _, v := range top {
 				low = min(low, v)
 			}
-			if low != minInt64 {
-				wm = max(wm, low-int64(l.OutOfOrderness))
-			}
+			wm = max(wm, low-int64(l.OutOfOrderness))
+		}
+		if l.IsLate(t.TS, wm) {
+			late = append(late, t)
+			continue
 		}
 		k := BarKey{t.Symbol, WindowStart(t.TS)}
 		b := bars[k]

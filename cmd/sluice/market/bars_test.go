@@ -158,8 +158,7 @@ func TestReferenceBarsAgreesOverEveryInterleavingOfPartitions(t *testing.T) {
 	// Partitions by symbol, each in produce order, interleaved at random
 	// in runs of up to 500 ticks (a fetch), no partition more than 20,000
 	// ticks (1 s) ahead of the one furthest behind, after a first tick of
-	// each: until every partition has spoken there is no watermark, and a
-	// late tick then is in time (see TestReferenceBarsHasNoWatermarkUntilEveryPartitionSpeaks).
+	// each (as a reader's first fetch brings).
 	parts := map[int][]market.Tick{}
 	for _, tk := range ticks {
 		parts[part(tk)] = append(parts[part(tk)], tk)
@@ -204,19 +203,28 @@ func TestReferenceBarsAgreesOverEveryInterleavingOfPartitions(t *testing.T) {
 	}
 }
 
-func TestReferenceBarsHasNoWatermarkUntilEveryPartitionSpeaks(t *testing.T) {
+// The watermark is the least of the partitions seen so far: a partition
+// not seen yet holds nothing back, and one that speaks late finds the
+// watermark where the others put it (it never goes back).
+func TestReferenceBarsWatermarkIsTheLeastOfThePartitionsSeenAndNeverGoesBack(t *testing.T) {
 	const s = 1_000 * int64(time.Second)
 	ms := int64(time.Millisecond)
 	ticks := []market.Tick{
-		tick(1, "A", 10, 1, s+5000*ms),
-		tick(2, "A", 10, 1, s), // 5 s behind, but partition 1 has not spoken: in time
-		tick(3, "B", 10, 1, s+5000*ms),
-		tick(4, "A", 10, 1, s+10*ms), // late
+		tick(1, "A", 10, 1, s+5000*ms), // watermark s+4900ms
+		tick(2, "A", 10, 1, s),         // late: its window ended 3.9 s before
+		tick(3, "B", 10, 1, s+10*ms),   // partition B's first: late too
+		tick(4, "B", 10, 1, s+4950*ms), // on time: watermark still s+4900ms
+		tick(5, "A", 10, 1, s+9000*ms), // B holds the watermark at s+4850ms
+		tick(6, "B", 10, 1, s+3900*ms), // its window [s+3s, s+4s) ended 850 ms before: late
+		tick(7, "B", 10, 1, s+4000*ms), // window [s+4s, s+5s): on time
 	}
 	byName := func(t market.Tick) int { return int(t.Symbol[0]) }
-	_, late := market.ReferenceBars(ticks, byName, market.DefaultLateness())
-	if got := ids(late); !slices.Equal(got, []uint64{4}) {
-		t.Errorf("late %v, want [4]", got)
+	bars, late := market.ReferenceBars(ticks, byName, market.DefaultLateness())
+	if got := ids(late); !slices.Equal(got, []uint64{2, 3, 6}) {
+		t.Errorf("late %v, want [2 3 6]", got)
+	}
+	if got := bars[market.BarKey{Symbol: "B", Start: s + 4000*ms}].Trades; got != 2 {
+		t.Errorf("B's bar at 4 s has %d trades, want 2", got)
 	}
 }
 
