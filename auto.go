@@ -29,7 +29,7 @@ import (
 // every other; a worker removed finishes its chunk, hands on what it
 // holds and exits, so no item is lost or repeated; a worker removed while
 // it waits for input exits at once. With hi > 1 output
-// order is not input order, except for OrderedMap, whose default [Window]
+// order is not input order, except for OrderedMap, whose default [Reorder] bound
 // is then four full chunks per worker of hi. [StageStats] show the count,
 // its bounds and why it last changed ([AutoStats]).
 //

@@ -27,13 +27,17 @@
 //     output order kept with one worker, or by [OrderedMap]); [Batch] and
 //     [Unbatch].
 //   - Routing: [Merge], [Partition] (same key, same stream), [Broadcast].
+//   - State and time: [Keyed] (state per key, one owner per key) and
+//     [Window] (tumbling, hopping or session windows by event time, with
+//     a watermark per source partition, lateness and a late stream;
+//     inputs settled once their windows are stored): docs/windows.md.
 //   - Sinks: [ForEach], [ForEachChunk] (one call per chunk; with [Gather],
 //     per every chunk waiting: natural batching for bulk writes),
 //     [Reduce] and [Collect] (a [Result]), [ToChan], [ToSeq].
 //
 // Stage options ([StageOption]) set an edge's size ([Buffer], [Chunk]),
 // what a full edge does ([OnFull] with [Block], [DropNewest],
-// [DropOldest]), [OrderedMap]'s [Window], the worker count's bounds
+// [DropOldest]), [OrderedMap]'s [Reorder] bound, the worker count's bounds
 // ([Auto]), a rate ([Throttle] with a [Limiter]), and what happens to an
 // item whose function fails: [Retry], [Timeout], [SkipErrors],
 // [DeadLetter] (a stream of [Failed] items). Pipeline options ([Option]):

@@ -69,13 +69,13 @@ func TestAFewSlowItemsSpreadOverEveryWorkerFromTheFirst(t *testing.T) {
 
 // OrderedMap's window counts items in flight, not chunks of the largest
 // size: a window of 256 items leaves room for every worker.
-func TestOrderedMapWindowCountsItemsNotChunks(t *testing.T) {
+func TestOrderedMapReorderCountsItemsNotChunks(t *testing.T) {
 	for _, window := range []int{4, 256, 1024} {
 		t.Run(fmt.Sprint("window=", window), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				p := sluice.New(t.Context())
 				start := time.Now()
-				slowStages["OrderedMap"](p, sluice.FromSlice(p, "src", ints(64)), 4, func(int) { time.Sleep(time.Second) }, sluice.Window(window))
+				slowStages["OrderedMap"](p, sluice.FromSlice(p, "src", ints(64)), 4, func(int) { time.Sleep(time.Second) }, sluice.Reorder(window))
 				if err := p.Wait(); err != nil {
 					t.Fatal(err)
 				}

@@ -113,7 +113,7 @@ func ExampleGather() {
 	// Output: 10000 true true
 }
 
-func ExampleWindow() {
+func ExampleReorder() {
 	p := sluice.New(context.Background())
 	slowFirst := func(_ context.Context, v int) (int, error) {
 		if v == 0 {
@@ -123,7 +123,7 @@ func ExampleWindow() {
 	}
 	// At most 8 items between taking and handing on: the others wait for
 	// the slow first item instead of piling up behind it.
-	out := sluice.OrderedMap(p, "scale", sluice.FromSlice(p, "nums", ints(20)), 4, slowFirst, sluice.Window(8))
+	out := sluice.OrderedMap(p, "scale", sluice.FromSlice(p, "nums", ints(20)), 4, slowFirst, sluice.Reorder(8))
 	got := sluice.Collect(p, "collect", out)
 	_ = p.Wait()
 	fmt.Println(got.Value()[:5])

@@ -13,9 +13,11 @@ import (
 // checks that the stages built before it no longer run.
 func TestAConstructionPanicLeavesNoGoroutineRunning(t *testing.T) {
 	bad := map[string]func(p *sluice.Pipeline, src sluice.Stream[int]){
-		"workers":        func(p *sluice.Pipeline, src sluice.Stream[int]) { sluice.Map(p, "m", src, 0, double) },
-		"nil function":   func(p *sluice.Pipeline, src sluice.Stream[int]) { sluice.ForEach[int](p, "s", src, 1, nil) },
-		"misfit option":  func(p *sluice.Pipeline, src sluice.Stream[int]) { sluice.Map(p, "m", src, 1, double, sluice.Window(4)) },
+		"workers":      func(p *sluice.Pipeline, src sluice.Stream[int]) { sluice.Map(p, "m", src, 0, double) },
+		"nil function": func(p *sluice.Pipeline, src sluice.Stream[int]) { sluice.ForEach[int](p, "s", src, 1, nil) },
+		"misfit option": func(p *sluice.Pipeline, src sluice.Stream[int]) {
+			sluice.Map(p, "m", src, 1, double, sluice.Reorder(4))
+		},
 		"duplicate name": func(p *sluice.Pipeline, src sluice.Stream[int]) { sluice.Collect(p, "src", src) },
 		"consumed twice": func(p *sluice.Pipeline, src sluice.Stream[int]) {
 			sluice.Collect(p, "a", src)

@@ -32,8 +32,8 @@ func TestMisusePanicsWithAClearMessage(t *testing.T) {
 			sluice.Batch(p, "b", sluice.FromSlice(p, "s", ints(1)), 0, time.Second)
 		}, []string{`Batch "b"`, "size must be ≥ 1, got 0"}},
 		{"window", func(p *sluice.Pipeline) {
-			sluice.OrderedMap(p, "om", sluice.FromSlice(p, "s", ints(1)), 1, id, sluice.Window(0))
-		}, []string{"Window must be ≥ 1, got 0"}},
+			sluice.OrderedMap(p, "om", sluice.FromSlice(p, "s", ints(1)), 1, id, sluice.Reorder(0))
+		}, []string{"Reorder must be ≥ 1, got 0"}},
 		{"gather", func(p *sluice.Pipeline) {
 			sluice.ForEachChunk(p, "bulk", sluice.FromSlice(p, "s", ints(1)), 1, func(context.Context, []int) error { return nil }, sluice.Gather(0))
 		}, []string{"sluice", "Gather must be ≥ 1, got 0"}},
@@ -74,8 +74,8 @@ func TestMisusePanicsWithAClearMessage(t *testing.T) {
 			sluice.ForEach(p, "each", sluice.FromSlice(p, "s", ints(1)), 1, func(context.Context, int) error { return nil }, sluice.OnFull(sluice.DropNewest))
 		}, []string{"sluice", `ForEach "each"`, "OnFull"}},
 		{"window on Map", func(p *sluice.Pipeline) {
-			sluice.Map(p, "m", sluice.FromSlice(p, "s", ints(1)), 4, id, sluice.Window(8))
-		}, []string{"sluice", `Map "m"`, "Window(8)", "only to OrderedMap"}},
+			sluice.Map(p, "m", sluice.FromSlice(p, "s", ints(1)), 4, id, sluice.Reorder(8))
+		}, []string{"sluice", `Map "m"`, "Reorder(8)", "only to OrderedMap"}},
 		{"gather on Map", func(p *sluice.Pipeline) {
 			sluice.Map(p, "m", sluice.FromSlice(p, "s", ints(1)), 4, id, sluice.Gather(8))
 		}, []string{"sluice", `Map "m"`, "Gather(8)", "only to ForEachChunk"}},
@@ -86,8 +86,8 @@ func TestMisusePanicsWithAClearMessage(t *testing.T) {
 			sluice.OrderedMap(p, "om", sluice.FromSlice(p, "s", ints(1)), 1, id, sluice.Gather(8))
 		}, []string{"sluice", `OrderedMap "om"`, "Gather(8)"}},
 		{"window on a source", func(p *sluice.Pipeline) {
-			sluice.FromSlice(p, "s", ints(1), sluice.Window(8))
-		}, []string{"sluice", `"s"`, "Window(8)"}},
+			sluice.FromSlice(p, "s", ints(1), sluice.Reorder(8))
+		}, []string{"sluice", `"s"`, "Reorder(8)"}},
 		{"nil stage option", func(p *sluice.Pipeline) {
 			sluice.Map(p, "m", sluice.FromSlice(p, "s", ints(1)), 1, id, sluice.Chunk(4), nil)
 		}, []string{"sluice", `Map "m"`, "StageOption 1 is nil"}},

@@ -84,8 +84,9 @@ func Tracing(t Tracer) Option { return optionFunc(func(c *config) { c.tracer = t
 //
 //   - the edge a stage writes to: [Buffer], [Chunk], [OnFull] — every
 //     stage with an output (sources, [Map], [OrderedMap], [Filter],
-//     [FlatMap], [Batch], [Unbatch], [Partition], [Broadcast], [Merge]);
-//   - OrderedMap's reorder [Window]; ForEachChunk's [Gather];
+//     [FlatMap], [Batch], [Unbatch], [Partition], [Broadcast], [Merge],
+//     [Keyed], [Window]);
+//   - OrderedMap's [Reorder] bound; ForEachChunk's [Gather];
 //   - the call chain around each call of a stage's function — [Throttle],
 //     [Timeout], [Retry], and what happens to an item whose call failed,
 //     [SkipErrors] or [DeadLetter] — and the engine's choice of the
@@ -98,16 +99,16 @@ func Tracing(t Tracer) Option { return optionFunc(func(c *config) { c.tracer = t
 type StageOption interface{ applyStage(*stageConfig) }
 
 type stageConfig struct {
-	buffer    int      // items the output edge holds, beyond chunks being filled or processed; 0: defaultChunks chunks
-	chunk     int      // items per chunk; 0: chosen from the element size
-	overflow  Overflow // what a send does when the output edge is full
-	slots     int      // chunks the output edge holds when buffer is not set; 0: defaultChunks
-	window    int      // OrderedMap's reorder window, in items
-	setWindow bool
-	calls     callConfig // the call chain's settings (chain.go)
-	autoMin   int        // Auto's bounds; autoMax 0: a fixed worker count
-	autoMax   int
-	gather    int // ForEachChunk's Gather: most items per call; 0: a chunk per call
+	buffer     int      // items the output edge holds, beyond chunks being filled or processed; 0: defaultChunks chunks
+	chunk      int      // items per chunk; 0: chosen from the element size
+	overflow   Overflow // what a send does when the output edge is full
+	slots      int      // chunks the output edge holds when buffer is not set; 0: defaultChunks
+	reorder    int      // OrderedMap's reorder bound, in items
+	setReorder bool
+	calls      callConfig // the call chain's settings (chain.go)
+	autoMin    int        // Auto's bounds; autoMax 0: a fixed worker count
+	autoMax    int
+	gather     int // ForEachChunk's Gather: most items per call; 0: a chunk per call
 }
 
 // DefaultBuffer is the number of items an edge of small elements holds
@@ -194,14 +195,14 @@ func OnFull(o Overflow) StageOption {
 	return option(fitsOutput, fmt.Sprintf("OnFull(%v)", o), func(c *stageConfig) { c.overflow = o })
 }
 
-// Window bounds how many items [OrderedMap] holds between taking them and
+// Reorder bounds how many items [OrderedMap] holds between taking them and
 // handing their results on, waiting for earlier items to finish (default:
 // four full chunks per worker). One chunk may pass the bound: the chunk
 // that is next to leave always goes on. OrderedMap panics if n < 1; any stage other
 // than OrderedMap panics when given it.
-func Window(n int) StageOption {
+func Reorder(n int) StageOption {
 	if n < 1 {
-		return invalid(fitsOrdered, "Window", fmt.Sprintf("Window must be ≥ 1, got %d", n))
+		return invalid(fitsOrdered, "Reorder", fmt.Sprintf("Reorder must be ≥ 1, got %d", n))
 	}
-	return option(fitsOrdered, fmt.Sprintf("Window(%d)", n), func(c *stageConfig) { c.window, c.setWindow = n, true })
+	return option(fitsOrdered, fmt.Sprintf("Reorder(%d)", n), func(c *stageConfig) { c.reorder, c.setReorder = n, true })
 }

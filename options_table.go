@@ -7,7 +7,7 @@ import (
 
 // Which stage options fit which stages, in one table. Each option
 // declares where it fits (one of the fits below) and how the user
-// wrote it ("Window(8)"); a stage says what kind it is (stageKind);
+// wrote it ("Reorder(8)"); a stage says what kind it is (stageKind);
 // stageOptions applies the options and panics on one that does not fit,
 // naming the stage, the option and where it fits.
 
@@ -27,6 +27,8 @@ const (
 	kindPartition
 	kindBroadcast
 	kindMerge
+	kindKeyed
+	kindWindow
 	kindCount // the number of kinds, as a bit: not a kind
 )
 
@@ -36,7 +38,7 @@ var kindNames = map[stageKind]string{
 	kindSource: "source", kindMap: "Map", kindOrderedMap: "OrderedMap", kindFilter: "Filter",
 	kindFlatMap: "FlatMap", kindForEach: "ForEach", kindForEachChunk: "ForEachChunk",
 	kindBatch: "Batch", kindUnbatch: "Unbatch", kindPartition: "Partition",
-	kindBroadcast: "Broadcast", kindMerge: "Merge",
+	kindBroadcast: "Broadcast", kindMerge: "Merge", kindKeyed: "Keyed", kindWindow: "Window",
 }
 
 func (k stageKind) String() string { return kindNames[k] }
@@ -50,7 +52,7 @@ const (
 	withPool = withFunction
 	// withOutput: the stages that write an output edge of their own.
 	withOutput = kindSource | kindMap | kindOrderedMap | kindFilter | kindFlatMap |
-		kindBatch | kindUnbatch | kindPartition | kindBroadcast | kindMerge
+		kindBatch | kindUnbatch | kindPartition | kindBroadcast | kindMerge | kindKeyed | kindWindow
 )
 
 // optionFit is where an option fits: the kinds of stage, what they are
@@ -67,7 +69,7 @@ var (
 	fitsOutput    = optionFit{withOutput, "stages with an output edge", edgeHint}               // Buffer, Chunk, OnFull
 	fitsFunction  = optionFit{withFunction, "stages with a function that returns an error", ""} // the call chain's: SkipErrors, DeadLetter, Retry, Timeout, Throttle
 	fitsPool      = optionFit{withPool, "stages with a pool of workers", ""}                    // Auto
-	fitsOrdered   = optionFit{kindOrderedMap, "", ""}                                           // Window
+	fitsOrdered   = optionFit{kindOrderedMap, "", ""}                                           // Reorder
 	fitsChunkSink = optionFit{kindForEachChunk, "", ""}                                         // Gather
 )
 
@@ -77,7 +79,7 @@ const edgeHint = "; a sink has none: give it to the stage that feeds this one"
 // and what it sets.
 type stageOption struct {
 	fit  optionFit
-	show string // "Window(8)"
+	show string // "Reorder(8)"
 	set  func(c *stageConfig)
 	bad  string // what is wrong with the option's arguments; "" when nothing
 }

@@ -20,7 +20,7 @@ func TestAMisfitOptionPanicsNamingStageOptionAndWhereItFits(t *testing.T) {
 		opt   sluice.StageOption
 		want  string
 	}{
-		{"Window on Merge", merge, sluice.Window(8), `sluice: Merge "m": Window(8) applies only to OrderedMap`},
+		{"Reorder on Merge", merge, sluice.Reorder(8), `sluice: Merge "m": Reorder(8) applies only to OrderedMap`},
 		{"Gather on Merge", merge, sluice.Gather(8), `sluice: Merge "m": Gather(8) applies only to ForEachChunk`},
 		{"SkipErrors on Merge", merge, sluice.SkipErrors(),
 			`sluice: Merge "m": SkipErrors() applies only to stages with a function that returns an error (Map, OrderedMap, Filter, FlatMap, ForEach, ForEachChunk)`},
@@ -41,10 +41,10 @@ func TestAMisfitOptionPanicsNamingStageOptionAndWhereItFits(t *testing.T) {
 		}, sluice.Timeout(time.Second), `sluice: Unbatch "m": Timeout(1s) applies only to stages with a function`},
 		{"Buffer on ForEach", func(p *sluice.Pipeline, opt sluice.StageOption) {
 			sluice.ForEach(p, "m", sluice.FromSlice(p, "s", ints(1)), 1, nop, opt)
-		}, sluice.Buffer(10), `sluice: ForEach "m": Buffer(10) applies only to stages with an output edge (source, Map, OrderedMap, Filter, FlatMap, Batch, Unbatch, Partition, Broadcast, Merge); a sink has none: give it to the stage that feeds this one`},
-		{"Window on Filter", func(p *sluice.Pipeline, opt sluice.StageOption) {
+		}, sluice.Buffer(10), `sluice: ForEach "m": Buffer(10) applies only to stages with an output edge (source, Map, OrderedMap, Filter, FlatMap, Batch, Unbatch, Partition, Broadcast, Merge, Keyed, Window); a sink has none: give it to the stage that feeds this one`},
+		{"Reorder on Filter", func(p *sluice.Pipeline, opt sluice.StageOption) {
 			sluice.Filter(p, "m", sluice.FromSlice(p, "s", ints(1)), 1, func(context.Context, int) (bool, error) { return true, nil }, opt)
-		}, sluice.Window(3), `sluice: Filter "m": Window(3) applies only to OrderedMap`},
+		}, sluice.Reorder(3), `sluice: Filter "m": Reorder(3) applies only to OrderedMap`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

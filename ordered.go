@@ -10,7 +10,7 @@ import (
 //
 // Workers take chunks of input in turn; a chunk's results wait in a
 // reorder buffer until every earlier chunk's results have left. The items
-// between being taken and leaving are bounded by [Window] (default: four
+// between being taken and leaving are bounded by [Reorder] (default: four
 // full chunks per worker): a worker whose chunk would pass the window waits
 // until earlier results leave, unless its chunk is the next to leave. The
 // input's chunks adapt to f's cost as in [Map], but stay small enough that
@@ -24,8 +24,8 @@ func OrderedMap[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(
 	s, cfg, ie := openPool(p, kindOrderedMap, "ordered-map", name, in, n, f == nil, opts)
 	oe := newEdge[U](p, s, s.slots(), cfg)
 	window := 4 * s.slots() * ie.size
-	if cfg.setWindow {
-		window = cfg.window
+	if cfg.setReorder {
+		window = cfg.reorder
 	}
 	// One output chunk per input chunk: an input chunk no larger than the
 	// output's chunks needs no splitting unless the consumer asks for

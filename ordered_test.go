@@ -24,7 +24,7 @@ func TestOrderedMapKeepsOrderUnderRandomDelays(t *testing.T) {
 				src := sluice.FromSlice(p, "src", ints(n), sluice.Chunk(7))
 				var opts []sluice.StageOption
 				if window > 0 {
-					opts = append(opts, sluice.Window(window))
+					opts = append(opts, sluice.Reorder(window))
 				}
 				var mu sync.Mutex
 				rng := rand.New(rand.NewPCG(1, uint64(workers)))

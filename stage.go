@@ -22,6 +22,9 @@ type stage struct {
 	running atomic.Int32
 	onDone  []func()  // run after outs are closed
 	auto    *autoPool // the engine's choice of worker count; nil for a fixed count
+	// extra adds what a stage kind reports of its own to a snapshot
+	// (Keyed's keys, Window's event time); called with p.mu held.
+	extra []func(st *StageStats)
 }
 
 // newStage registers a stage with n ≥ 1 worker goroutines (the public

@@ -180,6 +180,11 @@ type StageStats struct {
 	// hand-off to the stage's input edge until the stage has finished with
 	// it — queueing plus processing. Sources have none.
 	Latency Histogram
+	// Keys is the keys a [Keyed] or [Window] stage holds state for now.
+	Keys int64
+	// Window describes a [Window] stage's event time and windows; nil for
+	// every other stage.
+	Window *WindowStats
 }
 
 // Snapshot is a consistent-enough picture of a running pipeline: each
@@ -279,6 +284,9 @@ func (s *stage) stats(edgeStats map[edgeInfo]EdgeStats) StageStats {
 		}
 		st.Out += es.Sent
 		st.Dropped += es.Dropped
+	}
+	for _, f := range s.extra {
+		f(&st)
 	}
 	return st
 }

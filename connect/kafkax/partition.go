@@ -46,6 +46,7 @@ type entry struct {
 	rec        *kgo.Record
 	deliveries int32 // times emitted
 	settled    bool
+	parked     bool // held by a window: not counted in open nor in the flow (park.go)
 }
 
 // seqBits is how many low bits of a receipt key hold the record's seq in
@@ -117,15 +118,8 @@ func (p *partition) track(recs []*kgo.Record, fl *flow) (kept []*kgo.Record, fir
 // source's flow counts it no more) and whether the settled prefix
 // advanced.
 func (p *partition) ack(seq uint64) (wasOpen, advanced bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	e := p.entry(seq)
-	if e == nil || e.settled || p.state == gone {
-		return false, false
-	}
-	e.settled = true
-	p.open--
-	return true, p.advance()
+	open, parked, advanced := p.settle(seq)
+	return open && !parked, advanced
 }
 
 // failed returns the record of seq and how many times it was emitted, or

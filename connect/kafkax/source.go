@@ -191,6 +191,9 @@ func (s *Source) Settle(key uint64, cause error) {
 	if !ok {
 		return
 	}
+	if p.unpark(seq) {
+		s.fl.add(1) // in flight again until it settles
+	}
 	m := Msg{r: rec, delivery: n}
 	switch {
 	case int(n) < s.cfg.deliveries:
@@ -217,10 +220,12 @@ func (s *Source) Settle(key uint64, cause error) {
 
 // ack settles the entry of seq in p.
 func (s *Source) ack(p *partition, seq uint64) {
-	open, advanced := p.ack(seq)
+	open, parked, advanced := p.settle(seq)
 	if open {
 		s.acked.Add(1)
-		s.fl.done(1)
+		if !parked { // a parked record left the flow when it was parked (park.go)
+			s.fl.done(1)
+		}
 	}
 	if advanced {
 		s.tr.advanced()

@@ -1,0 +1,551 @@
+package sluice
+
+import (
+	"context"
+	"fmt"
+	"hash/maphash"
+	"iter"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// KeyEnd says why a [Keyed] stage's End function is called for a key.
+type KeyEnd int
+
+const (
+	// KeyEvicted: the key received no item for the stage's TTL; its state
+	// is dropped after End returns.
+	KeyEvicted KeyEnd = iota
+	// KeyFlushed: the stage's input ended (drained or not); every key
+	// held is flushed, one after another, and the stage then closes its
+	// output.
+	KeyFlushed
+)
+
+func (e KeyEnd) String() string {
+	switch e {
+	case KeyEvicted:
+		return "evicted"
+	case KeyFlushed:
+		return "flushed"
+	}
+	return fmt.Sprintf("KeyEnd(%d)", int(e))
+}
+
+// KeyFuncs are the functions of a [Keyed] stage: items of type T, keys
+// of type K, a state S per key, results of type U. Key and Item are
+// required; the others are optional.
+//
+// Every function is called on the one worker that owns the key (or, for
+// Control, on each worker in turn), never concurrently for one key, so
+// the state takes no lock. emit hands a result on and returns false once
+// the pipeline has stopped (the function should then return); it must
+// not be called after the function returns. An error fails the pipeline.
+type KeyFuncs[T any, K comparable, S any, U any] struct {
+	// Key returns the key of an item. It is called by the stage's router,
+	// one goroutine, for every item: keep it cheap.
+	Key func(v T) K
+	// Item is called with each item, its key and the key's state: a zero
+	// S the first time the key is seen (or seen again after its eviction).
+	Item func(ctx context.Context, key K, state *S, v T, emit func(U) bool) error
+	// End, if set, is called before a key's state is dropped: when the key
+	// was idle for TTL (why is [KeyEvicted]) and, for every key still
+	// held, when the input ends ([KeyFlushed]).
+	End func(ctx context.Context, key K, state *S, why KeyEnd, emit func(U) bool) error
+	// IsControl, if set, marks control items: a control item is not keyed
+	// but sent to every worker, where Control is called with it and an
+	// iterator over that worker's keys and states (a marker, a
+	// watermark, a command that touches every key). Control must be set
+	// when IsControl is.
+	IsControl func(v T) bool
+	Control   func(ctx context.Context, v T, keys iter.Seq2[K, *S], emit func(U) bool) error
+	// TTL, if > 0, evicts a key that received no item for that long. Keys
+	// are checked every TTL/4 (and when a worker is idle), so a key is
+	// evicted between TTL and 1.25 × TTL after its last item. 0 keeps
+	// every key until the end of the input.
+	TTL time.Duration
+}
+
+// Keyed starts a stage that keeps state per key: a router (one goroutine)
+// sends each item to the one of n workers that owns its key — by a hash
+// of the key seeded per stage — and that worker calls Item with the key's
+// state. A key is owned by one worker for the whole run, so its items are
+// handled one at a time, in the order the stage received them, and its
+// state needs no lock; different keys run in parallel. Output order
+// across keys is not kept.
+//
+// Receipts settle as [FlatMap]'s do: each result that carries a
+// [Receipt] holds it, and the input's own hold is acknowledged when Item
+// returns (a control item holds once per worker). State kept across calls
+// is therefore not crash-safe on its own: a function that keeps an input
+// in its state until a later result calls Origin().Expect(2) on it
+// before returning, and Acks it once the later result is handed on; or
+// use [Window], which carries receipts through its windows itself.
+//
+// The stage's Stats report the keys held (StageStats.Keys). It takes the
+// output options ([Buffer], [Chunk], [OnFull]); an error from a function
+// fails the pipeline.
+//
+// Cost: the router hashes each key and copies the item into a batch for
+// its worker (a channel operation per batch of up to 256 items, per
+// worker); a worker pays a map lookup per item. Memory: one S and one map
+// entry per key held. Panics if n < 1, Key or Item is nil, or IsControl
+// is set without Control.
+func Keyed[T any, K comparable, S any, U any](p *Pipeline, name string, in Stream[T], n int, fn KeyFuncs[T, K, S, U], opts ...StageOption) Stream[U] {
+	defer guard(p)
+	label := kindKeyed.String()
+	checkWorkers(label, name, n)
+	if fn.Key == nil {
+		panic(fmt.Sprintf("sluice: %s %q: nil Key function", label, name))
+	}
+	checkFunc(label, name, fn.Item == nil)
+	if fn.IsControl != nil && fn.Control == nil {
+		panic(fmt.Sprintf("sluice: %s %q: IsControl is set but Control is nil", label, name))
+	}
+	if fn.TTL < 0 {
+		panic(fmt.Sprintf("sluice: %s %q: TTL must be ≥ 0, got %v", label, name, fn.TTL))
+	}
+	cfg := stageOptions(kindKeyed, name, opts)
+	kc := newKeyedCore[T, U](p, "keyed", name, in, n, cfg)
+	seed := maphash.MakeSeed()
+	r := &plainRouter[T, K]{seed: seed, key: fn.Key, ctl: fn.IsControl}
+	kc.start(r, func(i int, w *worker, out *sender[U]) keyWorker[T] {
+		return newStateWorker(p, kc, i, out, fn)
+	})
+	return Stream[U]{kc.oe}
+}
+
+// plainRouter routes Keyed's items: by the hash of the key, or to every
+// worker for a control item.
+type plainRouter[T any, K comparable] struct {
+	seed maphash.Seed
+	key  func(T) K
+	ctl  func(T) bool
+}
+
+func (r *plainRouter[T, K]) route(kc routeTo[T], v *T) bool {
+	if r.ctl != nil && r.ctl(*v) {
+		return kc.toAll(kmsg[T]{v: *v, ctl: true})
+	}
+	return kc.to(maphash.Comparable(r.seed, r.key(*v)), kmsg[T]{v: *v})
+}
+
+func (r *plainRouter[T, K]) chunkDone(routeTo[T]) bool { return true }
+func (r *plainRouter[T, K]) alarm() <-chan time.Time   { return nil }
+func (r *plainRouter[T, K]) ring(routeTo[T]) bool      { return true }
+func (r *plainRouter[T, K]) flush() bool               { return true }
+
+// kmsg is one message from a keyed stage's router to a worker.
+type kmsg[T any] struct {
+	v   T
+	ts  int64 // Window: the item's event time (ns since the Unix epoch)
+	wm  int64 // Window: the watermark as the router took the item, or a marker's
+	ctl bool  // to every worker: a control item, or (Window) a watermark marker
+	// Window: the partition the item came from, for its receipt count;
+	// nil for none.
+	held *heldCount
+}
+
+// kbatch is a batch of messages for one worker.
+type kbatch[T any] struct{ items []kmsg[T] }
+
+// kbatchSize is the most messages the router puts in one batch.
+const kbatchSize = 256
+
+// kqueue is how many batches a worker's queue holds.
+const kqueue = 8
+
+// keyWorker is one worker of a keyed stage: what it does with each
+// message, on a timer, and at the end of the input.
+type keyWorker[T any] interface {
+	handle(m *kmsg[T]) error
+	// alarm returns a channel that ends a wait for input (nil: none);
+	// tick runs when it fires, and after each batch, with the time.
+	alarm() <-chan time.Time
+	tick(now time.Time) error
+	// end runs once the input is drained; drained says it ended by a
+	// Drain rather than by a finite input running out.
+	end(drained bool) error
+	flush() bool
+	flushHeld(start, now int64) bool
+	keys() int64
+}
+
+// router is how a keyed stage picks a worker for each item.
+type router[T any] interface {
+	route(kc routeTo[T], v *T) bool
+	chunkDone(kc routeTo[T]) bool // after each input chunk
+	alarm() <-chan time.Time
+	ring(kc routeTo[T]) bool
+	flush() bool // hands on what the router sends itself (late items)
+}
+
+// routeTo is what a router sends through.
+type routeTo[T any] interface {
+	to(hash uint64, m kmsg[T]) bool
+	toAll(m kmsg[T]) bool
+}
+
+// keyedCore is the machinery of Keyed and Window: a stage with n + 1
+// goroutines — slot 0 the router, slots 1..n the workers — and a queue
+// of batches per worker.
+type keyedCore[T, U any] struct {
+	p    *Pipeline
+	s    *stage
+	n    int
+	ie   *edge[T]
+	oe   *edge[U]
+	qs   []chan *kbatch[T]
+	bufs []*kbatch[T] // the router's batch being filled, per worker
+	pool sync.Pool
+	kws  []keyWorker[T]
+	rc   receipts[T] // the receipts of an item; nil when T carries none
+}
+
+func newKeyedCore[T, U any](p *Pipeline, kind, name string, in Stream[T], n int, cfg stageConfig) *keyedCore[T, U] {
+	s := newStage(p, kind, name, n+1)
+	kc := &keyedCore[T, U]{p: p, s: s, n: n, rc: receiptsOf[T]()}
+	kc.ie = consume(p, s, in, 1)
+	kc.ie.unmeasured()
+	kc.oe = newEdge[U](p, s, n+1, cfg)
+	kc.qs = make([]chan *kbatch[T], n)
+	kc.bufs = make([]*kbatch[T], n)
+	for i := range kc.qs {
+		kc.qs[i] = make(chan *kbatch[T], kqueue)
+	}
+	kc.kws = make([]keyWorker[T], n)
+	kc.report(func(st *StageStats) {
+		for _, kw := range kc.kws {
+			if kw != nil {
+				st.Keys += kw.keys()
+			}
+		}
+	})
+	return kc
+}
+
+func (kc *keyedCore[T, U]) batch() *kbatch[T] {
+	if b, _ := kc.pool.Get().(*kbatch[T]); b != nil {
+		return b
+	}
+	return &kbatch[T]{items: make([]kmsg[T], 0, kbatchSize)}
+}
+
+func (kc *keyedCore[T, U]) recycle(b *kbatch[T]) {
+	clear(b.items)
+	b.items = b.items[:0]
+	kc.pool.Put(b)
+}
+
+// to appends m to the batch of the worker that owns hash.
+func (kc *keyedCore[T, U]) to(hash uint64, m kmsg[T]) bool {
+	i := int(hash % uint64(kc.n))
+	b := kc.bufs[i]
+	if b == nil {
+		b = kc.batch()
+		kc.bufs[i] = b
+	}
+	b.items = append(b.items, m)
+	if len(b.items) == kbatchSize {
+		return kc.send(i)
+	}
+	return true
+}
+
+// toAll appends m to every worker's batch, holding its receipts once per
+// extra copy.
+func (kc *keyedCore[T, U]) toAll(m kmsg[T]) bool {
+	if kc.n > 1 && !m.isMarker() {
+		if kc.rc != nil {
+			kc.rc(&m.v, settleOp{hold: int32(kc.n - 1)})
+		}
+	}
+	for i := range kc.n {
+		if !kc.to(uint64(i), m) {
+			return false
+		}
+	}
+	return true
+}
+
+// isMarker reports whether m is a Window's watermark marker (no item).
+func (m *kmsg[T]) isMarker() bool { return m.ctl && m.wm != noMarker }
+
+// noMarker is the wm of a control item that is not a watermark marker.
+const noMarker = -1 << 63
+
+// send hands worker i's batch on, waiting for room.
+func (kc *keyedCore[T, U]) send(i int) bool {
+	b := kc.bufs[i]
+	kc.bufs[i] = nil
+	select {
+	case kc.qs[i] <- b:
+		return true
+	default:
+	}
+	w := kc.s.workers[0]
+	w.waitRoom()
+	defer w.resume()
+	select {
+	case kc.qs[i] <- b:
+		return true
+	case <-kc.p.ctx.Done():
+		return false
+	}
+}
+
+// sendAll hands every partial batch on.
+func (kc *keyedCore[T, U]) sendAll() bool {
+	for i, b := range kc.bufs {
+		if b != nil && len(b.items) > 0 && !kc.send(i) {
+			return false
+		}
+	}
+	return true
+}
+
+// report adds f to what the stage's snapshots report; Stats may run
+// while the pipeline is built.
+func (kc *keyedCore[T, U]) report(f func(st *StageStats)) {
+	kc.p.mu.Lock()
+	defer kc.p.mu.Unlock()
+	kc.s.extra = append(kc.s.extra, f)
+}
+
+// start starts the router and the workers (mk builds worker i's state).
+func (kc *keyedCore[T, U]) start(r router[T], mk func(i int, w *worker, out *sender[U]) keyWorker[T]) {
+	p, s := kc.p, kc.s
+	kws := make([]keyWorker[T], kc.n)
+	for i := range kc.n {
+		w := s.workers[i+1]
+		kws[i] = mk(i, w, newSender(kc.oe, i+1, w))
+	}
+	p.mu.Lock()
+	copy(kc.kws, kws)
+	p.mu.Unlock()
+	rw := s.workers[0]
+	loop(p, s, rw, newReceiver(kc.ie, 0, rw), body[T]{
+		each: func(c *chunk[T]) error {
+			for j := range c.items {
+				if !r.route(kc, &c.items[j]) {
+					return errStopped
+				}
+			}
+			if !r.chunkDone(kc) || !kc.sendAll() {
+				return errStopped
+			}
+			return nil
+		},
+		idle:  func() bool { return kc.sendAll() && r.flush() },
+		alarm: r.alarm,
+		ring:  func() bool { return r.ring(kc) && kc.sendAll() },
+		end: func() bool {
+			ok := kc.sendAll() && r.flush()
+			for _, q := range kc.qs {
+				close(q)
+			}
+			return ok
+		},
+	})
+	for i := range kc.n {
+		kc.work(i, s.workers[i+1], kc.kws[i])
+	}
+}
+
+// work runs worker i: batches from its queue, a timer, the end.
+func (kc *keyedCore[T, U]) work(i int, w *worker, kw keyWorker[T]) {
+	p := kc.p
+	q := kc.qs[i]
+	p.goStage(kc.s, w, func() error {
+		for {
+			var b *kbatch[T]
+			var ok bool
+			select {
+			case b, ok = <-q:
+			default:
+				if !kw.flush() {
+					return errStopped
+				}
+				w.waitInput()
+				select {
+				case b, ok = <-q:
+				case now := <-kw.alarm():
+					w.resume()
+					if err := kw.tick(now); err != nil {
+						return err
+					}
+					continue
+				case <-p.ctx.Done():
+					w.resume()
+					return errStopped
+				}
+				w.resume()
+			}
+			if !ok {
+				if p.stopping() {
+					return errStopped
+				}
+				if err := kw.end(p.intakeClosed()); err != nil {
+					return err
+				}
+				if !kw.flush() {
+					return errStopped
+				}
+				return nil
+			}
+			start := nowNs()
+			if err := kw.tick(time.Now()); err != nil {
+				return err
+			}
+			for j := range b.items {
+				if p.halted() {
+					return errStopped
+				}
+				if err := kw.handle(&b.items[j]); err != nil {
+					return err
+				}
+			}
+			kc.recycle(b)
+			if !kw.flushHeld(start, nowNs()) {
+				return errStopped
+			}
+		}
+	})
+}
+
+// stateWorker is a Keyed worker: the states of the keys it owns.
+type stateWorker[T any, K comparable, S any, U any] struct {
+	p     *Pipeline
+	ctx   context.Context
+	fn    KeyFuncs[T, K, S, U]
+	out   *sender[U]
+	emit  func(U) bool
+	m     map[K]*keyState[S]
+	n     atomic.Int64 // keys held, for Stats
+	rc    receipts[T]
+	timer *time.Timer
+	next  time.Time // next TTL scan
+	clock time.Time // the time of the batch at hand
+}
+
+type keyState[S any] struct {
+	s    S
+	seen time.Time
+}
+
+func newStateWorker[T any, K comparable, S any, U any](p *Pipeline, kc *keyedCore[T, U], _ int, out *sender[U], fn KeyFuncs[T, K, S, U]) *stateWorker[T, K, S, U] {
+	sw := &stateWorker[T, K, S, U]{p: p, ctx: p.ctx, fn: fn, out: out, m: make(map[K]*keyState[S]), rc: kc.rc}
+	sw.emit = emitter(p, out)
+	if fn.TTL > 0 {
+		sw.timer = time.NewTimer(time.Hour)
+		sw.timer.Stop()
+		sw.next = time.Now().Add(fn.TTL / 4)
+	}
+	return sw
+}
+
+// emitter returns the emit function of a worker sending through out: a
+// result that carries a receipt holds it (see FlatMap).
+func emitter[U any](p *Pipeline, out *sender[U]) func(U) bool {
+	if rout := receiptsOf[U](); rout != nil {
+		return func(u U) bool {
+			rout(&u, settleOp{hold: 1})
+			return !p.halted() && out.send(u)
+		}
+	}
+	return func(u U) bool { return !p.halted() && out.send(u) }
+}
+
+func (sw *stateWorker[T, K, S, U]) handle(m *kmsg[T]) error {
+	if m.ctl {
+		if err := sw.fn.Control(sw.ctx, m.v, sw.all, sw.emit); err != nil {
+			return err
+		}
+	} else {
+		k := sw.fn.Key(m.v)
+		st := sw.m[k]
+		if st == nil {
+			st = new(keyState[S])
+			sw.m[k] = st
+			sw.n.Store(int64(len(sw.m)))
+		}
+		if sw.timer != nil {
+			st.seen = sw.clock
+		}
+		if err := sw.fn.Item(sw.ctx, k, &st.s, m.v, sw.emit); err != nil {
+			return err
+		}
+	}
+	if sw.rc != nil {
+		sw.rc(&m.v, ack)
+	}
+	return nil
+}
+
+// all iterates over the worker's keys and states.
+func (sw *stateWorker[T, K, S, U]) all(yield func(K, *S) bool) {
+	for k, st := range sw.m {
+		if !yield(k, &st.s) {
+			return
+		}
+	}
+}
+
+func (sw *stateWorker[T, K, S, U]) alarm() <-chan time.Time {
+	if sw.timer == nil || len(sw.m) == 0 {
+		return nil
+	}
+	sw.timer.Reset(max(0, time.Until(sw.next)))
+	return sw.timer.C
+}
+
+// tick evicts the keys idle for TTL, every TTL/4.
+func (sw *stateWorker[T, K, S, U]) tick(now time.Time) error {
+	if sw.timer == nil {
+		return nil
+	}
+	sw.clock = now
+	if now.Before(sw.next) {
+		return nil
+	}
+	sw.next = now.Add(sw.fn.TTL / 4)
+	for k, st := range sw.m {
+		if now.Sub(st.seen) < sw.fn.TTL {
+			continue
+		}
+		if sw.p.halted() {
+			return errStopped
+		}
+		if sw.fn.End != nil {
+			if err := sw.fn.End(sw.ctx, k, &st.s, KeyEvicted, sw.emit); err != nil {
+				return err
+			}
+		}
+		delete(sw.m, k)
+	}
+	sw.n.Store(int64(len(sw.m)))
+	return nil
+}
+
+func (sw *stateWorker[T, K, S, U]) end(bool) error {
+	if sw.fn.End != nil {
+		for k, st := range sw.m {
+			if sw.p.halted() {
+				return errStopped
+			}
+			if err := sw.fn.End(sw.ctx, k, &st.s, KeyFlushed, sw.emit); err != nil {
+				return err
+			}
+		}
+	}
+	clear(sw.m)
+	sw.n.Store(0)
+	return nil
+}
+
+func (sw *stateWorker[T, K, S, U]) flush() bool { return sw.out.flush() }
+func (sw *stateWorker[T, K, S, U]) flushHeld(start, now int64) bool {
+	return sw.out.flushHeld(start, now)
+}
+func (sw *stateWorker[T, K, S, U]) keys() int64 { return sw.n.Load() }

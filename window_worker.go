@@ -1,0 +1,392 @@
+package sluice
+
+import (
+	"container/heap"
+	"math"
+	"time"
+)
+
+// win is one window of one key on a Window stage's worker.
+type win[K comparable, A any] struct {
+	owner      *wkey[K, A]
+	start, end int64
+	acc        A
+	items      int
+	rev        int       // the Revision of its next emission
+	rs         []Receipt // the receipts of the inputs folded since its last emission
+	held       []*heldCount
+	dirty      bool // folded into since its last emission
+	alive      bool // false once dropped or merged away
+}
+
+// wkey is one key's open windows, by start.
+type wkey[K comparable, A any] struct {
+	k    K
+	wins []*win[K, A]
+}
+
+// due is a heap entry: at `at`, window w fires (emitted once the
+// watermark passes its end) or, with purge, is dropped (its lateness
+// is over). Entries of windows dropped or whose end moved (a session
+// grown) are skipped when popped.
+type due[K comparable, A any] struct {
+	at    int64
+	w     *win[K, A]
+	purge bool
+}
+
+type dues[K comparable, A any] []due[K, A]
+
+func (h dues[K, A]) Len() int           { return len(h) }
+func (h dues[K, A]) Less(i, j int) bool { return h[i].at < h[j].at }
+func (h dues[K, A]) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *dues[K, A]) Push(x any)        { *h = append(*h, x.(due[K, A])) }
+func (h *dues[K, A]) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	old[len(old)-1] = due[K, A]{}
+	*h = old[:len(old)-1]
+	return x
+}
+
+// windowWorker is one worker of a Window stage: the windows of the keys
+// it owns, and when each is due.
+type windowWorker[T any, K comparable, A any] struct {
+	ws    *windowShared
+	p     *Pipeline
+	out   *sender[Pane[K, A]]
+	key   func(T) K
+	spec  WindowSpec[T, K, A]
+	rc    receipts[T]
+	m     map[K]*wkey[K, A]
+	dues  dues[K, A]
+	wm    int64 // the watermark as this worker knows it
+	c     *windowCounters
+	timer *time.Timer // processing time: fires when the next window is due
+	now   int64       // processing time: the time of the batch at hand
+
+	// The receipts of the item at hand, collected by visit.
+	cur   []Receipt
+	visit func(Receipt)
+	lastS Settler
+	lastH *heldCount
+	// The windows the item at hand was folded into.
+	touched []*win[K, A]
+}
+
+func newWindowWorker[T any, K comparable, A any](ws *windowShared, kc *keyedCore[T, Pane[K, A]], out *sender[Pane[K, A]], key func(T) K, spec WindowSpec[T, K, A]) *windowWorker[T, K, A] {
+	ww := &windowWorker[T, K, A]{ws: ws, p: ws.p, out: out, key: key, spec: spec, rc: kc.rc,
+		m: make(map[K]*wkey[K, A]), wm: math.MinInt64, c: new(windowCounters)}
+	ws.counters = append(ws.counters, ww.c)
+	ww.visit = func(r Receipt) { ww.cur = append(ww.cur, r) }
+	if spec.Time == nil {
+		ww.timer = time.NewTimer(time.Hour)
+		ww.timer.Stop()
+	}
+	return ww
+}
+
+func (ww *windowWorker[T, K, A]) keys() int64 { return ww.c.keys.Load() }
+
+func (ww *windowWorker[T, K, A]) handle(m *kmsg[T]) error {
+	if m.ctl {
+		return ww.advance(m.wm)
+	}
+	ts, wm := m.ts, m.wm
+	if ww.timer != nil {
+		ts, wm = ww.now, ww.now
+	}
+	if wm > ww.wm {
+		if err := ww.advance(wm); err != nil {
+			return err
+		}
+	}
+	k := ww.key(m.v)
+	kw := ww.m[k]
+	if kw == nil {
+		kw = &wkey[K, A]{k: k}
+		ww.m[k] = kw
+		ww.c.keys.Store(int64(len(ww.m)))
+	}
+	ww.cur = ww.cur[:0]
+	if ww.rc != nil {
+		ww.rc(&m.v, settleOp{visit: ww.visit})
+	}
+	var joined int
+	if ww.spec.Windows.sessions() {
+		joined = ww.session(kw, ts, wm, &m.v)
+	} else {
+		joined = ww.aligned(kw, ts, wm, &m.v)
+	}
+	switch {
+	case joined == 0:
+		// Every window of the item is past its lateness: the router sends
+		// such items to the late stream, so this is only a Hopping item's
+		// expired windows' remainder; nothing holds it.
+		for _, r := range ww.cur {
+			r.Ack()
+		}
+	case joined > 1:
+		for _, r := range ww.cur {
+			r.hold(int32(joined - 1))
+		}
+	}
+	if joined > 0 {
+		for _, r := range ww.cur {
+			if r.t.to != ww.lastS {
+				ww.lastS, ww.lastH = r.t.to, ww.ws.heldFor(r.t.to)
+			}
+			ww.ws.hold(ww.lastH, r, joined)
+		}
+	}
+	if len(kw.wins) == 0 {
+		ww.dropKey(kw)
+	}
+	// A window emitted already and updated by a late item within its
+	// lateness is emitted again at once, with the next Revision.
+	for _, w := range ww.touched {
+		if w.alive && w.rev > 0 && w.dirty && w.end <= ww.wm && !ww.emit(w) {
+			return errStopped
+		}
+	}
+	ww.touched = ww.touched[:0]
+	return ww.fireDue()
+}
+
+// aligned folds item v at ts into its tumbling or hopping windows that
+// are not past their lateness; it returns how many.
+func (ww *windowWorker[T, K, A]) aligned(kw *wkey[K, A], ts, wm int64, v *T) int {
+	size, slide := int64(ww.spec.Windows.size), int64(ww.spec.Windows.slide)
+	joined := 0
+	for s := floorDiv(ts, slide) * slide; s > ts-size; s -= slide {
+		end := satAdd(s, size)
+		if satAdd(end, ww.ws.lateness) <= wm {
+			break // this window and every earlier one are past their lateness
+		}
+		w := kw.find(s)
+		if w == nil {
+			w = ww.open(kw, s, end)
+		}
+		ww.fold(w, v)
+		joined++
+	}
+	return joined
+}
+
+// find returns the key's window that starts at s, or nil.
+func (kw *wkey[K, A]) find(s int64) *win[K, A] {
+	for _, w := range kw.wins {
+		if w.start == s {
+			return w
+		}
+	}
+	return nil
+}
+
+// open opens a window of kw.
+func (ww *windowWorker[T, K, A]) open(kw *wkey[K, A], start, end int64) *win[K, A] {
+	w := &win[K, A]{owner: kw, start: start, end: end, alive: true}
+	kw.wins = append(kw.wins, w)
+	ww.c.open.Add(1)
+	heap.Push(&ww.dues, due[K, A]{at: end, w: w})
+	return w
+}
+
+// fold folds v into w and holds the item's receipts there.
+func (ww *windowWorker[T, K, A]) fold(w *win[K, A], v *T) {
+	ww.spec.Fold(&w.acc, *v)
+	w.items++
+	w.dirty = true
+	ww.touched = append(ww.touched, w)
+	if len(ww.cur) > 0 {
+		w.rs = append(w.rs, ww.cur...)
+		ww.c.held.Add(int64(len(ww.cur)))
+	}
+}
+
+// session folds v at ts into its session, merging the sessions it
+// bridges; it returns 1, or 0 if the session is past its lateness.
+func (ww *windowWorker[T, K, A]) session(kw *wkey[K, A], ts, wm int64, v *T) int {
+	gap := int64(ww.spec.Windows.gap)
+	start, end := ts, satAdd(ts, gap)
+	if satAdd(end, ww.ws.lateness) <= wm {
+		return 0
+	}
+	var into *win[K, A]
+	var intoEnd int64 // into's end before this item
+	keep := kw.wins[:0]
+	for _, w := range kw.wins {
+		if w.start >= end || ts >= w.end { // no overlap
+			keep = append(keep, w)
+			continue
+		}
+		if into == nil {
+			into, intoEnd = w, w.end
+			keep = append(keep, w)
+			continue
+		}
+		// w joins into: the earlier start, the later end, both accumulators.
+		ww.spec.Merge(&into.acc, &w.acc)
+		into.start, into.end = min(into.start, w.start), max(into.end, w.end)
+		into.items += w.items
+		into.rs = append(into.rs, w.rs...)
+		into.rev = max(into.rev, w.rev)
+		into.dirty = into.dirty || w.dirty
+		w.alive, w.rs = false, nil
+		ww.c.open.Add(-1)
+	}
+	kw.wins = keep
+	if into == nil {
+		into = ww.open(kw, start, end)
+	} else {
+		into.start, into.end = min(into.start, start), max(into.end, end)
+		if into.end != intoEnd {
+			heap.Push(&ww.dues, due[K, A]{at: into.end, w: into})
+		}
+	}
+	ww.fold(into, v)
+	return 1
+}
+
+// advance moves the worker's watermark to wm and emits what is due.
+func (ww *windowWorker[T, K, A]) advance(wm int64) error {
+	if wm <= ww.wm {
+		return nil
+	}
+	ww.wm = wm
+	return ww.fireDue()
+}
+
+// fireDue emits the windows whose end the watermark passed (and any
+// window updated after that), and drops those past their lateness.
+func (ww *windowWorker[T, K, A]) fireDue() error {
+	for len(ww.dues) > 0 && ww.dues[0].at <= ww.wm {
+		d := heap.Pop(&ww.dues).(due[K, A])
+		w := d.w
+		if !w.alive {
+			continue
+		}
+		if d.purge {
+			if satAdd(w.end, ww.ws.lateness) != d.at {
+				continue // a session that grew: a later entry is due
+			}
+		} else if w.end != d.at {
+			continue
+		}
+		if w.dirty && !ww.emit(w) {
+			return errStopped
+		}
+		if !d.purge && ww.ws.lateness > 0 {
+			heap.Push(&ww.dues, due[K, A]{at: satAdd(w.end, ww.ws.lateness), w: w, purge: true})
+			continue
+		}
+		ww.drop(w)
+	}
+	return nil
+}
+
+// emit hands w's Pane on, with a receipt that settles the receipts held
+// since its last emission.
+func (ww *windowWorker[T, K, A]) emit(w *win[K, A]) bool {
+	if ww.p.halted() {
+		return false
+	}
+	pn := Pane[K, A]{Key: w.owner.k, Start: time.Unix(0, w.start).UTC(), End: time.Unix(0, w.end).UTC(), Acc: w.acc, Items: w.items, Revision: w.rev}
+	if len(w.rs) > 0 {
+		pn.Receipt = NewReceipt(&paneSettler{ws: ww.ws, rs: w.rs, c: ww.c}, 0)
+		w.rs = nil
+	}
+	if w.rev > 0 {
+		ww.c.updated.Add(1)
+	}
+	ww.c.emitted.Add(1)
+	w.rev++
+	w.dirty = false
+	return ww.out.send(pn)
+}
+
+// drop removes w from its key, and the key if it has no window left.
+func (ww *windowWorker[T, K, A]) drop(w *win[K, A]) {
+	w.alive = false
+	ww.c.open.Add(-1)
+	kw := w.owner
+	for i, x := range kw.wins {
+		if x == w {
+			kw.wins = append(kw.wins[:i], kw.wins[i+1:]...)
+			break
+		}
+	}
+	if len(kw.wins) == 0 {
+		ww.dropKey(kw)
+	}
+}
+
+func (ww *windowWorker[T, K, A]) dropKey(kw *wkey[K, A]) {
+	if ww.m[kw.k] == kw {
+		delete(ww.m, kw.k)
+		ww.c.keys.Store(int64(len(ww.m)))
+	}
+}
+
+// paneSettler settles the inputs of one Pane when the Pane is settled.
+type paneSettler struct {
+	ws *windowShared
+	rs []Receipt
+	c  *windowCounters
+}
+
+func (ps *paneSettler) Settle(_ uint64, cause error) {
+	ps.c.held.Add(-int64(len(ps.rs)))
+	var last Settler
+	var h *heldCount
+	for _, r := range ps.rs {
+		if r.t.to != last {
+			last, h = r.t.to, ps.ws.heldFor(r.t.to)
+		}
+		h.n.Add(-1)
+		if cause == nil {
+			r.Ack()
+		} else {
+			r.Fail(cause)
+		}
+	}
+	ps.rs = nil
+}
+
+func (ww *windowWorker[T, K, A]) alarm() <-chan time.Time {
+	if ww.timer == nil || len(ww.dues) == 0 {
+		return nil
+	}
+	ww.timer.Reset(time.Duration(max(0, ww.dues[0].at-time.Now().UnixNano())))
+	return ww.timer.C
+}
+
+// tick: with processing time, the clock is the watermark.
+func (ww *windowWorker[T, K, A]) tick(now time.Time) error {
+	if ww.timer == nil {
+		return nil
+	}
+	ww.now = now.UnixNano()
+	return ww.advance(ww.now)
+}
+
+// end emits every open window when the input ran out; after a drain it
+// leaves them, their inputs unsettled, to be computed again after a
+// restart.
+func (ww *windowWorker[T, K, A]) end(drained bool) error {
+	if drained {
+		ww.c.open.Store(0)
+		ww.c.held.Store(0)
+		clear(ww.m)
+		ww.dues = nil
+		ww.c.keys.Store(0)
+		return nil
+	}
+	ww.wm = math.MaxInt64
+	return ww.fireDue()
+}
+
+func (ww *windowWorker[T, K, A]) flush() bool { return ww.out.flush() }
+func (ww *windowWorker[T, K, A]) flushHeld(start, now int64) bool {
+	return ww.out.flushHeld(start, now)
+}
