@@ -58,6 +58,7 @@ type source struct {
 }
 
 var variants = map[string]func(source) (windows.Result, error){
-	"loop":  runLoop,
-	"chans": runChans,
+	"loop":   runLoop,
+	"chans":  runChans,
+	"sluice": runSluice,
 }

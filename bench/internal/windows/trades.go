@@ -7,6 +7,7 @@ package windows
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -145,4 +146,32 @@ func trimNewline(line []byte) []byte {
 		return line[:n-1]
 	}
 	return line
+}
+
+// Blocks reads r in blocks of about size bytes, each cut after its last
+// newline (a line longer than size makes a longer block), and calls send
+// with each, a new slice each time; it stops early when send returns
+// false.
+func Blocks(r io.Reader, size int, send func(block []byte) bool) error {
+	var carry []byte
+	for {
+		b := make([]byte, len(carry), max(size, 2*len(carry)))
+		copy(b, carry)
+		n, err := io.ReadFull(r, b[len(carry):cap(b)])
+		b = b[:len(carry)+n]
+		end := bytes.LastIndexByte(b, '\n') + 1
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			end = len(b)
+		}
+		carry = append(carry[:0], b[end:]...)
+		if end > 0 && !send(b[:end:end]) {
+			return nil
+		}
+		switch {
+		case err == io.EOF || err == io.ErrUnexpectedEOF:
+			return nil
+		case err != nil:
+			return err
+		}
+	}
 }
