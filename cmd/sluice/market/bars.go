@@ -103,9 +103,19 @@ type Lateness struct {
 }
 
 // DefaultLateness is the bar pipelines' rule: out-of-orderness
-// DefaultDisorder (the generators' bound) and 200 ms of allowed lateness.
+// DefaultDisorder (the generators' bound) and 2 minutes of allowed
+// lateness.
+//
+// The lateness is long because a window stage's watermark is the least
+// of the partitions it reads, and a member of a group that takes over a
+// partition from a member that died (after the session timeout, 6 s for
+// sluice serve, and a rebalance or two) reads its backlog behind the
+// watermark its own partitions set: within the allowed lateness those
+// events update their windows (one more revision each) instead of going
+// to the late topic. It costs the windows kept: 2 minutes of them per
+// symbol, an accumulator each.
 func DefaultLateness() Lateness {
-	return Lateness{OutOfOrderness: DefaultDisorder, AllowedLateness: 200 * time.Millisecond}
+	return Lateness{OutOfOrderness: DefaultDisorder, AllowedLateness: 2 * time.Minute}
 }
 
 // IsLate reports whether a tick at event time ts is late once the

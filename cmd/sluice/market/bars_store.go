@@ -10,16 +10,17 @@ import (
 	"github.com/sluicehq/sluice/connect/clickhousex"
 )
 
-// BarNames are the Kafka topic and ClickHouse table of the bars of the
-// pipeline called name: topic NAME-bars, table NAME_bars (with - as _).
+// BarNames are the Kafka topics and ClickHouse table of the bars of the
+// pipeline called name: topic NAME-bars, table NAME_bars (with - as _),
+// and topic NAME-late for the events too late for any bar.
 type BarNames struct {
-	Topic, Table string
+	Topic, Table, Late string
 }
 
 // BarNamesFor returns the bar names of the pipeline called name, which
 // must pass CheckName.
 func BarNamesFor(name string) BarNames {
-	return BarNames{Topic: name + "-bars", Table: strings.ReplaceAll(name, "-", "_") + "_bars"}
+	return BarNames{Topic: name + "-bars", Table: strings.ReplaceAll(name, "-", "_") + "_bars", Late: name + "-late"}
 }
 
 // barsDDL is the columns and engine of a bars table. A window stored

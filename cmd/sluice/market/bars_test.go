@@ -219,7 +219,7 @@ func TestReferenceBarsWatermarkIsTheLeastOfThePartitionsSeenAndNeverGoesBack(t *
 		tick(7, "B", 10, 1, s+4000*ms), // window [s+4s, s+5s): on time
 	}
 	byName := func(t market.Tick) int { return int(t.Symbol[0]) }
-	bars, late := market.ReferenceBars(ticks, byName, market.DefaultLateness())
+	bars, late := market.ReferenceBars(ticks, byName, market.Lateness{OutOfOrderness: 100 * time.Millisecond, AllowedLateness: 200 * time.Millisecond})
 	if got := ids(late); !slices.Equal(got, []uint64{2, 3, 6}) {
 		t.Errorf("late %v, want [2 3 6]", got)
 	}

@@ -19,7 +19,7 @@ type EventTimes struct {
 // The generators' defaults (DefaultEventTimes).
 const (
 	DefaultDisorder = 100 * time.Millisecond
-	DefaultLateBy   = 5 * time.Second
+	DefaultLateBy   = 10 * time.Minute
 )
 
 // DefaultEventTimes are the event times the generators give unless told

@@ -93,6 +93,12 @@ type KafkaConfig struct {
 	OnDead func(reason string)
 
 	Observe Observe // logs and traces
+
+	Bars BarsConfig // the bars computed besides; the zero value computes none
+	// Repartition, if set, names a topic through which the input is
+	// re-keyed by symbol: for an input topic not keyed by symbol (see
+	// StartKafka).
+	Repartition string
 }
 
 // Kafka is the pipeline on Kafka and ClickHouse, started by StartKafka.
@@ -103,6 +109,9 @@ type Kafka struct {
 	Writer   *clickhousex.Writer[Row]
 
 	stored, dead atomic.Int64
+
+	bars             *clickhousex.Writer[Bar]
+	barsStored, late atomic.Int64
 }
 
 // Stored returns the rows committed in ClickHouse so far.
@@ -153,7 +162,11 @@ func StartKafka(ctx context.Context, db *sql.DB, cfg KafkaConfig) (*Kafka, error
 	if cfg.Member {
 		opts = append(opts, kafkax.WithClient(kgo.SessionTimeout(6*time.Second)))
 	}
-	src, err := kafkax.NewSource(ctx, cfg.Brokers, cfg.Names.Group, []string{cfg.Names.In}, opts...)
+	topics := []string{cfg.Names.In}
+	if cfg.Repartition != "" {
+		topics = append(topics, cfg.Repartition)
+	}
+	src, err := kafkax.NewSource(ctx, cfg.Brokers, cfg.Names.Group, topics, opts...)
 	if err != nil {
 		sink.Close()
 		return nil, err
@@ -161,7 +174,7 @@ func StartKafka(ctx context.Context, db *sql.DB, cfg KafkaConfig) (*Kafka, error
 	k := &Kafka{Source: src, Sink: sink,
 		Writer: clickhousex.NewColumnWriter(db, cfg.Names.Table, rowColumns, clickhousex.SinkWorkers(storeInserts),
 			clickhousex.Logger(cfg.Observe.Logger))}
-	k.Pipeline = k.build(ctx, cfg)
+	k.Pipeline = k.build(ctx, db, cfg)
 	return k, nil
 }
 
@@ -180,10 +193,18 @@ func (k *Kafka) store(cfg KafkaConfig) func(context.Context, []Row) error {
 	}
 }
 
-func (k *Kafka) build(ctx context.Context, cfg KafkaConfig) *sluice.Pipeline {
+func (k *Kafka) build(ctx context.Context, db *sql.DB, cfg KafkaConfig) *sluice.Pipeline {
 	refs := newRefs(cfg.Lookup)
 	p := sluice.New(ctx, cfg.Observe.options()...)
 	msgs := kafkax.Read(p, "consume", k.Source)
+	if cfg.Repartition != "" {
+		msgs = k.repartition(p, cfg, msgs)
+	}
+	if cfg.Bars.Names.Table != "" {
+		c := sluice.Broadcast(p, "to-bars", msgs, 2)
+		msgs = c[0]
+		k.buildBars(p, db, cfg, c[1])
+	}
 	var bad sluice.Stream[sluice.Failed[kafkax.Msg]]
 	norm := sluice.Map(p, "decode", msgs, cfg.Decoders, func(_ context.Context, m kafkax.Msg) (Row, error) {
 		at := time.Since(epoch)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -153,6 +154,9 @@ type Producing struct {
 	// its time too — follows from the id and the seeds, and a test
 	// recomputes what was produced with Generated.
 	Clock func(id int) int64
+	// KeyByID keys each record by its event's id instead of its symbol:
+	// an input whose partitions do not follow the symbol.
+	KeyByID bool
 }
 
 // Generated returns the line of event id as ProduceEvents produces it,
@@ -207,7 +211,11 @@ func ProduceEvents(ctx context.Context, pr Producing) (int64, error) {
 		}
 		buf = pr.Generated(buf[:0], rng, id, at)
 		v := append([]byte(nil), buf...)
-		cl.Produce(ctx, &kgo.Record{Key: EventKey(v), Value: v}, promise)
+		key := EventKey(v)
+		if pr.KeyByID {
+			key = strconv.AppendInt(nil, int64(id), 10)
+		}
+		cl.Produce(ctx, &kgo.Record{Key: key, Value: v}, promise)
 	}
 	if err := cl.Flush(ctx); err != nil {
 		return stored.Load(), err
