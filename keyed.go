@@ -126,7 +126,7 @@ type plainRouter[T any, K comparable] struct {
 
 func (r *plainRouter[T, K]) route(kc routeTo[T], v *T) bool {
 	if r.ctl != nil && r.ctl(*v) {
-		return kc.toAll(kmsg[T]{v: *v, ctl: true})
+		return kc.toAll(kmsg[T]{v: *v, ctl: true, wm: noMarker})
 	}
 	return kc.to(maphash.Comparable(r.seed, r.key(*v)), kmsg[T]{v: *v})
 }

@@ -6,6 +6,7 @@ import (
 	"iter"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -161,17 +162,39 @@ func TestKeyedEvictsIdleKeys(t *testing.T) {
 }
 
 // TestKeyedSettlesLikeFlatMap: an item is acknowledged once its results
-// are stored; a control item once every worker handled it.
+// are stored; a control item once every worker handled it and every copy
+// it emitted is stored.
 func TestKeyedSettlesLikeFlatMap(t *testing.T) {
+	const n = 4
+	var mu sync.Mutex
+	stored := map[uint64]int{}
 	var acked atomic.Int64
-	s := settleFunc(func(uint64, error) { acked.Add(1) })
+	var bad []string
+	want := func(id uint64) int {
+		switch {
+		case id%100 == 0:
+			return n // a control item: one copy per worker
+		case id%2 == 0:
+			return 1
+		}
+		return 0
+	}
+	s := settleFunc(func(id uint64, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		acked.Add(1)
+		if err != nil || stored[id] != want(id) {
+			bad = append(bad, fmt.Sprintf("message %d settled (%v) with %d of %d copies stored", id, err, stored[id], want(id)))
+		}
+	})
 	type rm struct {
 		sluice.Receipt
 		kv
+		id uint64
 	}
 	in := make([]rm, 1000)
 	for i := range in {
-		in[i] = rm{sluice.NewReceipt(s, uint64(i)), kv{i % 7, 1}}
+		in[i] = rm{sluice.NewReceipt(s, uint64(i)), kv{i % 7, i}, uint64(i)}
 		if i%100 == 0 {
 			in[i].k = -1
 		}
@@ -186,14 +209,22 @@ func TestKeyedSettlesLikeFlatMap(t *testing.T) {
 			return nil
 		},
 		IsControl: func(x rm) bool { return x.k < 0 },
-		Control:   func(context.Context, rm, iter.Seq2[int, *int], func(rm) bool) error { return nil },
+		Control: func(_ context.Context, x rm, _ iter.Seq2[int, *int], emit func(rm) bool) error {
+			emit(x)
+			return nil
+		},
 	}
-	sluice.ForEach(p, "store", sluice.Keyed(p, "k", sluice.FromSlice(p, "in", in), 4, fn), 1, func(context.Context, rm) error { return nil })
+	sluice.ForEach(p, "store", sluice.Keyed(p, "k", sluice.FromSlice(p, "in", in), n, fn), 2, func(_ context.Context, x rm) error {
+		mu.Lock()
+		stored[x.id]++
+		mu.Unlock()
+		return nil
+	})
 	if err := p.Wait(); err != nil {
 		t.Fatal(err)
 	}
-	if a := acked.Load(); a != int64(len(in)) {
-		t.Fatalf("acknowledged %d, want %d", a, len(in))
+	if a := acked.Load(); a != int64(len(in)) || len(bad) > 0 {
+		t.Fatalf("acknowledged %d, want %d; %d bad: %v", a, len(in), len(bad), bad[:min(3, len(bad))])
 	}
 }
 

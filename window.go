@@ -89,7 +89,9 @@ type WindowSpec[T any, K comparable, A any] struct {
 }
 
 // Pane is one emission of a window: the accumulator of the items of one
-// key whose event time falls in [Start, End).
+// key whose event time falls in [Start, End). Acc is a copy of the
+// window's accumulator: an A that holds a map or a pointer shares it with
+// the window while the window is kept for lateness.
 //
 // A Pane carries a [Receipt] that settles the inputs folded into it since
 // the window's previous emission: a sink that stores the Pane and settles

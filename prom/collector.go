@@ -130,6 +130,20 @@ var (
 		"Items whose stage function failed and that the stage's error policy skipped or dead-lettered.", stageLabels, nil)
 	retriesDesc = prometheus.NewDesc("sluice_stage_retries_total",
 		"Calls of a stage's function repeated by its Retry option.", stageLabels, nil)
+	keysDesc = prometheus.NewDesc("sluice_stage_keys",
+		"Keys a Keyed or Window stage holds state for.", stageLabels, nil)
+	wmLagDesc = prometheus.NewDesc("sluice_window_watermark_lag_seconds",
+		"How far a Window stage's watermark is behind the wall clock.", stageLabels, nil)
+	openDesc = prometheus.NewDesc("sluice_window_open",
+		"Windows a Window stage holds: not emitted yet, or kept for lateness.", stageLabels, nil)
+	heldDesc = prometheus.NewDesc("sluice_window_held_receipts",
+		"Receipts a Window stage's open windows hold, not yet handed on in a pane.", stageLabels, nil)
+	idleDesc = prometheus.NewDesc("sluice_window_idle_partitions",
+		"Source partitions a Window stage's watermark no longer waits for, idle longer than WindowSpec.Idle.", stageLabels, nil)
+	panesDesc = prometheus.NewDesc("sluice_window_panes_total",
+		"Panes a Window stage emitted, by revision: first, or update by late items.", append(stageLabels, "revision"), nil)
+	lateDesc = prometheus.NewDesc("sluice_window_late_total",
+		"Items later than their window's lateness, by route: the late stream, or acknowledged with no late stream set.", append(stageLabels, "route"), nil)
 	queueDesc = prometheus.NewDesc("sluice_stage_queue_length",
 		"Items queued on a stage's input, waiting for it.", stageLabels, nil)
 	capacityDesc = prometheus.NewDesc("sluice_stage_queue_capacity",
@@ -174,7 +188,7 @@ var (
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{itemsDesc, droppedDesc, failedDesc, retriesDesc, queueDesc, capacityDesc, chunkDesc, busyDesc,
 		blockedDesc, throttledDesc, workersDesc, workersTargetDesc, workersBoundDesc, workersChangesDesc, workersReasonDesc, workersChangedDesc,
-		waitingDesc, latencyDesc, infoDesc, stateDesc, errorsDesc} {
+		waitingDesc, latencyDesc, infoDesc, stateDesc, errorsDesc, keysDesc, wmLagDesc, openDesc, heldDesc, idleDesc, panesDesc, lateDesc} {
 		ch <- d
 	}
 }
@@ -238,6 +252,21 @@ func collect(ch chan<- prometheus.Metric, s sluice.Snapshot) {
 			gauge(workersChangedDesc, float64(a.Changed.UnixNano())/1e9)
 		}
 		gauge(waitingDesc, float64(st.Waiting))
+		if st.Kind == "keyed" || st.Window != nil {
+			gauge(keysDesc, float64(st.Keys))
+		}
+		if w := st.Window; w != nil {
+			if !w.Watermark.IsZero() {
+				gauge(wmLagDesc, w.Lag.Seconds())
+			}
+			gauge(openDesc, float64(w.Open))
+			gauge(heldDesc, float64(w.Held))
+			gauge(idleDesc, float64(w.IdlePartitions))
+			ch <- prometheus.MustNewConstMetric(panesDesc, prometheus.CounterValue, float64(w.Emitted-w.Updated), pl, name, "first")
+			ch <- prometheus.MustNewConstMetric(panesDesc, prometheus.CounterValue, float64(w.Updated), pl, name, "update")
+			ch <- prometheus.MustNewConstMetric(lateDesc, prometheus.CounterValue, float64(w.Late), pl, name, "stream")
+			ch <- prometheus.MustNewConstMetric(lateDesc, prometheus.CounterValue, float64(w.LateDropped), pl, name, "dropped")
+		}
 		if st.InCapacity == 0 {
 			continue // a source: no input queue, no latency
 		}

@@ -503,3 +503,47 @@ func (d sleepy) Wait(ctx context.Context) error {
 		return ctx.Err()
 	}
 }
+
+// A Window stage's keys, panes, late items and watermark are exported.
+func TestCollectorExportsWindows(t *testing.T) {
+	type ev struct {
+		k  string
+		at time.Time
+	}
+	t0 := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	p := sluice.New(context.Background(), sluice.Named("win"))
+	evs := []ev{{"a", at(100)}, {"b", at(200)}, {"a", at(1500)}, {"a", at(900)}, {"a", at(3000)}, {"b", at(10)}}
+	w := sluice.Window(p, "count", sluice.FromSlice(p, "in", evs), 2, sluice.WindowSpec[ev, string, int]{
+		Windows:  sluice.Tumbling(time.Second),
+		Key:      func(e ev) string { return e.k },
+		Time:     func(e ev) time.Time { return e.at },
+		Fold:     func(n *int, _ ev) { *n++ },
+		Lateness: time.Second,
+	})
+	sluice.Collect(p, "store", w)
+	if err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	reg := registry(t, NewCollector(p))
+	for _, c := range []struct {
+		name  string
+		label string
+		want  float64
+	}{
+		{"sluice_window_panes_total", "revision=first", 4},  // a [0,1) b [0,1) a [1,2) a [3,4)
+		{"sluice_window_panes_total", "revision=update", 1}, // a at 900 ms, within the lateness
+		{"sluice_window_late_total", "route=dropped", 1},    // b at 10 ms, watermark 3 s
+		{"sluice_window_late_total", "route=stream", 0},
+		{"sluice_window_open", "", 0},
+		{"sluice_stage_keys", "", 0},
+	} {
+		want := []string{"pipeline=win", "stage=count"}
+		if c.label != "" {
+			want = append(want, c.label)
+		}
+		if got := value(t, reg, c.name, want...); got != c.want {
+			t.Errorf("got %s{%s} %v, want %v", c.name, c.label, got, c.want)
+		}
+	}
+}
