@@ -62,9 +62,10 @@ func (r *barsRun) serve(t *testing.T, args ...string) *demoProcess {
 
 // produce produces batches of 500 events, 250 ms apart, numbered from
 // first, each with its own event time (DefaultEventTimes, one in 200
-// late, none in the first 3 batches: the first event a window stage sees
-// of a partition sets its watermark, and a late one would be taken as on
-// time), keyed by symbol unless byID; during(i) runs before batch i.
+// late, none in the first 8 batches, about 3 s: until every partition a
+// window stage's source lists has spoken, or been idle for 2 s, the stage
+// has no watermark and takes a late event as on time), keyed by symbol
+// unless byID; during(i) runs before batch i.
 func (r *barsRun) produce(t *testing.T, first, batches int, byID bool, during func(i int)) int64 {
 	var n int64
 	for i := range batches {
@@ -73,7 +74,7 @@ func (r *barsRun) produce(t *testing.T, first, batches int, byID bool, during fu
 		}
 		times := market.DefaultEventTimes()
 		times.Late = 0.005
-		if i < 3 {
+		if i < 8 {
 			times.Late = 0
 		}
 		pr := market.Producing{Brokers: r.s.kafka, Topic: r.names.In, First: first + i*500, N: 500, Malformed: 0.01, Times: times, KeyByID: byID}
@@ -336,7 +337,9 @@ func TestKafkaServiceRepartitionsAnInputNotKeyedBySymbol(t *testing.T) {
 	r := newBarsRun(t, "barsrep", partitions, rep)
 	args := []string{"--partitions", fmt.Sprint(partitions), "--repartition"}
 	members := []*demoProcess{r.serve(t, args...), r.serve(t, args...)}
-	awaitGroup(t, r.adm, r.names.Group, r.names.In, 2, partitions, 60*time.Second)
+	// Each member is two members of the group: a source of the input and
+	// one of the repartition topic.
+	awaitGroup(t, r.adm, r.names.Group, r.names.In, 4, partitions, 60*time.Second)
 	n := r.produce(t, 0, 24, true, nil)
 	cut := r.flush(t, int(n), true)
 	// Where each event went in the repartition topic, once all are there.

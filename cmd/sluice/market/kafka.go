@@ -105,8 +105,11 @@ type KafkaConfig struct {
 type Kafka struct {
 	Pipeline *sluice.Pipeline
 	Source   *kafkax.Source
-	Sink     *kafkax.Sink
-	Writer   *clickhousex.Writer[Row]
+	// Repartitioned reads the repartition topic (KafkaConfig.Repartition)
+	// in the same group; nil without one.
+	Repartitioned *kafkax.Source
+	Sink          *kafkax.Sink
+	Writer        *clickhousex.Writer[Row]
 
 	stored, dead atomic.Int64
 
@@ -125,6 +128,9 @@ func (k *Kafka) Dead() int64 { return k.dead.Load() }
 // the pipeline's Wait.
 func (k *Kafka) Close() error {
 	err := k.Source.Close()
+	if k.Repartitioned != nil {
+		err = errors.Join(err, k.Repartitioned.Close())
+	}
 	k.Sink.Close()
 	return err
 }
@@ -162,16 +168,20 @@ func StartKafka(ctx context.Context, db *sql.DB, cfg KafkaConfig) (*Kafka, error
 	if cfg.Member {
 		opts = append(opts, kafkax.WithClient(kgo.SessionTimeout(6*time.Second)))
 	}
-	topics := []string{cfg.Names.In}
-	if cfg.Repartition != "" {
-		topics = append(topics, cfg.Repartition)
-	}
-	src, err := kafkax.NewSource(ctx, cfg.Brokers, cfg.Names.Group, topics, opts...)
+	src, err := kafkax.NewSource(ctx, cfg.Brokers, cfg.Names.Group, []string{cfg.Names.In}, opts...)
 	if err != nil {
 		sink.Close()
 		return nil, err
 	}
-	k := &Kafka{Source: src, Sink: sink,
+	var rep *kafkax.Source
+	if cfg.Repartition != "" {
+		if rep, err = kafkax.NewSource(ctx, cfg.Brokers, cfg.Names.Group, []string{cfg.Repartition}, opts...); err != nil {
+			src.Close()
+			sink.Close()
+			return nil, err
+		}
+	}
+	k := &Kafka{Source: src, Repartitioned: rep, Sink: sink,
 		Writer: clickhousex.NewColumnWriter(db, cfg.Names.Table, rowColumns, clickhousex.SinkWorkers(storeInserts),
 			clickhousex.Logger(cfg.Observe.Logger))}
 	k.Pipeline = k.build(ctx, db, cfg)
