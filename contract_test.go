@@ -31,6 +31,7 @@ type hook func(ctx context.Context, v int) error
 type stageRow struct {
 	name  string
 	multi bool // takes a worker count; otherwise it runs with 1
+	fixed bool // with multi: a fixed count only, no Auto (Keyed)
 	errs  bool // its function can return an error (otherwise the error case is skipped)
 	// policies: the stage settles each item on its own under the error
 	// options (SkipErrors, DeadLetter, Retry, Timeout), which build passes
@@ -81,6 +82,19 @@ var stageRows = []stageRow{
 			return nil
 		}
 		return collected(sluice.Collect(p, "out", sluice.FlatMap(p, "stage", sluice.FromSlice(p, "src", xs), n, f, opts...)))
+	}},
+	{name: "Keyed", multi: true, fixed: true, errs: true, build: func(p *sluice.Pipeline, xs []int, n int, h hook, opts ...sluice.StageOption) func() []int {
+		fn := sluice.KeyFuncs[int, int, int, int]{
+			Key: func(v int) int { return v % 13 },
+			Item: func(ctx context.Context, _ int, _ *int, v int, emit func(int) bool) error {
+				if err := h(ctx, v); err != nil {
+					return err
+				}
+				emit(v)
+				return nil
+			},
+		}
+		return collected(sluice.Collect(p, "out", sluice.Keyed(p, "stage", sluice.FromSlice(p, "src", xs), n, fn, opts...)))
 	}},
 	{name: "ForEach", multi: true, errs: true, policies: true, build: func(p *sluice.Pipeline, xs []int, n int, h hook, opts ...sluice.StageOption) func() []int {
 		sluice.ForEach(p, "stage", sluice.FromSlice(p, "src", xs), n, h, opts...)
@@ -243,7 +257,7 @@ const harnessItems = 3000
 func forEachStage(t *testing.T, check func(t *testing.T, row stageRow, n int)) {
 	for _, row := range stageRows {
 		for _, n := range []int{1, 4, 0, -1} {
-			if n != 1 && !row.multi || n == -1 && !row.policies && !strings.HasPrefix(row.name, "ForEachChunk") {
+			if n != 1 && !row.multi || n == -1 && !row.policies && !strings.HasPrefix(row.name, "ForEachChunk") || n == 0 && row.fixed {
 				continue
 			}
 			name := fmt.Sprintf("%s/workers=%d", row.name, n)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"iter"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -142,9 +143,6 @@ type kmsg[T any] struct {
 	ts  int64 // Window: the item's event time (ns since the Unix epoch)
 	wm  int64 // Window: the watermark as the router took the item, or a marker's
 	ctl bool  // to every worker: a control item, or (Window) a watermark marker
-	// Window: the partition the item came from, for its receipt count;
-	// nil for none.
-	held *heldCount
 }
 
 // kbatch is a batch of messages for one worker.
@@ -368,6 +366,15 @@ func (kc *keyedCore[T, U]) work(i int, w *worker, kw keyWorker[T]) {
 					return errStopped
 				}
 				w.waitInput()
+				// Yield a few times before parking, as the engine's
+				// receivers do (spinRounds): the router is usually about
+				// to hand on the next batch.
+				for range spinRounds {
+					runtime.Gosched()
+					if len(q) > 0 {
+						break
+					}
+				}
 				select {
 				case b, ok = <-q:
 				case now := <-kw.alarm():

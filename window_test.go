@@ -409,3 +409,38 @@ func TestWindowMisuse(t *testing.T) {
 		})
 	}
 }
+
+// A late item within the lateness that extends an emitted session
+// re-emits it, merged, with the next revision and the later end.
+func TestWindowSessionLateUpdate(t *testing.T) {
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	in := []trade{
+		{"a", 1, at(0)},
+		{"a", 2, at(50)},   // session [0, 150)
+		{"a", 3, at(400)},  // watermark 400: [0, 150) emitted; session [400, 500)
+		{"a", 4, at(120)},  // late, within 1 s: [0, 220), revision 1
+		{"a", 5, at(2000)}, // watermark 2000: [400, 500) emitted, [0, 220) dropped after its lateness
+		{"a", 6, at(100)},  // beyond the lateness: late stream
+	}
+	for n := 1; n <= 3; n++ {
+		spec := tradeSpec(sluice.Sessions(100*time.Millisecond), 0)
+		spec.Lateness = time.Second
+		p := sluice.New(context.Background())
+		var late sluice.Stream[sluice.Late[trade]]
+		spec.Late = &late
+		res := sluice.Collect(p, "c", sluice.Window(p, "win", sluice.FromSlice(p, "in", in), n, spec))
+		lres := sluice.Collect(p, "late", late)
+		if err := p.Wait(); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, pn := range res.Value() {
+			got = append(got, fmt.Sprintf("[%d,%d) r%d %v", pn.Start.Sub(t0).Milliseconds(), pn.End.Sub(t0).Milliseconds(), pn.Revision, pn.Acc))
+		}
+		slices.Sort(got)
+		want := []string{"[0,150) r0 {2 3}", "[0,220) r1 {3 7}", "[2000,2100) r0 {1 5}", "[400,500) r0 {1 3}"}
+		if !slices.Equal(got, want) || len(lres.Value()) != 1 || lres.Value()[0].Item.px != 6 {
+			t.Fatalf("n=%d: panes %v, late %v; want %v and the item of price 6", n, got, lres.Value(), want)
+		}
+	}
+}

@@ -82,6 +82,11 @@ type StageView struct {
 
 	Bottleneck bool `json:"bottleneck"`
 
+	// Keys is the keys a Keyed or Window stage holds; Window describes a
+	// Window stage's event time (nil for other stages).
+	Keys   int64       `json:"keys,omitempty"`
+	Window *WindowView `json:"window,omitempty"`
+
 	// The last five minutes, one point per second (see
 	// [PipelineView.HistoryFromSecond]): items per second through the
 	// stage (taken from its input; handed on, for a source), and its
@@ -90,6 +95,20 @@ type StageView struct {
 	// only at a reading and is null in between.
 	ItemsPerSecondHistory Series `json:"items_per_second_history"`
 	QueueFillHistory      Series `json:"queue_fill_history"`
+}
+
+// WindowView is a Window stage's event time and windows; see
+// [sluice.WindowStats].
+type WindowView struct {
+	WatermarkLagSeconds float64 `json:"watermark_lag_seconds"` // 0 before the first item
+	Partitions          int     `json:"partitions"`
+	IdlePartitions      int     `json:"idle_partitions"`
+	Open                int64   `json:"open"`
+	HeldReceipts        int64   `json:"held_receipts"`
+	Emitted             int64   `json:"emitted"`
+	Updated             int64   `json:"updated"`
+	Late                int64   `json:"late"`
+	LateDropped         int64   `json:"late_dropped"`
 }
 
 // AutoView is the engine's choice of a stage's worker count; see
@@ -153,6 +172,14 @@ func viewOf(base *sluice.Snapshot, cur sluice.Snapshot, past *history) PipelineV
 			InPerSecond: rate(s.In, was.In), OutPerSecond: rate(s.Out, was.Out),
 			BusySeconds: s.Busy.Seconds(), BlockedSeconds: s.Blocked.Seconds(),
 			QueueDepth: s.InDepth, QueueCapacity: s.InCapacity, QueueFill: fill(s.InDepth, s.InCapacity), ChunkSize: s.InChunkSize,
+			Keys: s.Keys,
+		}
+		if w := s.Window; w != nil {
+			sv.Window = &WindowView{Partitions: w.Partitions, IdlePartitions: w.IdlePartitions, Open: w.Open,
+				HeldReceipts: w.Held, Emitted: w.Emitted, Updated: w.Updated, Late: w.Late, LateDropped: w.LateDropped}
+			if !w.Watermark.IsZero() {
+				sv.Window.WatermarkLagSeconds = w.Lag.Seconds()
+			}
 		}
 		sv.ThrottledSeconds = s.Throttled.Seconds()
 		if a := s.Auto; a != nil {

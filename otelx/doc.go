@@ -55,6 +55,13 @@
 //	sluice.pipeline.state           gauge, 1 for the current sluice.state=running|done
 //	sluice.pipeline.errors          counter {error}: 1 once Wait returned an error
 //
+// for sluice.Keyed and sluice.Window stages sluice.stage.keys (gauge
+// {key}), and for sluice.Window stages sluice.window.watermark.lag (gauge
+// s), sluice.window.open, sluice.window.held_receipts,
+// sluice.window.idle_partitions (gauges), sluice.window.panes (counter,
+// sluice.revision=first|update) and sluice.window.late (counter,
+// sluice.route=stream|dropped);
+//
 // and for stages with sluice.Auto:
 //
 //	sluice.stage.workers.target                gauge {goroutine}: the count the engine chooses now

@@ -54,6 +54,10 @@ type instruments struct {
 	queue, capacity, chunk, workers, waiting, target, bound, reason, info, state metric.Int64ObservableGauge
 	changed                                                                      metric.Float64ObservableGauge
 	latency                                                                      metric.Float64Histogram
+	// Keyed and Window stages.
+	keys, open, held, idle metric.Int64ObservableGauge
+	wmLag                  metric.Float64ObservableGauge
+	panes, late            metric.Int64ObservableCounter
 }
 
 // Attribute keys of the metrics, besides [PipelineKey], [StageKey] and
@@ -65,6 +69,8 @@ const (
 	boundKey     = attribute.Key("sluice.bound")
 	policyKey    = attribute.Key("sluice.policy")
 	stateKey     = attribute.Key("sluice.state")
+	revisionKey  = attribute.Key("sluice.revision")
+	routeKey     = attribute.Key("sluice.route")
 )
 
 // NewMetrics registers the instruments of [Metrics] with a meter of mp's
@@ -135,7 +141,18 @@ func NewMetrics(mp metric.MeterProvider, pipelines ...*sluice.Pipeline) (*Metric
 		"Always 1: a stage's kind (sluice.stage.kind) and the overflow policy of its output (sluice.policy).")
 	i.state = ig("sluice.pipeline.state", "",
 		"1 for the pipeline's current state (sluice.state): running, or done (Wait has returned).")
+	i.keys = ig("sluice.stage.keys", "{key}", "Keys a Keyed or Window stage holds state for.")
+	i.open = ig("sluice.window.open", "{window}", "Windows a Window stage holds: not emitted yet, or kept for lateness.")
+	i.held = ig("sluice.window.held_receipts", "{receipt}", "Receipts a Window stage's open windows hold, not yet handed on in a pane.")
+	i.idle = ig("sluice.window.idle_partitions", "{partition}",
+		"Source partitions a Window stage's watermark no longer waits for, idle longer than WindowSpec.Idle.")
+	i.panes = ic("sluice.window.panes", "{pane}", "Panes a Window stage emitted, by sluice.revision: first, or update by late items.")
+	i.late = ic("sluice.window.late", "{item}",
+		"Items later than their window's lateness, by sluice.route: stream (the late stream), or dropped (acknowledged, no late stream set).")
 	var err error
+	i.wmLag, err = meter.Float64ObservableGauge("sluice.window.watermark.lag", metric.WithUnit("s"),
+		metric.WithDescription("How far a Window stage's watermark is behind the wall clock."))
+	check(err)
 	i.changed, err = meter.Float64ObservableGauge("sluice.stage.workers.changed_timestamp", metric.WithUnit("s"),
 		metric.WithDescription("Unix time at which a sluice.Auto stage's worker count last changed (or the stage started)."))
 	check(err)
@@ -148,7 +165,7 @@ func NewMetrics(mp metric.MeterProvider, pipelines ...*sluice.Pipeline) (*Metric
 	}
 	m.reg, err = meter.RegisterCallback(m.observe, i.items, i.dropped, i.failed, i.retries, i.changes, i.errors,
 		i.busy, i.blocked, i.throttled, i.queue, i.capacity, i.chunk, i.workers, i.waiting, i.target, i.bound,
-		i.reason, i.info, i.state, i.changed)
+		i.reason, i.info, i.state, i.changed, i.keys, i.open, i.held, i.idle, i.wmLag, i.panes, i.late)
 	if err != nil {
 		return nil, fmt.Errorf("otelx: registering the metrics' callback: %w", err)
 	}
@@ -305,6 +322,21 @@ func (m *Metrics) observePipeline(ctx context.Context, o metric.Observer, p *slu
 			o.ObserveFloat64(i.changed, float64(a.Changed.UnixNano())/1e9, base)
 		}
 		o.ObserveInt64(i.waiting, int64(st.Waiting), base)
+		if st.Kind == "keyed" || st.Window != nil {
+			o.ObserveInt64(i.keys, st.Keys, base)
+		}
+		if w := st.Window; w != nil {
+			if !w.Watermark.IsZero() {
+				o.ObserveFloat64(i.wmLag, w.Lag.Seconds(), base)
+			}
+			o.ObserveInt64(i.open, w.Open, base)
+			o.ObserveInt64(i.held, w.Held, base)
+			o.ObserveInt64(i.idle, int64(w.IdlePartitions), base)
+			o.ObserveInt64(i.panes, w.Emitted-w.Updated, with(pl, stage, revisionKey.String("first")))
+			o.ObserveInt64(i.panes, w.Updated, with(pl, stage, revisionKey.String("update")))
+			o.ObserveInt64(i.late, w.Late, with(pl, stage, routeKey.String("stream")))
+			o.ObserveInt64(i.late, w.LateDropped, with(pl, stage, routeKey.String("dropped")))
+		}
 		if st.InCapacity == 0 {
 			continue // a source: no input queue, no latency
 		}

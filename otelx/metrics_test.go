@@ -548,3 +548,45 @@ func TestMetricsPanicOnProgrammerError(t *testing.T) {
 		})
 	}
 }
+
+// A Window stage's panes, late items and keys are exported.
+func TestMetricsOfAWindowStage(t *testing.T) {
+	type ev struct {
+		k  string
+		at time.Time
+	}
+	t0 := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	p := sluice.New(context.Background(), sluice.Named("win"))
+	evs := []ev{{"a", at(100)}, {"b", at(200)}, {"a", at(1500)}, {"a", at(900)}, {"a", at(3000)}, {"b", at(10)}}
+	w := sluice.Window(p, "count", sluice.FromSlice(p, "in", evs), 2, sluice.WindowSpec[ev, string, int]{
+		Windows:  sluice.Tumbling(time.Second),
+		Key:      func(e ev) string { return e.k },
+		Time:     func(e ev) time.Time { return e.at },
+		Fold:     func(n *int, _ ev) { *n++ },
+		Lateness: time.Second,
+	})
+	sluice.Collect(p, "store", w)
+	if err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	r, mp := reader(t)
+	metrics(t, mp, p)
+	s := gather(t, r)
+	for _, c := range []struct {
+		name string
+		want float64
+		kv   []string
+	}{
+		{"sluice.window.panes", 4, []string{"sluice.revision=first"}},
+		{"sluice.window.panes", 1, []string{"sluice.revision=update"}},
+		{"sluice.window.late", 1, []string{"sluice.route=dropped"}},
+		{"sluice.window.open", 0, nil},
+		{"sluice.stage.keys", 0, nil},
+	} {
+		kv := append([]string{"sluice.pipeline=win", "sluice.stage=count"}, c.kv...)
+		if got := s.at(t, c.name, kv...); got.value != c.want {
+			t.Errorf("%s%v = %v, want %v", c.name, c.kv, got.value, c.want)
+		}
+	}
+}

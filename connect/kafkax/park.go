@@ -101,3 +101,23 @@ func (p *partition) settle(seq uint64) (wasOpen, wasParked, advanced bool) {
 	p.open--
 	return true, false, p.advance()
 }
+
+// parkedTo reports, for a partition this member owns whose unsettled
+// records are all parked, the offset after its last record fetched: with
+// StopWhenCaughtUp, a partition read to its end whose remaining records
+// wait in a window is caught up (the window is emitted at the end of the
+// input, and its records are committed as it is stored).
+func (t *tracker) parkedTo(topic string, part int32) (int64, bool) {
+	t.mu.Lock()
+	p := t.owned[topicPart{topic, part}]
+	t.mu.Unlock()
+	if p == nil {
+		return 0, false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.open > 0 || len(p.entries) == 0 {
+		return 0, false
+	}
+	return p.last + 1, true
+}

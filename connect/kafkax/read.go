@@ -297,6 +297,9 @@ func (s *Source) caughtUp(ctx context.Context) bool {
 			st, _ := starts.Lookup(end.Topic, end.Partition)
 			at = st.Offset
 		}
+		if to, ok := s.tr.parkedTo(end.Topic, end.Partition); ok && at < end.Offset {
+			at = to // read to here; what is not committed waits in a window (park.go)
+		}
 		done = done && at >= end.Offset
 	})
 	return done

@@ -95,3 +95,39 @@ func statsWindow(p *sluice.Pipeline) sluice.WindowStats {
 	}
 	return sluice.WindowStats{}
 }
+
+// StopWhenCaughtUp ends the input once every partition is read to its end
+// and what is not committed is held by a window; the windows are then
+// emitted, stored, and every record committed.
+func TestWindowWithStopWhenCaughtUp(t *testing.T) {
+	in := newTopic(t, 4)
+	const n = 8000
+	produceN(t, in, n)
+	src := newSource(t, "window-stop", []string{in}, kafkax.StopWhenCaughtUp(), kafkax.MaxInFlight(1000))
+	t0 := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
+	id := func(m kafkax.Msg) int { v, _ := strconv.Atoi(string(m.Value())); return v }
+	p := sluice.New(ctxT(t, 2*time.Minute))
+	spec := sluice.WindowSpec[kafkax.Msg, struct{}, idSum]{
+		Windows: sluice.Tumbling(5 * time.Second),
+		Time:    func(m kafkax.Msg) time.Time { return t0.Add(time.Duration(id(m)) * time.Millisecond) },
+		Fold:    func(a *idSum, m kafkax.Msg) { a.n++; a.sum += id(m) },
+	}
+	total := 0
+	sluice.ForEach(p, "store", sluice.Window(p, "bars", kafkax.Read(p, "read", src), 2, spec), 1,
+		func(_ context.Context, pn sluice.Pane[struct{}, idSum]) error {
+			total += pn.Acc.n
+			return nil
+		})
+	if err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if err := src.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if total != n {
+		t.Fatalf("windows folded %d records, want %d", total, n)
+	}
+	if l := lag(t, "window-stop", in); l != 0 {
+		t.Fatalf("lag %d, want 0", l)
+	}
+}
