@@ -22,7 +22,8 @@ const serveHelp = `usage: sluice serve --kafka BROKERS --clickhouse ADDR [flags]
 Runs the market-event pipeline as a service, one member of the consumer
 group NAME: it reads the topic NAME-market, inserts each enriched batch
 into the ClickHouse table NAME_events and produces it to NAME-enriched;
-malformed events go to NAME-dead. A record is committed once its row and
+malformed events go to NAME-dead. Per symbol, one-second bars by event
+time (OHLC, volume, VWAP) go to the table NAME_bars and NAME-bars. A record is committed once its row and
 its enriched record are both stored. Missing topics and the table are
 created. Processes of one group share the partitions. SIGTERM drains: no
 new records, those inside stored and committed, a summary, exit 0.
@@ -33,6 +34,7 @@ flags:
   --name NAME        names the topics, group and table (default demo)
   --partitions N     partitions of the topics it creates (default 4)
   --decoders N       decode and validate workers (default 4)
+  --repartition      the input is not keyed by symbol: re-key it first
   --lookup D         round trip of one reference lookup (default 1ms)
   --dash ADDR        serve the live pipeline page at ADDR, e.g. :8080
 ` + observeHelp
@@ -40,6 +42,7 @@ flags:
 func runServe(args []string, stdout, stderr io.Writer) int {
 	var kafka, clickhouse, name, dash string
 	var partitions, decoders int
+	var repartition bool
 	var lookup time.Duration
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.StringVar(&kafka, "kafka", "", "")
@@ -49,6 +52,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&decoders, "decoders", 4, "")
 	fs.DurationVar(&lookup, "lookup", time.Millisecond, "")
 	fs.StringVar(&dash, "dash", "", "")
+	fs.BoolVar(&repartition, "repartition", false, "")
 	var obsFlags observeFlags
 	obsFlags.register(fs)
 	if code, ok := parseFlags(fs, serveHelp, args, stdout, stderr); !ok {
@@ -93,6 +97,9 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	defer in.Stop()
 	cfg := market.KafkaConfig{Brokers: kafka, Names: market.NamesFor(name), Decoders: decoders, Lookup: lookup,
 		MaxInFlight: 5000, Member: true, Observe: ob.observe()}
+	if repartition {
+		cfg.Repartition = name + "-repartition"
+	}
 	err = serve(context.Background(), in.Draining(), clickhouse, partitions, cfg, ob, stdout)
 	err = errors.Join(err, ob.stop())
 	if live != nil {
@@ -125,12 +132,17 @@ func serve(ctx, drain context.Context, clickhouse string, partitions int, cfg ma
 	if err := market.CreateTable(ctx, db, names.Table, false); err != nil {
 		return err
 	}
+	if err := setupBars(ctx, kadm.NewClient(cl), db, partitions, names.Group, &cfg); err != nil {
+		return err
+	}
 	fmt.Fprintf(stdout, "serving: a member of group %s, reading %s, storing in ClickHouse table %s and %s (dead letters %s), until SIGTERM\n",
 		names.Group, names.In, names.Table, names.Out, names.Dead)
+	bars := tallyBars(&cfg)
 	res, err := runKafka(ctx, drain, db, cfg, 0, ob.show, stdout)
 	if err != nil {
 		return err
 	}
 	res.print(stdout, names, "sluice serve")
+	bars.print(stdout, cfg.Bars.Names)
 	return nil
 }

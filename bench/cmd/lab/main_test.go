@@ -40,7 +40,7 @@ func TestCheckEveryVariantOfEveryExperiment(t *testing.T) {
 			t.Errorf("%s / %s / %s skipped: %s", r.Experiment, r.Group, r.Variant, r.Note)
 		}
 	}
-	for _, name := range []string{"fanin", "elastic", "squares", "sum", "csv", "pipeline", "ring"} {
+	for _, name := range []string{"fanin", "elastic", "squares", "sum", "csv", "pipeline", "ring", "windows"} {
 		if seen[name] == 0 {
 			t.Errorf("no rows for %s", name)
 		}

@@ -38,15 +38,18 @@ type genFlags struct {
 	malformed    float64
 	firstID      int
 	seed         uint64
-	stdinEOF     bool // stop when stdin reaches EOF (the parent is gone)
+	times        market.EventTimes // the event times: produce times lagged
+	stdinEOF     bool              // stop when stdin reaches EOF (the parent is gone)
 	quiet        bool
 }
 
 // genUsage heads `loadtest gen -h`; the flags follow it.
 const genUsage = `usage: loadtest gen --kafka BROKERS --topic TOPIC --rate R --duration D [flags]
 
-Produces market events (id,symbol,price,size,produce-time-ns; some
-malformed) to TOPIC at R events per second for D, in bursts every 5 ms,
+Produces market events (id,symbol,price,size,event-time-ns; some
+malformed; the event time is the produce time lagged by up to --disorder,
+and by --late-by more for a fraction --late of the events, each lag a
+function of the id and --seed) to TOPIC at R events per second for D, in bursts every 5 ms,
 and waits for the broker to acknowledge them. Prints a line a second
 (produced, acknowledged) and, at the end:
 
@@ -66,6 +69,10 @@ func runGen(args []string, stdout, stderr io.Writer) int {
 	fs.Float64Var(&f.malformed, "malformed", 0.01, "fraction of events that are malformed")
 	fs.IntVar(&f.firstID, "first-id", 0, "id of the first event; the next ones count up")
 	fs.Uint64Var(&f.seed, "seed", 4, "seed of the event generator")
+	f.times = market.DefaultEventTimes()
+	fs.DurationVar(&f.times.Disorder, "disorder", f.times.Disorder, "most an on-time event's event time lags its produce time (uniform)")
+	fs.Float64Var(&f.times.Late, "late", f.times.Late, "fraction of events that are late")
+	fs.DurationVar(&f.times.LateBy, "late-by", f.times.LateBy, "how much more a late event lags")
 	fs.BoolVar(&f.stdinEOF, "exit-on-stdin-eof", false, "stop producing once stdin reaches EOF (how `loadtest kafka` ends the generator it starts if it dies)")
 	fs.BoolVar(&f.quiet, "quiet", false, "no per-second lines")
 	if code, ok := parseFlags(fs, genUsage, args, stdout, stderr); !ok {
@@ -108,6 +115,8 @@ func (f genFlags) check() string {
 		return checkMalformed(f.malformed)
 	case f.firstID < 0:
 		return fmt.Sprintf("--first-id must be ≥ 0, got %d", f.firstID)
+	case f.times.Disorder < 0 || f.times.LateBy < 0 || !(f.times.Late >= 0 && f.times.Late <= 1):
+		return fmt.Sprintf("--disorder and --late-by must be ≥ 0 and --late in [0, 1], got %v, %v, %v", f.times.Disorder, f.times.LateBy, f.times.Late)
 	}
 	return ""
 }
@@ -159,6 +168,8 @@ func generateAt(ctx context.Context, f genFlags, stdout io.Writer) (genResult, e
 		acked.Add(1)
 	}
 	rng := rand.New(rand.NewPCG(f.seed, f.seed))
+	times := f.times
+	times.Seed = f.seed
 	tick := time.NewTicker(burstEvery)
 	defer tick.Stop()
 	start := time.Now()
@@ -169,7 +180,8 @@ loop:
 	for {
 		now := time.Now()
 		for n := due(f.rate, now.Sub(start), f.duration); sent < n; sent++ {
-			buf = market.Generate(buf[:0], rng, f.firstID+int(sent), time.Now().UnixNano(), f.malformed)
+			id := f.firstID + int(sent)
+			buf = market.Generate(buf[:0], rng, id, times.At(uint64(id), time.Now().UnixNano()), f.malformed)
 			v := append([]byte(nil), buf...)
 			// Not ctx: what is handed over is flushed, even after a signal.
 			cl.Produce(context.Background(), &kgo.Record{Key: market.EventKey(v), Value: v}, promise)

@@ -202,6 +202,11 @@ type ktally struct {
 	steadyCons, steadyProd market.Latencies
 }
 
+// genTimes are the event times the generators give by default (gen's
+// default --seed): an event's produce time is its event time plus its
+// lag.
+var genTimes = market.DefaultEventTimes()
+
 // onStored measures, once a batch is committed, how long each row took
 // from the source (and from its produce time) to its commit.
 func (t *ktally) onStored(rows []market.Row, at time.Time) {
@@ -209,7 +214,8 @@ func (t *ktally) onStored(rows []market.Row, at time.Time) {
 	defer t.mu.Unlock()
 	for i := range rows {
 		r := &rows[i]
-		cons, prod := at.Sub(r.Received()), at.Sub(time.Unix(0, r.Tick().TS))
+		tk := r.Tick()
+		cons, prod := at.Sub(r.Received()), at.Sub(time.Unix(0, tk.TS+int64(genTimes.Lag(tk.ID))))
 		t.lat.Add(cons)
 		t.window.Add(cons)
 		t.prodWindow.Add(prod)

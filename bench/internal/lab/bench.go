@@ -242,7 +242,7 @@ func (c Conditions) String() string {
 // them.
 func Experiments() []*Experiment {
 	return []*Experiment{faninExperiment(), elasticExperiment(), squaresExperiment(), sumExperiment(),
-		csvExperiment(), pipelineExperiment(), ringExperiment(), autoExperiment()}
+		csvExperiment(), pipelineExperiment(), ringExperiment(), autoExperiment(), windowsExperiment()}
 }
 
 // Result is what one invocation measured.

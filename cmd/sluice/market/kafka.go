@@ -93,16 +93,28 @@ type KafkaConfig struct {
 	OnDead func(reason string)
 
 	Observe Observe // logs and traces
+
+	Bars BarsConfig // the bars computed besides; the zero value computes none
+	// Repartition, if set, names a topic through which the input is
+	// re-keyed by symbol: for an input topic not keyed by symbol (see
+	// StartKafka).
+	Repartition string
 }
 
 // Kafka is the pipeline on Kafka and ClickHouse, started by StartKafka.
 type Kafka struct {
 	Pipeline *sluice.Pipeline
 	Source   *kafkax.Source
-	Sink     *kafkax.Sink
-	Writer   *clickhousex.Writer[Row]
+	// Repartitioned reads the repartition topic (KafkaConfig.Repartition)
+	// in the same group; nil without one.
+	Repartitioned *kafkax.Source
+	Sink          *kafkax.Sink
+	Writer        *clickhousex.Writer[Row]
 
 	stored, dead atomic.Int64
+
+	bars             *clickhousex.Writer[Bar]
+	barsStored, late atomic.Int64
 }
 
 // Stored returns the rows committed in ClickHouse so far.
@@ -116,6 +128,9 @@ func (k *Kafka) Dead() int64 { return k.dead.Load() }
 // the pipeline's Wait.
 func (k *Kafka) Close() error {
 	err := k.Source.Close()
+	if k.Repartitioned != nil {
+		err = errors.Join(err, k.Repartitioned.Close())
+	}
 	k.Sink.Close()
 	return err
 }
@@ -158,10 +173,18 @@ func StartKafka(ctx context.Context, db *sql.DB, cfg KafkaConfig) (*Kafka, error
 		sink.Close()
 		return nil, err
 	}
-	k := &Kafka{Source: src, Sink: sink,
+	var rep *kafkax.Source
+	if cfg.Repartition != "" {
+		if rep, err = kafkax.NewSource(ctx, cfg.Brokers, cfg.Names.Group, []string{cfg.Repartition}, opts...); err != nil {
+			src.Close()
+			sink.Close()
+			return nil, err
+		}
+	}
+	k := &Kafka{Source: src, Repartitioned: rep, Sink: sink,
 		Writer: clickhousex.NewColumnWriter(db, cfg.Names.Table, rowColumns, clickhousex.SinkWorkers(storeInserts),
 			clickhousex.Logger(cfg.Observe.Logger))}
-	k.Pipeline = k.build(ctx, cfg)
+	k.Pipeline = k.build(ctx, db, cfg)
 	return k, nil
 }
 
@@ -180,10 +203,18 @@ func (k *Kafka) store(cfg KafkaConfig) func(context.Context, []Row) error {
 	}
 }
 
-func (k *Kafka) build(ctx context.Context, cfg KafkaConfig) *sluice.Pipeline {
+func (k *Kafka) build(ctx context.Context, db *sql.DB, cfg KafkaConfig) *sluice.Pipeline {
 	refs := newRefs(cfg.Lookup)
 	p := sluice.New(ctx, cfg.Observe.options()...)
 	msgs := kafkax.Read(p, "consume", k.Source)
+	if cfg.Repartition != "" {
+		msgs = k.repartition(p, cfg, msgs)
+	}
+	if cfg.Bars.Names.Table != "" {
+		c := sluice.Broadcast(p, "to-bars", msgs, 2)
+		msgs = c[0]
+		k.buildBars(p, db, cfg, c[1])
+	}
 	var bad sluice.Stream[sluice.Failed[kafkax.Msg]]
 	norm := sluice.Map(p, "decode", msgs, cfg.Decoders, func(_ context.Context, m kafkax.Msg) (Row, error) {
 		at := time.Since(epoch)

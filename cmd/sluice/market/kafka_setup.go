@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -135,9 +136,45 @@ func EnsureTopics(ctx context.Context, adm *kadm.Client, partitions int, topics 
 
 // Produce produces n market events, numbered from first, to topic, keyed
 // by symbol (EventKey), as fast as the brokers take them, and returns how
-// many they acknowledged.
+// many they acknowledged. Their event times are their produce times as
+// DefaultEventTimes lags them.
 func Produce(ctx context.Context, brokers, topic string, first, n int, malformed float64) (int64, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(brokers, ",")...), kgo.DefaultProduceTopic(topic),
+	return ProduceEvents(ctx, Producing{Brokers: brokers, Topic: topic, First: first, N: n, Malformed: malformed,
+		Times: DefaultEventTimes()})
+}
+
+// Producing is what ProduceEvents produces.
+type Producing struct {
+	Brokers, Topic string
+	First, N       int     // event ids First to First+N-1
+	Malformed      float64 // the fraction of malformed events
+	Times          EventTimes
+	// Clock, if not nil, is when event id is produced (unix
+	// nanoseconds), in place of the wall clock: with it every event —
+	// its time too — follows from the id and the seeds, and a test
+	// recomputes what was produced with Generated.
+	Clock func(id int) int64
+	// KeyByID keys each record by its event's id instead of its symbol:
+	// an input whose partitions do not follow the symbol.
+	KeyByID bool
+}
+
+// Generated returns the line of event id as ProduceEvents produces it,
+// given its produce time (pr.Clock's, when set). Events are drawn in
+// order from one generator: rng must be pr.NewGenerator()'s, called for
+// ids First, First+1, … in turn.
+func (pr Producing) Generated(buf []byte, rng *rand.Rand, id int, produced int64) []byte {
+	return Generate(buf, rng, id, pr.Times.At(uint64(id), produced), pr.Malformed)
+}
+
+// NewGenerator returns the generator whose draws make pr's events.
+func (pr Producing) NewGenerator() *rand.Rand { return rand.New(rand.NewPCG(4, uint64(pr.First)+4)) }
+
+// ProduceEvents produces the events pr describes, keyed by symbol
+// (EventKey), as fast as the brokers take them, and returns how many they
+// acknowledged.
+func ProduceEvents(ctx context.Context, pr Producing) (int64, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(pr.Brokers, ",")...), kgo.DefaultProduceTopic(pr.Topic),
 		kgo.ProducerLinger(2*time.Millisecond), kgo.MaxBufferedRecords(20000))
 	if err != nil {
 		return 0, err
@@ -157,19 +194,28 @@ func Produce(ctx context.Context, brokers, topic string, first, n int, malformed
 		}
 		stored.Add(1)
 	}
-	rng := rand.New(rand.NewPCG(4, uint64(first)+4))
+	rng := pr.NewGenerator()
 	var buf []byte
 	ts := time.Now().UnixNano()
-	for i := range n {
+	for i := range pr.N {
+		id := pr.First + i
 		if i%1000 == 0 {
 			if ctx.Err() != nil {
 				break
 			}
 			ts = time.Now().UnixNano()
 		}
-		buf = Generate(buf[:0], rng, first+i, ts, malformed)
+		at := ts
+		if pr.Clock != nil {
+			at = pr.Clock(id)
+		}
+		buf = pr.Generated(buf[:0], rng, id, at)
 		v := append([]byte(nil), buf...)
-		cl.Produce(ctx, &kgo.Record{Key: EventKey(v), Value: v}, promise)
+		key := EventKey(v)
+		if pr.KeyByID {
+			key = strconv.AppendInt(nil, int64(id), 10)
+		}
+		cl.Produce(ctx, &kgo.Record{Key: key, Value: v}, promise)
 	}
 	if err := cl.Flush(ctx); err != nil {
 		return stored.Load(), err
@@ -177,7 +223,7 @@ func Produce(ctx context.Context, brokers, topic string, first, n int, malformed
 	mu.Lock()
 	defer mu.Unlock()
 	if firstErr != nil {
-		return stored.Load(), fmt.Errorf("%d of %d events not stored: %w", int64(n)-stored.Load(), n, firstErr)
+		return stored.Load(), fmt.Errorf("%d of %d events not stored: %w", int64(pr.N)-stored.Load(), pr.N, firstErr)
 	}
 	return stored.Load(), nil
 }
