@@ -75,9 +75,12 @@ func sourceTraces[T any](p *Pipeline, s *stage, rs receipts[T]) func(items []T) 
 		}
 		c := base
 		c.Message, _ = r.Message()
-		ctx, end := p.tracer.Start(context.Background(), c)
+		bg := context.Background()
+		ctx, end := p.tracer.Start(bg, c)
 		end(nil)
-		r.WithTrace(ctx)
+		if ctx != bg { // the tracer started the item's trace (or decided it: unsampled)
+			r.WithTrace(ctx)
+		}
 	}}
 	return func(items []T) { rs.each(items, op) }
 }

@@ -22,6 +22,14 @@ type Tracer interface {
 	// called once, with the call's error (nil on success), when the call
 	// and its retries are over. Start is called from every worker of
 	// every stage at once: it must be safe for concurrent use.
+	//
+	// A source calls Start too, with Kind "source", for each item whose
+	// message came without a trace context, and attaches the context
+	// returned to the item's receipt, so that the calls of every later
+	// stage on it are in one trace. A tracer that returns the context it
+	// was given starts no trace there: each later call is then on its own.
+	// A tracer that samples should return a context that carries its
+	// decision (an unsampled span context) when it drops the item.
 	Start(ctx context.Context, call Call) (_ context.Context, end func(err error))
 }
 

@@ -163,3 +163,43 @@ func TestARetriedCallsSpanSaysItsAttempts(t *testing.T) {
 		}
 	}
 }
+
+// dropSources is a tracer that starts nothing at a source (it returns the
+// context it was given) and records the Parent of every other call.
+type dropSources struct {
+	mu      sync.Mutex
+	parents []context.Context
+}
+
+func (t *dropSources) Start(ctx context.Context, c sluice.Call) (context.Context, func(error)) {
+	if c.Kind != "source" {
+		t.mu.Lock()
+		t.parents = append(t.parents, c.Parent)
+		t.mu.Unlock()
+	}
+	return ctx, func(error) {}
+}
+
+// A tracer that starts no trace at the source leaves the items without
+// one: the calls after see no Parent, as if no source had asked (a parent
+// that carries nothing would make a sampler take them for traced).
+func TestASourceSpanTheTracerDidNotStartIsNotAttached(t *testing.T) {
+	var tr dropSources
+	p := sluice.New(context.Background(), sluice.Tracing(&tr))
+	in := make([]order, 10)
+	for i := range in {
+		in[i] = order{sluice.NewReceipt(describer{}, uint64(i)), i}
+	}
+	sluice.ForEach(p, "store", sluice.FromSlice(p, "read", in), 2, func(context.Context, order) error { return nil })
+	if err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.parents) != len(in) {
+		t.Fatalf("got %d calls, want %d", len(tr.parents), len(in))
+	}
+	for i, parent := range tr.parents {
+		if parent != nil {
+			t.Fatalf("call %d: got Parent %v, want nil: the source started no trace", i, parent)
+		}
+	}
+}

@@ -290,7 +290,7 @@ func TestServeTracesEachMessageFromItsProducerToClickHouseInJaeger(t *testing.T)
 	client := &http.Client{Transport: &http.Transport{}}
 	defer client.CloseIdleConnections()
 	stages := []string{"decode map", "check map", "encode map"} // children of the producer's span
-	batches := []string{"enrich map", "store sink", "publish sink"}
+	batches := []string{"enrich map", "store for-each-chunk", "publish for-each-chunk"}
 	checked := 0
 	for id := range good {
 		sc := traceOf[id]

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"flag"
 	"fmt"
@@ -20,6 +21,7 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/sluicehq/sluice"
 	"github.com/sluicehq/sluice/cmd/sluice/market"
@@ -168,11 +170,30 @@ type sampledRoots struct {
 	ratio float64
 }
 
+// Start: a source asks it once per item whose message came without a trace
+// context (Kind "source"): a dropped item then gets a valid span context
+// that is not sampled, so that every later call on it, and what derives
+// from it downstream, is dropped too (otelx.WithParentSampling) — one
+// decision per item, not one per call.
 func (s sampledRoots) Start(ctx context.Context, c sluice.Call) (context.Context, func(error)) {
 	if c.Parent == nil && len(c.Links) == 0 && (s.ratio <= 0 || rand.Float64() >= s.ratio) {
+		if c.Kind == "source" {
+			return trace.ContextWithSpanContext(ctx, unsampled()), endNothing
+		}
 		return ctx, endNothing
 	}
 	return s.next.Start(ctx, c)
+}
+
+// unsampled returns a span context with random IDs whose trace is not
+// sampled.
+func unsampled() trace.SpanContext {
+	var tid trace.TraceID
+	var sid trace.SpanID
+	binary.LittleEndian.PutUint64(tid[:8], rand.Uint64())
+	binary.LittleEndian.PutUint64(tid[8:], rand.Uint64()|1) // never all zero
+	binary.LittleEndian.PutUint64(sid[:], rand.Uint64()|1)
+	return trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid})
 }
 
 func endNothing(error) {}

@@ -188,7 +188,7 @@ func TestDemoSendsTracesAndMetricsOverOTLP(t *testing.T) {
 	}
 	// Every event is decoded once: a span each (2000); each batch of up
 	// to 500 is enriched once.
-	if rec.spans["decode map"] != 2000 || rec.spans["enrich map"] < 4 || rec.spans["publish sink"] < 4 {
+	if rec.spans["decode map"] != 2000 || rec.spans["enrich map"] < 4 || rec.spans["publish for-each"] < 4 {
 		t.Fatalf("got spans %v, want 2000 \"decode map\" and the batches' enrich and publish spans", rec.spans)
 	}
 	if rec.traceContent != "application/x-protobuf" || rec.metricPosts < 1 {
