@@ -28,6 +28,22 @@ func exampleTopics(names ...string) []string {
 		out[i] = fmt.Sprintf("example-%s-%d-%d", n, os.Getpid(), topicSeq.Add(1))
 		adm.CreateTopic(context.Background(), 1, 1, nil, out[i])
 	}
+	// A topic just created may be missing from a broker's metadata for a
+	// moment, and NewSink and NewSource check it there: wait until every
+	// one is listed without an error (bounded), as a user's setup would.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for ctx.Err() == nil {
+		td, err := adm.ListTopics(ctx, out...)
+		ready := err == nil
+		for _, n := range out {
+			ready = ready && td.Has(n) && td[n].Err == nil
+		}
+		if ready {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	return out
 }
 
