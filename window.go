@@ -283,3 +283,28 @@ func satAdd(a, b int64) int64 {
 	}
 	return a + b
 }
+
+// paneSettler settles the inputs of one Pane when the Pane is settled.
+type paneSettler struct {
+	ws *windowShared
+	rs []Receipt
+	c  *windowCounters
+}
+
+func (ps *paneSettler) Settle(_ uint64, cause error) {
+	ps.c.held.Add(-int64(len(ps.rs)))
+	var last Settler
+	var h *heldCount
+	for _, r := range ps.rs {
+		if r.t.to != last {
+			last, h = r.t.to, ps.ws.heldFor(r.t.to)
+		}
+		h.n.Add(-1)
+		if cause == nil {
+			r.Ack()
+		} else {
+			r.Fail(cause)
+		}
+	}
+	ps.rs = nil
+}

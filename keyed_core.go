@@ -1,0 +1,295 @@
+package sluice
+
+// The machinery under Keyed and Window: a router goroutine that hashes
+// each item's key to one of n workers, the batches it sends them, and
+// the worker loop.
+
+import (
+	"runtime"
+	"sync"
+	"time"
+)
+
+// kmsg is one message from a keyed stage's router to a worker.
+type kmsg[T any] struct {
+	v   T
+	ts  int64 // Window: the item's event time (ns since the Unix epoch)
+	wm  int64 // Window: the watermark as the router took the item, or a marker's
+	ctl bool  // to every worker: a control item, or (Window) a watermark marker
+}
+
+// kbatch is a batch of messages for one worker.
+type kbatch[T any] struct{ items []kmsg[T] }
+
+// kbatchSize is the most messages the router puts in one batch.
+const kbatchSize = 256
+
+// kqueue is how many batches a worker's queue holds.
+const kqueue = 8
+
+// keyWorker is one worker of a keyed stage: what it does with each
+// message, on a timer, and at the end of the input.
+type keyWorker[T any] interface {
+	handle(m *kmsg[T]) error
+	// alarm returns a channel that ends a wait for input (nil: none);
+	// tick runs when it fires, and after each batch, with the time.
+	alarm() <-chan time.Time
+	tick(now time.Time) error
+	// end runs once the input is drained; drained says it ended by a
+	// Drain rather than by a finite input running out.
+	end(drained bool) error
+	flush() bool
+	flushHeld(start, now int64) bool
+	keys() int64
+}
+
+// router is how a keyed stage picks a worker for each item.
+type router[T any] interface {
+	route(kc routeTo[T], v *T) bool
+	chunkDone(kc routeTo[T]) bool // after each input chunk
+	alarm() <-chan time.Time
+	ring(kc routeTo[T]) bool
+	flush() bool // hands on what the router sends itself (late items)
+}
+
+// routeTo is what a router sends through.
+type routeTo[T any] interface {
+	to(hash uint64, m kmsg[T]) bool
+	toAll(m kmsg[T]) bool
+}
+
+// keyedCore is the machinery of Keyed and Window: a stage with n + 1
+// goroutines — slot 0 the router, slots 1..n the workers — and a queue
+// of batches per worker.
+type keyedCore[T, U any] struct {
+	p    *Pipeline
+	s    *stage
+	n    int
+	ie   *edge[T]
+	oe   *edge[U]
+	qs   []chan *kbatch[T]
+	bufs []*kbatch[T] // the router's batch being filled, per worker
+	pool sync.Pool
+	kws  []keyWorker[T]
+	rc   receipts[T] // the receipts of an item; nil when T carries none
+}
+
+func newKeyedCore[T, U any](p *Pipeline, kind stageKind, name string, in Stream[T], n int, cfg stageConfig) *keyedCore[T, U] {
+	s := newStage(p, kind, name, n+1)
+	kc := &keyedCore[T, U]{p: p, s: s, n: n, rc: receiptsOf[T]()}
+	kc.ie = consume(p, s, in, 1)
+	kc.ie.unmeasured()
+	kc.oe = newEdge[U](p, s, n+1, cfg)
+	kc.qs = make([]chan *kbatch[T], n)
+	kc.bufs = make([]*kbatch[T], n)
+	for i := range kc.qs {
+		kc.qs[i] = make(chan *kbatch[T], kqueue)
+	}
+	kc.kws = make([]keyWorker[T], n)
+	kc.report(func(st *StageStats) {
+		for _, kw := range kc.kws {
+			if kw != nil {
+				st.Keys += kw.keys()
+			}
+		}
+	})
+	return kc
+}
+
+func (kc *keyedCore[T, U]) batch() *kbatch[T] {
+	if b, _ := kc.pool.Get().(*kbatch[T]); b != nil {
+		return b
+	}
+	return &kbatch[T]{items: make([]kmsg[T], 0, kbatchSize)}
+}
+
+func (kc *keyedCore[T, U]) recycle(b *kbatch[T]) {
+	clear(b.items)
+	b.items = b.items[:0]
+	kc.pool.Put(b)
+}
+
+// to appends m to the batch of the worker that owns hash.
+func (kc *keyedCore[T, U]) to(hash uint64, m kmsg[T]) bool {
+	i := int(hash % uint64(kc.n))
+	b := kc.bufs[i]
+	if b == nil {
+		b = kc.batch()
+		kc.bufs[i] = b
+	}
+	b.items = append(b.items, m)
+	if len(b.items) == kbatchSize {
+		return kc.send(i)
+	}
+	return true
+}
+
+// toAll appends m to every worker's batch, holding its receipts once per
+// extra copy.
+func (kc *keyedCore[T, U]) toAll(m kmsg[T]) bool {
+	if kc.n > 1 && !m.isMarker() {
+		if kc.rc != nil {
+			kc.rc(&m.v, settleOp{hold: int32(kc.n - 1)})
+		}
+	}
+	for i := range kc.n {
+		if !kc.to(uint64(i), m) {
+			return false
+		}
+	}
+	return true
+}
+
+// isMarker reports whether m is a Window's watermark marker (no item).
+func (m *kmsg[T]) isMarker() bool { return m.ctl && m.wm != noMarker }
+
+// noMarker is the wm of a control item that is not a watermark marker.
+const noMarker = -1 << 63
+
+// send hands worker i's batch on, waiting for room.
+func (kc *keyedCore[T, U]) send(i int) bool {
+	b := kc.bufs[i]
+	kc.bufs[i] = nil
+	select {
+	case kc.qs[i] <- b:
+		return true
+	default:
+	}
+	w := kc.s.workers[0]
+	w.waitRoom()
+	defer w.resume()
+	select {
+	case kc.qs[i] <- b:
+		return true
+	case <-kc.p.ctx.Done():
+		return false
+	}
+}
+
+// sendAll hands every partial batch on.
+func (kc *keyedCore[T, U]) sendAll() bool {
+	for i, b := range kc.bufs {
+		if b != nil && len(b.items) > 0 && !kc.send(i) {
+			return false
+		}
+	}
+	return true
+}
+
+// report adds f to what the stage's snapshots report; Stats may run
+// while the pipeline is built.
+func (kc *keyedCore[T, U]) report(f func(st *StageStats)) {
+	kc.p.mu.Lock()
+	defer kc.p.mu.Unlock()
+	kc.s.extra = append(kc.s.extra, f)
+}
+
+// start starts the router and the workers (mk builds worker i's state).
+func (kc *keyedCore[T, U]) start(r router[T], mk func(i int, w *worker, out *sender[U]) keyWorker[T]) {
+	p, s := kc.p, kc.s
+	kws := make([]keyWorker[T], kc.n)
+	for i := range kc.n {
+		w := s.workers[i+1]
+		kws[i] = mk(i, w, newSender(kc.oe, i+1, w))
+	}
+	p.mu.Lock()
+	copy(kc.kws, kws)
+	p.mu.Unlock()
+	rw := s.workers[0]
+	loop(p, s, rw, newReceiver(kc.ie, 0, rw), body[T]{
+		each: func(c *chunk[T]) error {
+			for j := range c.items {
+				if !r.route(kc, &c.items[j]) {
+					return errStopped
+				}
+			}
+			if !r.chunkDone(kc) || !kc.sendAll() {
+				return errStopped
+			}
+			return nil
+		},
+		idle:  func() bool { return kc.sendAll() && r.flush() },
+		alarm: r.alarm,
+		ring:  func() bool { return r.ring(kc) && kc.sendAll() },
+		end: func() bool {
+			ok := kc.sendAll() && r.flush()
+			for _, q := range kc.qs {
+				close(q)
+			}
+			return ok
+		},
+	})
+	for i := range kc.n {
+		kc.work(i, s.workers[i+1], kc.kws[i])
+	}
+}
+
+// work runs worker i: batches from its queue, a timer, the end.
+func (kc *keyedCore[T, U]) work(i int, w *worker, kw keyWorker[T]) {
+	p := kc.p
+	q := kc.qs[i]
+	p.goStage(kc.s, w, func() error {
+		for {
+			var b *kbatch[T]
+			var ok bool
+			select {
+			case b, ok = <-q:
+			default:
+				if !kw.flush() {
+					return errStopped
+				}
+				w.waitInput()
+				// Yield a few times before parking, as the engine's
+				// receivers do (spinRounds): the router is usually about
+				// to hand on the next batch.
+				for range spinRounds {
+					runtime.Gosched()
+					if len(q) > 0 {
+						break
+					}
+				}
+				select {
+				case b, ok = <-q:
+				case now := <-kw.alarm():
+					w.resume()
+					if err := kw.tick(now); err != nil {
+						return err
+					}
+					continue
+				case <-p.ctx.Done():
+					w.resume()
+					return errStopped
+				}
+				w.resume()
+			}
+			if !ok {
+				if p.stopping() {
+					return errStopped
+				}
+				if err := kw.end(p.intakeClosed()); err != nil {
+					return err
+				}
+				if !kw.flush() {
+					return errStopped
+				}
+				return nil
+			}
+			start := nowNs()
+			if err := kw.tick(time.Now()); err != nil {
+				return err
+			}
+			for j := range b.items {
+				if p.halted() {
+					return errStopped
+				}
+				if err := kw.handle(&b.items[j]); err != nil {
+					return err
+				}
+			}
+			kc.recycle(b)
+			if !kw.flushHeld(start, nowNs()) {
+				return errStopped
+			}
+		}
+	})
+}

@@ -1,0 +1,103 @@
+package sluice
+
+// How a Window worker puts an item into its windows: aligned (tumbling,
+// hopping) or sessions, each within its lateness.
+
+import (
+	"container/heap"
+)
+
+// aligned folds item v at ts into its tumbling or hopping windows that
+// are not past their lateness; it returns how many.
+func (ww *windowWorker[T, K, A]) aligned(kw *wkey[K, A], ts, wm int64, v *T) int {
+	size, slide := int64(ww.spec.Windows.size), int64(ww.spec.Windows.slide)
+	joined := 0
+	for s := floorDiv(ts, slide) * slide; s > ts-size; s -= slide {
+		end := satAdd(s, size)
+		if satAdd(end, ww.ws.lateness) <= wm {
+			break // this window and every earlier one are past their lateness
+		}
+		w := kw.find(s)
+		if w == nil {
+			w = ww.open(kw, s, end)
+		}
+		ww.fold(w, v)
+		joined++
+	}
+	return joined
+}
+
+// find returns the key's window that starts at s, or nil.
+func (kw *wkey[K, A]) find(s int64) *win[K, A] {
+	for _, w := range kw.wins {
+		if w.start == s {
+			return w
+		}
+	}
+	return nil
+}
+
+// open opens a window of kw.
+func (ww *windowWorker[T, K, A]) open(kw *wkey[K, A], start, end int64) *win[K, A] {
+	w := &win[K, A]{owner: kw, start: start, end: end, alive: true}
+	kw.wins = append(kw.wins, w)
+	ww.c.open.Add(1)
+	heap.Push(&ww.dues, due[K, A]{at: end, w: w})
+	return w
+}
+
+// fold folds v into w and holds the item's receipts there.
+func (ww *windowWorker[T, K, A]) fold(w *win[K, A], v *T) {
+	ww.spec.Fold(&w.acc, *v)
+	w.items++
+	w.dirty = true
+	ww.touched = append(ww.touched, w)
+	if len(ww.cur) > 0 {
+		w.rs = append(w.rs, ww.cur...)
+		ww.c.held.Add(int64(len(ww.cur)))
+	}
+}
+
+// session folds v at ts into its session, merging the sessions it
+// bridges; it returns 1, or 0 if the session is past its lateness.
+func (ww *windowWorker[T, K, A]) session(kw *wkey[K, A], ts, wm int64, v *T) int {
+	gap := int64(ww.spec.Windows.gap)
+	start, end := ts, satAdd(ts, gap)
+	if satAdd(end, ww.ws.lateness) <= wm {
+		return 0
+	}
+	var into *win[K, A]
+	var intoEnd int64 // into's end before this item
+	keep := kw.wins[:0]
+	for _, w := range kw.wins {
+		if w.start >= end || ts >= w.end { // no overlap
+			keep = append(keep, w)
+			continue
+		}
+		if into == nil {
+			into, intoEnd = w, w.end
+			keep = append(keep, w)
+			continue
+		}
+		// w joins into: the earlier start, the later end, both accumulators.
+		ww.spec.Merge(&into.acc, &w.acc)
+		into.start, into.end = min(into.start, w.start), max(into.end, w.end)
+		into.items += w.items
+		into.rs = append(into.rs, w.rs...)
+		into.rev = max(into.rev, w.rev)
+		into.dirty = into.dirty || w.dirty
+		w.alive, w.rs = false, nil
+		ww.c.open.Add(-1)
+	}
+	kw.wins = keep
+	if into == nil {
+		into = ww.open(kw, start, end)
+	} else {
+		into.start, into.end = min(into.start, start), max(into.end, end)
+		if into.end != intoEnd {
+			heap.Push(&ww.dues, due[K, A]{at: into.end, w: into})
+		}
+	}
+	ww.fold(into, v)
+	return 1
+}

@@ -1,0 +1,340 @@
+package sluice
+
+// The router of a Window stage: it reads each item's event time, keeps
+// the watermark of each source partition and their least, sends late
+// items to the late stream and marks the watermark to every worker.
+
+import (
+	"fmt"
+	"hash/maphash"
+	"log/slog"
+	"math"
+	"time"
+)
+
+// part is one source partition as a Window stage's router sees it.
+type part struct {
+	name    string
+	max     int64 // largest event time seen; math.MinInt64 before any
+	seen    int64 // when it last sent an item (router clock, nowNs)
+	idle    bool
+	warned  bool // its hold on the watermark was logged
+	settler Settler
+	id      uint64
+}
+
+type partKey struct {
+	to Settler
+	id uint64
+}
+
+// windowRouter routes a Window stage's items and keeps its watermark.
+type windowRouter[T any, K comparable] struct {
+	ws   *windowShared
+	seed maphash.Seed
+	key  func(T) K
+	time func(T) time.Time
+	rc   receipts[T]
+	late *sender[Late[T]]
+
+	parts  map[partKey]*part
+	list   []*part
+	last   *part // the partition of the previous item
+	lastK  partKey
+	minP   *part // the partition that holds the watermark back; nil: none
+	wm     int64 // the watermark
+	marked int64 // the watermark of the last marker sent
+	next   int64 // aligned windows: the next window end a marker is due at
+	now    int64 // the router's clock, read per chunk
+	timer  *time.Timer
+	cur    Receipt
+	visit  func(Receipt)
+	stall  int64 // Idle == 0: how long a silent partition holds the watermark before it is logged
+	// The sources that list their partitions, and when they were last
+	// asked.
+	listers map[Settler]PartitionLister
+	listed  int64
+}
+
+// listEvery is how often a Window's router asks a PartitionLister.
+const listEvery = int64(100 * time.Millisecond)
+
+// newPart adds partition pk to the watermark.
+func (r *windowRouter[T, K]) newPart(pk partKey) *part {
+	pt := &part{max: math.MinInt64, seen: r.now, settler: pk.to, id: pk.id}
+	switch pp, ok := pk.to.(Partitioned); {
+	case ok:
+		pt.name = pp.PartitionName(pk.id)
+	case pk.to != nil:
+		pt.name = fmt.Sprintf("%T", pk.to)
+	default:
+		pt.name = "input"
+	}
+	r.parts[pk] = pt
+	r.list = append(r.list, pt)
+	r.ws.parts.Store(int64(len(r.list)))
+	r.minP = nil
+	if pl, ok := pk.to.(PartitionLister); ok && r.listers[pk.to] == nil {
+		r.listers[pk.to] = pl
+		r.list0(pk.to, pl)
+	}
+	return pt
+}
+
+// list0 makes the partitions of source to those pl lists now: new ones
+// hold the watermark until they send, gone ones no longer do.
+func (r *windowRouter[T, K]) list0(to Settler, pl PartitionLister) {
+	ids := pl.Partitions()
+	now := make(map[uint64]bool, len(ids))
+	for _, id := range ids {
+		now[id] = true
+		if r.parts[partKey{to, id}] == nil {
+			r.newPart(partKey{to, id})
+		}
+	}
+	keep := r.list[:0]
+	for _, pt := range r.list {
+		if pt.settler == to && !now[pt.id] && len(ids) > 0 {
+			delete(r.parts, partKey{pt.settler, pt.id})
+			if pt.idle {
+				r.ws.idleNow.Add(-1)
+			}
+			if r.last == pt {
+				r.last = nil
+			}
+			continue
+		}
+		keep = append(keep, pt)
+	}
+	clear(r.list[len(keep):])
+	r.list = keep
+	r.ws.parts.Store(int64(len(r.list)))
+	r.recompute()
+}
+
+// relist asks the sources that list their partitions again, every
+// listEvery.
+func (r *windowRouter[T, K]) relist() {
+	if len(r.listers) == 0 || r.now-r.listed < listEvery {
+		return
+	}
+	r.listed = r.now
+	for to, pl := range r.listers {
+		r.list0(to, pl)
+	}
+}
+
+func (r *windowRouter[T, K]) init() {
+	r.parts = make(map[partKey]*part)
+	r.listers = make(map[Settler]PartitionLister)
+	r.wm, r.marked, r.next = math.MinInt64, math.MinInt64, math.MinInt64
+	r.visit = func(x Receipt) {
+		if r.cur.t == nil {
+			r.cur = x
+		}
+	}
+	r.timer = time.NewTimer(time.Hour)
+	r.timer.Stop()
+	r.stall = int64(10 * time.Second)
+	if sz := int64(r.ws.win.size + r.ws.win.gap); 4*sz > r.stall {
+		r.stall = 4 * sz
+	}
+	r.now = nowNs()
+}
+
+// partOf returns the partition of item v.
+func (r *windowRouter[T, K]) partOf(v *T) *part {
+	var pk partKey
+	if r.rc != nil {
+		r.cur = Receipt{}
+		r.rc(v, settleOp{visit: r.visit})
+		if t := r.cur.t; t != nil {
+			pk.to = t.to
+			if pp, ok := t.to.(Partitioned); ok {
+				pk.id = pp.PartitionOf(t.key)
+			}
+		}
+	}
+	if r.last != nil && pk == r.lastK {
+		return r.last
+	}
+	pt := r.parts[pk]
+	if pt == nil {
+		pt = r.newPart(pk)
+		if pt = r.parts[pk]; pt == nil { // listed as gone already: keep it while it sends
+			pt = r.newPart(pk)
+		}
+	}
+	r.last, r.lastK = pt, pk
+	return pt
+}
+
+func (r *windowRouter[T, K]) route(kc routeTo[T], v *T) bool {
+	h := maphash.Comparable(r.seed, r.key(*v))
+	if r.time == nil { // processing time: the worker stamps it
+		return kc.to(h, kmsg[T]{v: *v})
+	}
+	ts := r.time(*v).UnixNano()
+	pt := r.partOf(v)
+	pt.seen = r.now
+	if pt.idle {
+		pt.idle = false
+		r.ws.idleNow.Add(-1)
+		r.ws.p.logAt(slog.LevelInfo, "window partition active again", slog.String("stage", r.ws.s.name), slog.String("partition", pt.name))
+	}
+	if ts > pt.max {
+		pt.max = ts
+		if len(r.list) == 1 {
+			r.advance(satSub(ts, r.ws.ooo))
+		} else if r.minP == nil || r.minP == pt {
+			r.recompute()
+		}
+	}
+	if satAdd(r.ws.win.lastEnd(ts), r.ws.lateness) <= r.wm {
+		return r.toLate(v, ts)
+	}
+	return kc.to(h, kmsg[T]{v: *v, ts: ts, wm: r.wm})
+}
+
+// toLate hands on an item too late for all its windows.
+func (r *windowRouter[T, K]) toLate(v *T, ts int64) bool {
+	if r.late == nil {
+		r.ws.dropped.Add(1)
+		if r.rc != nil {
+			r.rc(v, ack)
+		}
+		if r.ws.loggedDrop.CompareAndSwap(false, true) {
+			r.ws.p.logAt(slog.LevelWarn, "late items dropped: set WindowSpec.Late to keep them", slog.String("stage", r.ws.s.name),
+				slog.Time("event_time", time.Unix(0, ts)), slog.Time("watermark", time.Unix(0, r.wm)))
+		}
+		return true
+	}
+	r.ws.late.Add(1)
+	return r.late.send(Late[T]{Item: *v, Time: time.Unix(0, ts).UTC(), Watermark: time.Unix(0, r.wm).UTC()})
+}
+
+// advance moves the watermark to wm if that is later.
+func (r *windowRouter[T, K]) advance(wm int64) {
+	if wm > r.wm {
+		r.wm = wm
+		r.ws.wm.Store(wm)
+	}
+}
+
+// recompute sets the watermark from the partitions: the least of the
+// active ones', or the largest when every one is idle.
+func (r *windowRouter[T, K]) recompute() {
+	var lo, hi int64 = math.MaxInt64, math.MinInt64
+	var minP *part
+	active := false
+	for _, pt := range r.list {
+		hi = max(hi, pt.max)
+		if pt.idle {
+			continue
+		}
+		active = true
+		if pt.max < lo {
+			lo, minP = pt.max, pt
+		}
+	}
+	r.minP = minP
+	switch {
+	case active && lo != math.MinInt64:
+		r.advance(satSub(lo, r.ws.ooo))
+	case !active && hi != math.MinInt64:
+		r.advance(satSub(hi, r.ws.ooo))
+	}
+}
+
+func satSub(a, b int64) int64 {
+	if a < math.MinInt64+b {
+		return math.MinInt64
+	}
+	return a - b
+}
+
+// chunkDone reads the clock, sets idle partitions aside, and sends a
+// watermark marker to every worker when the watermark passed a window's
+// end (any advance, for sessions).
+func (r *windowRouter[T, K]) chunkDone(kc routeTo[T]) bool {
+	if r.time == nil {
+		return true
+	}
+	r.now = nowNs()
+	r.relist()
+	r.checkIdle()
+	return r.mark(kc) && r.flush()
+}
+
+func (r *windowRouter[T, K]) mark(kc routeTo[T]) bool {
+	if r.wm <= r.marked {
+		return true
+	}
+	if !r.ws.win.sessions() && r.wm < r.next {
+		return true
+	}
+	r.marked = r.wm
+	if !r.ws.win.sessions() {
+		r.next = r.ws.win.nextEnd(r.wm)
+	}
+	return kc.toAll(kmsg[T]{ctl: true, wm: r.wm})
+}
+
+// checkIdle sets aside the partitions silent for Idle, or, with no Idle,
+// logs once a partition that holds the watermark back for long.
+func (r *windowRouter[T, K]) checkIdle() {
+	if len(r.list) < 2 {
+		return
+	}
+	changed := false
+	for _, pt := range r.list {
+		silent := r.now - pt.seen
+		switch {
+		case pt.idle:
+		case r.ws.idle > 0 && silent >= r.ws.idle:
+			pt.idle, changed = true, true
+			r.ws.idleNow.Add(1)
+			r.ws.p.logAt(slog.LevelInfo, "window partition idle: the watermark no longer waits for it", slog.String("stage", r.ws.s.name),
+				slog.String("partition", pt.name), slog.Duration("idle", time.Duration(silent)))
+		case r.ws.idle == 0 && !pt.warned && pt == r.minP && silent >= r.stall:
+			pt.warned = true
+			r.ws.p.logAt(slog.LevelWarn, "window watermark held back by a silent partition; set WindowSpec.Idle to stop waiting for it",
+				slog.String("stage", r.ws.s.name), slog.String("partition", pt.name), slog.Duration("silent", time.Duration(silent)))
+		}
+	}
+	if changed {
+		r.recompute()
+	}
+}
+
+// alarm wakes the router when a partition would become idle, or, with no
+// Idle, when a silent partition would be logged.
+func (r *windowRouter[T, K]) alarm() <-chan time.Time {
+	if r.time == nil || len(r.list) < 2 {
+		return nil
+	}
+	at := int64(math.MaxInt64)
+	for _, pt := range r.list {
+		switch {
+		case pt.idle:
+		case r.ws.idle > 0:
+			at = min(at, pt.seen+r.ws.idle)
+		case !pt.warned && pt == r.minP:
+			at = min(at, pt.seen+r.stall)
+		}
+	}
+	if at == math.MaxInt64 {
+		return nil
+	}
+	r.timer.Reset(time.Duration(max(0, at-nowNs())))
+	return r.timer.C
+}
+
+func (r *windowRouter[T, K]) flush() bool { return r.late == nil || r.late.flush() }
+
+func (r *windowRouter[T, K]) ring(kc routeTo[T]) bool {
+	r.now = nowNs()
+	r.relist()
+	r.checkIdle()
+	return r.mark(kc)
+}
