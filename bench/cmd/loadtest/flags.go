@@ -37,6 +37,10 @@ type demoFlags struct {
 	sweep             string // --sweep FROM:TO:STEP: sustained windows at rising rates
 	report            string // --report: the sweep's HTML report
 
+	eos    bool          // --exactly-once: the delivery modes side by side (eos.go)
+	epoch  time.Duration // the transactional mode's epoch
+	rounds int           // --exactly-once: throughput rounds per mode
+
 	// onSustained, when set, gets the sustained run once its window is
 	// judged (the sweep reads its figures).
 	onSustained func(*sustainedRun)
@@ -111,8 +115,14 @@ func runKafka(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.sweep, "sweep", "", "`FROM:TO:STEP` events/s: one sustained window per rate, from FROM up by STEP to TO, until a step fails")
 	fs.StringVar(&f.report, "report", "", "with --sweep: write a self-contained HTML report to `FILE`")
 	fs.BoolVar(&f.compare, "compare", false, "also run a bare hand-written loop (poll → insert → produce → commit) on the same brokers: over the backlog first, or at each --sweep rate")
+	fs.BoolVar(&f.eos, "exactly-once", false, "instead of the market pipeline: a Kafka → Kafka copy pipeline in each delivery mode, side by side (no ClickHouse): throughput over --events, --rounds interleaved; latency to a read-committed consumer at --rate (default 20000) for --duration (default 10s)")
+	fs.DurationVar(&f.epoch, "epoch", 100*time.Millisecond, "with --exactly-once: the transactional mode's epoch")
+	fs.IntVar(&f.rounds, "rounds", 5, "with --exactly-once: throughput runs per mode")
 	run := demoKafka
 	return runWith(fs, kafkaUsage, &f, args, stdout, stderr, func(ctx context.Context, in *interrupts, f demoFlags, stdout, stderr io.Writer) error {
+		if f.eos {
+			return demoEOS(ctx, in, f, stdout)
+		}
 		if f.sweep != "" {
 			return sweepKafka(ctx, in, f, stdout, stderr)
 		}
@@ -174,6 +184,9 @@ func (f *demoFlags) settle(cmd string, set map[string]bool) string {
 	if cmd == "nats" {
 		return ""
 	}
+	if f.eos {
+		return f.settleEOS(set)
+	}
 	switch {
 	case f.kafka == "" || f.clickhouse == "":
 		return "--kafka and --clickhouse are required (scripts/services start prints both addresses)"
@@ -193,6 +206,36 @@ func (f *demoFlags) settle(cmd string, set map[string]bool) string {
 		if msg := check(); msg != "" {
 			return msg
 		}
+	}
+	if err := market.CheckName(f.name); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+// settleEOS checks the flags of --exactly-once and fills in its defaults.
+func (f *demoFlags) settleEOS(set map[string]bool) string {
+	if !set["rate"] {
+		f.rate = 20000
+	}
+	if !set["duration"] {
+		f.duration = 10 * time.Second
+	}
+	if !set["events"] {
+		f.events = 100_000
+	}
+	switch {
+	case f.kafka == "":
+		return "--kafka is required (scripts/kafka start prints an address)"
+	case f.partitions < 1 || f.partitions > math.MaxInt32:
+		return "--partitions must be ≥ 1 (and fit in 32 bits)"
+	case f.rounds < 1 || f.epoch <= 0:
+		return "--rounds must be ≥ 1 and --epoch > 0"
+	case f.sweep != "" || f.compare || f.clickhouse != "":
+		return "--exactly-once goes with neither --sweep, --compare nor --clickhouse"
+	}
+	if msg := checkRate(f.rate); msg != "" {
+		return msg
 	}
 	if err := market.CheckName(f.name); err != nil {
 		return err.Error()
