@@ -44,22 +44,29 @@ const (
 type eosMode struct {
 	name  string
 	short string // in the rounds' lines
-	src   []kafkax.SourceOption
-	sink  []kafkax.SinkOption
+	src   func(group string) []kafkax.SourceOption
+	// newSink makes the sink of src; nil for kafkax.NewSink.
+	newSink func(ctx context.Context, brokers string, src *kafkax.Source, opts ...kafkax.SinkOption) (*kafkax.Sink, error)
+}
+
+// plainSink is the sink of the at-least-once modes: a client of its own.
+func plainSink(ctx context.Context, brokers string, _ *kafkax.Source, opts ...kafkax.SinkOption) (*kafkax.Sink, error) {
+	return kafkax.NewSink(ctx, brokers, opts...)
 }
 
 // eosModes are the modes of a run: at-least-once reading committed (the
 // default) and uncommitted records, and the transactional mode where the
 // client has one.
-func eosModes(f demoFlags) []eosMode {
+func eosModes(f kafkaFlags) []eosMode {
 	return []eosMode{
-		{name: "at-least-once, read committed", short: "alo-rc"},
-		{name: "at-least-once, read uncommitted", short: "alo-ru", src: []kafkax.SourceOption{kafkax.ReadUncommitted()}},
+		{name: "at-least-once, read committed", short: "alo-rc", newSink: plainSink},
+		{name: "at-least-once, read uncommitted", short: "alo-ru", newSink: plainSink,
+			src: func(string) []kafkax.SourceOption { return []kafkax.SourceOption{kafkax.ReadUncommitted()} }},
 	}
 }
 
 // demoEOS runs `loadtest kafka --exactly-once`.
-func demoEOS(ctx context.Context, in *interrupts, f demoFlags, stdout io.Writer) error {
+func demoEOS(ctx context.Context, in *interrupts, f kafkaFlags, stdout io.Writer) error {
 	drain := in.Draining()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -210,13 +217,16 @@ type copyPipeline struct {
 
 // startCopy starts the copy pipeline of mode, reading topic in as group
 // and producing to out.
-func startCopy(ctx context.Context, f demoFlags, mode eosMode, in, out, group string, extra ...kafkax.SourceOption) (*copyPipeline, error) {
-	srcOpts := append(append([]kafkax.SourceOption{kafkax.MaxInFlight(f.inflight)}, mode.src...), extra...)
+func startCopy(ctx context.Context, f kafkaFlags, mode eosMode, in, out, group string, extra ...kafkax.SourceOption) (*copyPipeline, error) {
+	srcOpts := append([]kafkax.SourceOption{kafkax.MaxInFlight(f.inflight)}, extra...)
+	if mode.src != nil {
+		srcOpts = append(srcOpts, mode.src(group)...)
+	}
 	src, err := kafkax.NewSource(ctx, f.kafka, group, []string{in}, srcOpts...)
 	if err != nil {
 		return nil, err
 	}
-	sink, err := kafkax.NewSink(ctx, f.kafka, append([]kafkax.SinkOption{kafkax.ToTopic(out)}, mode.sink...)...)
+	sink, err := mode.newSink(ctx, f.kafka, src, kafkax.ToTopic(out))
 	if err != nil {
 		src.Close()
 		return nil, err
@@ -237,16 +247,15 @@ func startCopy(ctx context.Context, f demoFlags, mode eosMode, in, out, group st
 	return c, nil
 }
 
-// close closes the source (its final commit) and the sink.
+// close closes the sink, then the source (its final commit).
 func (c *copyPipeline) close() error {
-	err := c.src.Close()
 	c.sink.Close()
-	return err
+	return c.src.Close()
 }
 
 // copyBacklog copies the whole of topic in to out with mode, as group,
 // and checks that every record was settled and produced.
-func copyBacklog(ctx context.Context, f demoFlags, mode eosMode, in, out, group string) (copyRun, error) {
+func copyBacklog(ctx context.Context, f kafkaFlags, mode eosMode, in, out, group string) (copyRun, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 	c, err := startCopy(ctx, f, mode, in, out, group, kafkax.StopWhenCaughtUp())
@@ -276,7 +285,7 @@ type latencyRun struct {
 	genRate    float64          // what the generator reached over the window
 }
 
-func (r latencyRun) print(w io.Writer, m eosMode, f demoFlags) {
+func (r latencyRun) print(w io.Writer, m eosMode, f kafkaFlags) {
 	fmt.Fprintf(w, "  %-34s p50 %-7s p99 %-7s max %-7s  (%d records in the window, generator at %s/s; %d missing, %d duplicates)\n",
 		m.name, ms(r.lat.Q(0.5)), ms(r.lat.Q(0.99)), ms(r.lat.Max()), r.seen, si(r.genRate), r.missing, r.duplicates)
 }
@@ -285,7 +294,7 @@ func (r latencyRun) print(w io.Writer, m eosMode, f demoFlags) {
 // produces f.rate records/s for f.warmup + f.duration, tagged run; a
 // read-committed consumer of out measures when each record of the window
 // becomes visible.
-func latencyAtRate(ctx context.Context, f demoFlags, mode eosMode, in, out string, run uint64, stdout io.Writer) (latencyRun, error) {
+func latencyAtRate(ctx context.Context, f kafkaFlags, mode eosMode, in, out string, run uint64, stdout io.Writer) (latencyRun, error) {
 	var res latencyRun
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

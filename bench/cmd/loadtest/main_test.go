@@ -25,15 +25,15 @@ func TestMain(m *testing.M) {
 func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	code = run(args, &out, &errOut)
+	code = loadtest.Run(args, &out, &errOut)
 	return code, out.String(), errOut.String()
 }
 
-func TestWithoutAKnownCommandItPrintsUsageAndExits2(t *testing.T) {
-	for _, args := range [][]string{{}, {"demo"}, {"nosuch"}} {
-		code, _, errOut := runCLI(t, args...)
-		if code != 2 || !strings.Contains(errOut, "usage: loadtest COMMAND") {
-			t.Errorf("%v: exit %d, stderr %q; want exit 2 and the usage", args, code, errOut)
+func TestHelpListsEveryCommand(t *testing.T) {
+	code, out, _ := runCLI(t, "help")
+	for _, c := range []string{"nats ", "kafka ", "gen "} {
+		if code != 0 || !strings.Contains(out, "\n  "+c) {
+			t.Errorf("exit %d, stdout %q; want 0 and command %q listed", code, out, c)
 		}
 	}
 }

@@ -78,7 +78,7 @@ func heldVerdict(rate int, window time.Duration, produced int64, samples []lagSa
 // sustainedRun is the state of one sustained run: the generator child,
 // the samples and the window's figures.
 type sustainedRun struct {
-	f              demoFlags
+	f              kafkaFlags
 	names          market.Names
 	adm            *kadm.Client
 	in             *interrupts
@@ -480,7 +480,7 @@ func (t *ktally) takeWindow() (cons, prod market.Latencies) {
 // checkSustained returns what is wrong with the Kafka demo's --rate and
 // --duration, or "": both or neither, the rate in [1, maxRate], the
 // window at least 2 s (to judge it) and at most maxDuration.
-func checkSustained(f demoFlags) string {
+func checkSustained(f kafkaFlags) string {
 	switch {
 	case f.rate == 0 && f.duration == 0:
 		return ""
@@ -503,7 +503,7 @@ const maxWarmup = 10 * time.Minute
 
 // checkWarmup returns what is wrong with --warmup, or "". set tells which
 // flags were given on the command line.
-func checkWarmup(f demoFlags, set map[string]bool) string {
+func checkWarmup(f kafkaFlags, set map[string]bool) string {
 	switch {
 	case f.warmup < 0 || f.warmup > maxWarmup:
 		return fmt.Sprintf("--warmup must be from 0 to %s, got %s", maxWarmup, f.warmup)

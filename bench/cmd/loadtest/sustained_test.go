@@ -254,7 +254,7 @@ func genPID(t *testing.T, topic string) int {
 // before counts in no figure, and a window that never opened stays empty.
 func TestSustainedWindowCountsFromTheEndOfTheWarmUp(t *testing.T) {
 	t0 := time.Now()
-	s := &sustainedRun{f: demoFlags{rate: 1000, duration: 4 * time.Second, warmup: 2 * time.Second}}
+	s := &sustainedRun{f: kafkaFlags{pipeFlags: pipeFlags{rate: 1000, duration: 4 * time.Second}, warmup: 2 * time.Second}}
 	s.sample(t0, 500) // still warming up: no sample
 	s.closeWindow(t0.Add(time.Second), 1000, 900, 900)
 	if s.window != 0 || len(s.samples) != 0 {
