@@ -18,16 +18,20 @@ import (
 // pipeFlags are the load on the market pipeline and how it is measured:
 // the flags `loadtest nats` and `loadtest kafka` share.
 type pipeFlags struct {
-	events    int
-	duration  time.Duration
-	rate      int
-	malformed float64
-	decoders  int
-	lookup    time.Duration
-	inflight  int    // most events received and not yet settled
-	compare   bool   // also run the bare loop (the ceiling)
-	profile   string // CPU profile file
-	quiet     bool   // no progress lines (tests)
+	// The load: how many events, or at what rate for how long, and how
+	// many of them are malformed.
+	events, rate int
+	duration     time.Duration
+	malformed    float64
+
+	// The pipeline: its decoding workers, its simulated lookup, and how
+	// many events it holds unsettled at most.
+	decoders, inflight int
+	lookup             time.Duration
+
+	compare bool   // also run the bare loop (the ceiling)
+	profile string // CPU profile file
+	quiet   bool   // no progress lines (tests)
 
 	profOut *os.File // --cpuprofile's file, created before anything is contacted
 }

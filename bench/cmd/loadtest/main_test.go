@@ -2,25 +2,9 @@ package main
 
 import (
 	"bytes"
-	"os"
 	"strings"
 	"testing"
-
-	"go.uber.org/goleak"
 )
-
-func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m,
-		// clickhouse-go's init starts a clock goroutine that never ends.
-		goleak.IgnoreTopFunction("github.com/ClickHouse/clickhouse-go.init.0.func1"),
-		goleak.Cleanup(func(code int) {
-			stopServices()
-			if binDir != "" {
-				os.RemoveAll(binDir)
-			}
-			os.Exit(code)
-		}))
-}
 
 func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()

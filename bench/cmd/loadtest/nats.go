@@ -9,8 +9,8 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/sluicehq/sluice/bench/internal/services/brokers"
 	"github.com/sluicehq/sluice/cmd/sluice/market"
-	"github.com/sluicehq/sluice/connect/natsx/natsembed"
 )
 
 // natsRun is what `loadtest nats` measured: the pipeline's result and
@@ -73,19 +73,14 @@ func demoNATS(ctx context.Context, in *interrupts, f natsFlags, stdout, stderr i
 	drain := in.Draining()
 	url := f.url
 	if url == "" {
-		dir, err := os.MkdirTemp("", "sluice-loadtest-")
+		srv, err := brokers.StartNATS("sluice-loadtest-")
 		if err != nil {
 			return err
 		}
-		defer os.RemoveAll(dir)
-		in.OnExit(func() { os.RemoveAll(dir) })
-		srv, u, err := natsembed.Start(dir, 0)
-		if err != nil {
-			return err
-		}
-		defer natsembed.Stop(srv)
-		url = u
-		fmt.Fprintf(stdout, "embedded NATS server at %s, store in %s\n", url, dir)
+		defer srv.Stop()
+		in.OnExit(func() { os.RemoveAll(srv.Dir) }) // a second signal ends the process at once
+		url = srv.URL
+		fmt.Fprintf(stdout, "embedded NATS server at %s, store in %s\n", url, srv.Dir)
 	}
 	fmt.Fprintf(stdout, "conditions: %s\n", conditions())
 

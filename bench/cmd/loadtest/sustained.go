@@ -250,16 +250,8 @@ func (c *child) end() {
 // generator, prints a line a second, judges the window when the generator
 // exits, and calls done once every event in the topic is settled.
 func (s *sustainedRun) watch(k *market.Kafka, tally *ktally, _ time.Time, done func(time.Time)) (stop func()) {
-	stopped, exited := make(chan struct{}), make(chan struct{})
 	w := &windowWatch{s: s, k: k, tally: tally, done: done}
-	go func() {
-		defer close(exited)
-		w.run(stopped)
-	}()
-	return func() {
-		close(stopped)
-		<-exited
-	}
+	return goWatch(w.run)
 }
 
 // windowWatch is the state of the sustained mode's watching goroutine.

@@ -140,10 +140,10 @@ func TestKafkaSweepFindsTheHighestRateAndWritesTheReport(t *testing.T) {
 	report := filepath.Join(t.TempDir(), "sweep.html")
 	d := startDemo(t, "--kafka", s.kafka, "--clickhouse", s.clickhouse, "--name", "sweep",
 		"--sweep", "500:1000:500", "--duration", "2s", "--warmup", "1s", "--report", report, "--compare")
-	if code := d.wait(t, 90*time.Second); code != 0 {
-		t.Fatalf("exit %d:\n%s", code, d.out())
+	if code := d.wait(90 * time.Second); code != 0 {
+		t.Fatalf("exit %d:\n%s", code, d.Output())
 	}
-	out := d.out()
+	out := d.Output()
 	t.Log(out)
 	type row struct {
 		rate       string
