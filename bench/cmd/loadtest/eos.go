@@ -139,16 +139,18 @@ func demoEOS(ctx context.Context, in *interrupts, f kafkaFlags, stdout io.Writer
 		fmt.Fprintln(stdout)
 	}
 	fmt.Fprintln(stdout, "medians (min … max), CPU of this process per record:")
-	med := make([]float64, len(modes))
+	med, cpu := make([]float64, len(modes)), make([]float64, len(modes))
 	for i, m := range modes {
 		xs, cs := slices.Sorted(slices.Values(rates[i])), slices.Sorted(slices.Values(cpus[i]))
-		med[i] = xs[len(xs)/2]
+		med[i], cpu[i] = xs[len(xs)/2], cs[len(cs)/2]
 		fmt.Fprintf(stdout, "  %-34s %8s records/s (%s … %s)  %.1f µs/record\n", m.name, si(med[i]), si(xs[0]), si(xs[len(xs)-1]), cs[len(cs)/2])
 		if txns[i] != "" {
 			fmt.Fprintf(stdout, "  %-34s last round: %s\n", "", txns[i])
 		}
 	}
-	fmt.Fprintf(stdout, "read committed vs read uncommitted (at-least-once): %+.1f %% throughput\n", 100*(med[0]/med[1]-1))
+	overlap := slices.Min(rates[0]) <= slices.Max(rates[1]) && slices.Min(rates[1]) <= slices.Max(rates[0])
+	fmt.Fprintf(stdout, "read committed vs read uncommitted (at-least-once): %+.1f %% throughput (medians; the ranges %s), %+.1f %% CPU per record\n",
+		100*(med[0]/med[1]-1), map[bool]string{true: "overlap", false: "do not overlap"}[overlap], 100*(cpu[0]/cpu[1]-1))
 	for i := 2; i < len(modes); i++ {
 		fmt.Fprintf(stdout, "%s / at-least-once (read committed): %.0f %% (target ≥ 70 %%: %s)\n", modes[i].name, 100*med[i]/med[0], met(med[i] >= 0.7*med[0]))
 	}
