@@ -69,13 +69,14 @@ func (p *Process) collect(r *os.File) {
 // Await returns the submatches of the first line not yet searched that
 // matches re; it fails when the output ends first or after within.
 func (p *Process) Await(re *regexp.Regexp, within time.Duration) ([]string, error) {
+	timedOut := false // under p.mu
 	timer := time.AfterFunc(within, func() {
 		p.mu.Lock()
+		timedOut = true
 		p.grew.Broadcast()
 		p.mu.Unlock()
 	})
 	defer timer.Stop()
-	deadline := time.Now().Add(within)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for {
@@ -88,7 +89,7 @@ func (p *Process) Await(re *regexp.Regexp, within time.Duration) ([]string, erro
 		switch {
 		case p.ended:
 			return nil, fmt.Errorf("the output ended with no line matching %v", re)
-		case !time.Now().Before(deadline):
+		case timedOut:
 			return nil, fmt.Errorf("no line matching %v within %v", re, within)
 		}
 		p.grew.Wait()
