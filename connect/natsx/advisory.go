@@ -162,7 +162,7 @@ type gaveUpEvent struct {
 
 // readAdvisory parses advisory a. It reports false for one that names no
 // message.
-func (s *Source) readAdvisory(a jetstream.Msg) (gaveUpEvent, bool) {
+func readAdvisory(a jetstream.Msg) (gaveUpEvent, bool) {
 	var ev gaveUpEvent
 	if err := json.Unmarshal(a.Data(), &ev); err != nil || ev.StreamSeq == 0 {
 		return ev, false
@@ -170,14 +170,26 @@ func (s *Source) readAdvisory(a jetstream.Msg) (gaveUpEvent, bool) {
 	return ev, true
 }
 
+// giveUps resolves a source's max-deliveries advisories, read through
+// their consumer (see keepAdvisories): it dead-letters the message each
+// names, or, without a dead-letter subject, fails the run naming them.
+type giveUps struct {
+	cons    jetstream.Consumer // of the stream that keeps the advisories
+	park    *parker
+	stream  string
+	durable string
+	n       *sourceCounts
+	log     *sourceLog
+}
+
 // resolveStored resolves the advisories stored before the Read started
 // (the server gave up while no Read ran, or a Read handed them back), so
 // that a run that fails on its first messages still resolves them. It
 // fetches them without waiting; what it cannot fetch now, the Read's
 // consumption of advisories delivers later.
-func (s *Source) resolveStored(ctx context.Context) error {
+func (g *giveUps) resolveStored(ctx context.Context) error {
 	for {
-		b, err := s.advCons.FetchNoWait(advisoryBatch)
+		b, err := g.cons.FetchNoWait(advisoryBatch)
 		if err != nil {
 			return nil
 		}
@@ -188,7 +200,7 @@ func (s *Source) resolveStored(ctx context.Context) error {
 		if len(as) == 0 {
 			return nil
 		}
-		if err := s.resolveGaveUp(ctx, as); err != nil {
+		if err := g.resolve(ctx, as); err != nil {
 			return err
 		}
 	}
@@ -206,37 +218,37 @@ func takeReady(as []jetstream.Msg, ch <-chan jetstream.Msg) []jetstream.Msg {
 	}
 }
 
-// resolveGaveUp resolves advisories as in order: it dead-letters the
+// resolve resolves advisories as in order: it dead-letters the
 // message each names, fetched from the stream by sequence, then
 // acknowledges the advisory; without a dead-letter subject it
 // acknowledges them all and returns an error naming their messages, so
 // that each loss is reported once and not silently. If one cannot be
 // resolved now, it and those after it are handed back for a later Read,
 // and the error says why.
-func (s *Source) resolveGaveUp(ctx context.Context, as []jetstream.Msg) error {
-	if s.cfg.deadSubject == "" {
+func (g *giveUps) resolve(ctx context.Context, as []jetstream.Msg) error {
+	if g.park.subject == "" {
 		var named []string
 		var first gaveUpEvent
 		for _, a := range as {
-			if ev, ok := s.readAdvisory(a); ok {
+			if ev, ok := readAdvisory(a); ok {
 				if len(named) == 0 {
 					first = ev
 				}
 				named = append(named, fmt.Sprintf("stream sequence %d after %d deliveries", ev.StreamSeq, ev.Deliveries))
-				s.gaveUp.Add(1)
+				g.n.gaveUp.Add(1)
 			}
-			s.resolved(a)
+			g.resolved(a)
 		}
 		if len(named) == 0 {
 			return nil
 		}
 		err := fmt.Errorf("natsx: source %s/%s: the server stopped delivering the message at %s (MaxDeliver) and it was never settled; set DeadLetterTo to keep such messages",
-			s.stream, s.durable, strings.Join(named, ", the message at "))
-		s.logGaveUp(len(named), first, err)
+			g.stream, g.durable, strings.Join(named, ", the message at "))
+		g.log.gaveUp(len(named), first, err)
 		return err
 	}
 	for i, a := range as {
-		if err := s.deadLetterGaveUp(ctx, a); err != nil {
+		if err := g.deadLetter(ctx, a); err != nil {
 			for _, b := range as[i+1:] {
 				_ = b.Nak()
 			}
@@ -246,34 +258,34 @@ func (s *Source) resolveGaveUp(ctx context.Context, as []jetstream.Msg) error {
 	return nil
 }
 
-// deadLetterGaveUp dead-letters the message advisory a names and
+// deadLetter dead-letters the message advisory a names and
 // acknowledges a; it naks a if the message cannot be dead-lettered now.
-func (s *Source) deadLetterGaveUp(ctx context.Context, a jetstream.Msg) error {
-	ev, ok := s.readAdvisory(a)
+func (g *giveUps) deadLetter(ctx context.Context, a jetstream.Msg) error {
+	ev, ok := readAdvisory(a)
 	if !ok {
-		s.resolved(a)
+		g.resolved(a)
 		return nil
 	}
 	gctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	err := s.deadLetterSeq(gctx, ev)
+	err := g.park.gaveUp(gctx, ev)
 	cancel()
 	switch {
 	case errors.Is(err, jetstream.ErrMsgNotFound):
-		s.gaveUp.Add(1)
-		s.resolved(a)
+		g.n.gaveUp.Add(1)
+		g.resolved(a)
 		err := fmt.Errorf("natsx: source %s/%s: the server stopped delivering the message at stream sequence %d after %d deliveries (MaxDeliver), and the stream no longer holds it, so it cannot be dead-lettered",
-			s.stream, s.durable, ev.StreamSeq, ev.Deliveries)
-		s.logGaveUp(1, ev, err)
+			g.stream, g.durable, ev.StreamSeq, ev.Deliveries)
+		g.log.gaveUp(1, ev, err)
 		return err
 	case err != nil:
 		_ = a.Nak()
-		s.logDeadFailed(ev.StreamSeq, err)
+		g.log.deadFailed(ev.StreamSeq, err)
 		return fmt.Errorf("natsx: source %s/%s: dead-lettering the message at stream sequence %d that the server stopped delivering (a later Read tries again): %w",
-			s.stream, s.durable, ev.StreamSeq, err)
+			g.stream, g.durable, ev.StreamSeq, err)
 	}
-	s.gaveUp.Add(1)
-	s.logDead(ev.StreamSeq, ev.Deliveries, "the server stopped delivering it (MaxDeliver) before it was settled")
-	s.resolved(a)
+	g.n.gaveUp.Add(1)
+	g.log.dead(ev.StreamSeq, ev.Deliveries, "the server stopped delivering it (MaxDeliver) before it was settled")
+	g.resolved(a)
 	return nil
 }
 
@@ -281,9 +293,9 @@ func (s *Source) deadLetterGaveUp(ctx context.Context, a jetstream.Msg) error {
 // client cannot send as a settle error (the advisory then comes back
 // after its AckWait and is resolved again: a dead letter stored twice is
 // one, by its ID).
-func (s *Source) resolved(a jetstream.Msg) {
+func (g *giveUps) resolved(a jetstream.Msg) {
 	if err := a.Ack(); err != nil {
-		s.settleErrs.Add(1)
-		s.logAckFailed(err)
+		g.n.settleErrs.Add(1)
+		g.log.ackFailed(err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -73,32 +74,61 @@ func deadHeader(orig nats.Header, msg, stream, consumer string, seq, delivered u
 	return h
 }
 
-func (s *Source) publishDead(ctx context.Context, o Out) error {
-	h := o.Header
-	h.Set(jetstream.MsgIDHeader, o.ID)
-	if _, err := s.js.PublishMsg(ctx, &nats.Msg{Subject: o.Subject, Data: o.Data, Header: h}); err != nil {
+// parker is a source's dead-letter path: it publishes the messages that
+// failed on their last delivery, and those the server gave up on, to the
+// DeadLetterTo subject ("" for none).
+type parker struct {
+	js      jetstream.JetStream
+	st      jetstream.Stream // the stream read, which holds the messages given up on
+	subject string
+	stream  string
+	durable string
+	n       *sourceCounts
+	log     *sourceLog
+}
+
+// failed parks m (whose metadata is md), which failed with cause on its
+// last delivery; it waits for the server to store it, at most 5s.
+func (p *parker) failed(m jetstream.Msg, md *jetstream.MsgMetadata, cause error) error {
+	o := deadOut(m, md, p.subject, p.stream, p.durable, cause.Error())
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	seq, delivered := md.Sequence.Stream, md.NumDelivered
+	if err := p.publish(ctx, o); err != nil {
+		p.n.settleErrs.Add(1)
+		p.log.deadFailed(seq, err)
 		return err
 	}
-	s.parked.Add(1)
+	p.log.dead(seq, delivered, cause.Error())
 	return nil
 }
 
-// deadLetterSeq publishes the message at ev's stream sequence, fetched
-// from the stream, to the dead-letter subject.
-func (s *Source) deadLetterSeq(ctx context.Context, ev gaveUpEvent) error {
-	rm, err := s.st.GetMsg(ctx, ev.StreamSeq)
+func (p *parker) publish(ctx context.Context, o Out) error {
+	h := o.Header
+	h.Set(jetstream.MsgIDHeader, o.ID)
+	if _, err := p.js.PublishMsg(ctx, &nats.Msg{Subject: o.Subject, Data: o.Data, Header: h}); err != nil {
+		return err
+	}
+	p.n.parked.Add(1)
+	return nil
+}
+
+// gaveUp publishes the message at ev's stream sequence, fetched from the
+// stream, to the dead-letter subject.
+func (p *parker) gaveUp(ctx context.Context, ev gaveUpEvent) error {
+	rm, err := p.st.GetMsg(ctx, ev.StreamSeq)
 	if err != nil {
 		return err
 	}
 	id := rm.Header.Get(jetstream.MsgIDHeader)
 	if id == "" {
-		id = s.stream + ":" + strconv.FormatUint(ev.StreamSeq, 10)
+		id = p.stream + ":" + strconv.FormatUint(ev.StreamSeq, 10)
 	}
 	msg := fmt.Sprintf("the server stopped delivering it after %d deliveries (MaxDeliver)", ev.Deliveries)
-	return s.publishDead(ctx, Out{
-		Subject: s.cfg.deadSubject,
+	return p.publish(ctx, Out{
+		Subject: p.subject,
 		Data:    rm.Data,
-		Header:  deadHeader(rm.Header, msg, s.stream, s.durable, ev.StreamSeq, ev.Deliveries),
+		Header:  deadHeader(rm.Header, msg, p.stream, p.durable, ev.StreamSeq, ev.Deliveries),
 		ID:      "dead:" + id,
 	})
 }

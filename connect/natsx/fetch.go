@@ -26,12 +26,29 @@ func fatalErr(err error) bool {
 		errors.Is(err, nats.ErrConnectionClosed)
 }
 
+// reader is a source's fetch loop: it emits the messages its consumer
+// delivers, each with a receipt that the source settles, and resolves the
+// advisories of messages the server gave up on first. One Read runs it at
+// a time.
+type reader struct {
+	src     *Source // the receipts' Settler
+	js      jetstream.JetStream
+	cons    jetstream.Consumer
+	cfg     *sourceConfig
+	adv     *giveUps // nil without a bound on deliveries
+	acks    *acker
+	n       *sourceCounts
+	log     *sourceLog
+	stream  string
+	durable string
+}
+
 // consumption is one Read's pull consumption of a consumer: the source's
 // own, or the one of its max-deliveries advisories. nats.go's consume
 // machinery calls deliver on its own goroutine, which hands each message
 // to the reading goroutine through msgs, a channel of one batch.
 type consumption struct {
-	s    *Source
+	nc   *nats.Conn
 	cc   jetstream.ConsumeContext
 	msgs chan jetstream.Msg
 	errs chan error            // the latest error the consumer reported
@@ -41,8 +58,8 @@ type consumption struct {
 
 // consume starts pulling messages of cons, batch at a time; back hands
 // back those the reading goroutine does not take.
-func (s *Source) consume(cons jetstream.Consumer, batch int, back func(jetstream.Msg)) (*consumption, error) {
-	c := &consumption{s: s, msgs: make(chan jetstream.Msg, batch), errs: make(chan error, 1), stop: make(chan struct{}), back: back}
+func (r *reader) consume(cons jetstream.Consumer, batch int, back func(jetstream.Msg)) (*consumption, error) {
+	c := &consumption{nc: r.js.Conn(), msgs: make(chan jetstream.Msg, batch), errs: make(chan error, 1), stop: make(chan struct{}), back: back}
 	cc, err := cons.Consume(c.deliver,
 		jetstream.PullMaxMessages(batch),
 		jetstream.PullExpiry(pullExpiry),
@@ -81,7 +98,7 @@ func (c *consumption) report(_ jetstream.ConsumeContext, err error) {
 // and hands back what was received but not taken.
 func (c *consumption) end() {
 	close(c.stop)
-	if c.s.js.Conn().IsConnected() {
+	if c.nc.IsConnected() {
 		// Drain, not Stop: Stop discards what nats.go has received and
 		// not yet passed to deliver, which would then come back only
 		// after AckWait; Drain passes it on, and deliver hands it back.
@@ -112,28 +129,28 @@ func (c *consumption) end() {
 // advisory, an error, an idle check, the end). When it returns, the
 // consumption hands back the messages received and not emitted, and the
 // advisories received and not resolved. o, if not nil, logs outages.
-func (s *Source) run(ctx context.Context, out *sluice.Emitter[Msg], o *outage) error {
+func (r *reader) run(ctx context.Context, out *sluice.Emitter[Msg], o *outage) error {
 	var adv *consumption // nil without a bound on deliveries: the server gives up on nothing
-	if s.advCons != nil {
-		if err := s.resolveStored(ctx); err != nil {
+	if r.adv != nil {
+		if err := r.adv.resolveStored(ctx); err != nil {
 			return err
 		}
 		var err error
-		adv, err = s.consume(s.advCons, advisoryBatch, func(a jetstream.Msg) { _ = a.Nak() })
+		adv, err = r.consume(r.adv.cons, advisoryBatch, func(a jetstream.Msg) { _ = a.Nak() })
 		if err != nil {
-			return fmt.Errorf("natsx: source %s/%s: reading the server's max-deliveries advisories: %w", s.stream, s.durable, err)
+			return fmt.Errorf("natsx: source %s/%s: reading the server's max-deliveries advisories: %w", r.stream, r.durable, err)
 		}
 		defer adv.end()
 	}
-	c, err := s.consume(s.cons, s.cfg.batch, func(m jetstream.Msg) {
-		s.received.Add(1)
-		s.handBack(m)
+	c, err := r.consume(r.cons, r.cfg.batch, func(m jetstream.Msg) {
+		r.n.received.Add(1)
+		r.acks.handBack(m)
 	})
 	if err != nil {
-		return fmt.Errorf("natsx: source %s/%s: %w", s.stream, s.durable, err)
+		return fmt.Errorf("natsx: source %s/%s: %w", r.stream, r.durable, err)
 	}
 	defer c.end()
-	w := newWatch(s, adv, o)
+	w := newWatch(r, adv, o)
 	defer w.idle.Stop()
 	for {
 		var m jetstream.Msg
@@ -141,7 +158,7 @@ func (s *Source) run(ctx context.Context, out *sluice.Emitter[Msg], o *outage) e
 		case a := <-w.advMsgs:
 			// Resolved before the next message: a run that fails on a
 			// poison message resolves what the server gave up on first.
-			if err := s.resolveGaveUp(ctx, takeReady([]jetstream.Msg{a}, w.advMsgs)); err != nil {
+			if err := r.adv.resolve(ctx, takeReady([]jetstream.Msg{a}, w.advMsgs)); err != nil {
 				return err
 			}
 			continue
@@ -151,7 +168,7 @@ func (s *Source) run(ctx context.Context, out *sluice.Emitter[Msg], o *outage) e
 		case m = <-c.msgs:
 		default:
 			var stop bool
-			if m, stop, err = s.await(ctx, out, c, w); stop {
+			if m, stop, err = r.await(ctx, out, c, w); stop {
 				return err
 			}
 			if m == nil {
@@ -161,7 +178,7 @@ func (s *Source) run(ctx context.Context, out *sluice.Emitter[Msg], o *outage) e
 		w.healthy = time.Now()
 		w.caughtAt = time.Time{}
 		w.outage.up()
-		if !s.emit(out, m) {
+		if !r.emit(out, m) {
 			return ctx.Err()
 		}
 	}
@@ -170,8 +187,8 @@ func (s *Source) run(ctx context.Context, out *sluice.Emitter[Msg], o *outage) e
 // await waits, flushed and shown as waiting for input rather than busy,
 // for a message or an event, and handles the event. It returns a message
 // to emit, or none, or stop with the run's result.
-func (s *Source) await(ctx context.Context, out *sluice.Emitter[Msg], c *consumption, w *watch) (m jetstream.Msg, stop bool, err error) {
-	w.idle.Reset(s.cfg.idleCheck)
+func (r *reader) await(ctx context.Context, out *sluice.Emitter[Msg], c *consumption, w *watch) (m jetstream.Msg, stop bool, err error) {
+	w.idle.Reset(r.cfg.idleCheck)
 	var a jetstream.Msg
 	var cerr, aerr error
 	var tick, stopped bool
@@ -194,21 +211,21 @@ func (s *Source) await(ctx context.Context, out *sluice.Emitter[Msg], c *consump
 	switch {
 	case a != nil:
 		w.caughtAt = time.Time{}
-		err := s.resolveGaveUp(ctx, takeReady([]jetstream.Msg{a}, w.advMsgs))
+		err := r.adv.resolve(ctx, takeReady([]jetstream.Msg{a}, w.advMsgs))
 		return nil, err != nil, err
 	case cerr != nil:
 		if fatalErr(cerr) {
-			return nil, true, fmt.Errorf("natsx: source %s/%s: %w", s.stream, s.durable, cerr)
+			return nil, true, fmt.Errorf("natsx: source %s/%s: %w", r.stream, r.durable, cerr)
 		}
-		s.fetchErrs.Add(1)
+		r.n.fetchErrs.Add(1)
 		w.lastErr = cerr
 		w.outage.down(cerr)
 		return nil, false, nil
 	case aerr != nil:
 		if fatalErr(aerr) {
-			return nil, true, fmt.Errorf("natsx: source %s/%s: reading the server's max-deliveries advisories: %w", s.stream, s.durable, aerr)
+			return nil, true, fmt.Errorf("natsx: source %s/%s: reading the server's max-deliveries advisories: %w", r.stream, r.durable, aerr)
 		}
-		s.fetchErrs.Add(1)
+		r.n.fetchErrs.Add(1)
 		w.lastErr = aerr
 		w.outage.down(aerr)
 		return nil, false, nil
@@ -221,23 +238,23 @@ func (s *Source) await(ctx context.Context, out *sluice.Emitter[Msg], c *consump
 
 // emit hands m to the pipeline with a receipt that settles it; if the
 // pipeline stopped, it hands m back at once rather than after AckWait.
-func (s *Source) emit(out *sluice.Emitter[Msg], m jetstream.Msg) bool {
-	s.received.Add(1)
+func (r *reader) emit(out *sluice.Emitter[Msg], m jetstream.Msg) bool {
+	r.n.received.Add(1)
 	if md, err := m.Metadata(); err == nil && md.NumDelivered > 1 {
-		s.redelivered.Add(1)
+		r.n.redelivered.Add(1)
 	}
-	key := s.pending.add(m)
-	r := sluice.NewReceipt(s, key)
-	if s.cfg.Propagator != nil {
-		if tc := extract(s.cfg.Propagator, m.Headers()); tc != nil {
-			r = r.WithTrace(tc)
+	key := r.acks.pending.add(m)
+	rc := sluice.NewReceipt(r.src, key)
+	if r.cfg.Propagator != nil {
+		if tc := extract(r.cfg.Propagator, m.Headers()); tc != nil {
+			rc = rc.WithTrace(tc)
 		}
 	}
-	if out.Send(Msg{Receipt: r, m: m, src: s, recv: nanotime()}) {
+	if out.Send(Msg{Receipt: rc, m: m, src: r.src, recv: nanotime()}) {
 		return true
 	}
-	if m, ok := s.pending.take(key); ok {
-		s.handBack(m)
+	if m, ok := r.acks.pending.take(key); ok {
+		r.acks.handBack(m)
 	}
 	return false
 }

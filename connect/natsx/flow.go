@@ -13,7 +13,7 @@ import (
 // consumer's MaxAckPending ([MaxInFlight]) does the rest of the flow
 // control: the server delivers no more than that many unsettled messages.
 type watch struct {
-	s       *Source
+	r       *reader
 	idle    *time.Timer
 	healthy time.Time // last time the server was known to be there
 	lastErr error     // the consumer's error since the last check
@@ -31,8 +31,8 @@ type watch struct {
 	outage *outage // nil without a Logger
 }
 
-func newWatch(s *Source, adv *consumption, o *outage) *watch {
-	w := &watch{s: s, idle: time.NewTimer(s.cfg.idleCheck), healthy: time.Now(), outage: o}
+func newWatch(r *reader, adv *consumption, o *outage) *watch {
+	w := &watch{r: r, idle: time.NewTimer(r.cfg.idleCheck), healthy: time.Now(), outage: o}
 	if adv != nil {
 		w.advMsgs, w.advErrs = adv.msgs, adv.errs
 	}
@@ -42,25 +42,25 @@ func newWatch(s *Source, adv *consumption, o *outage) *watch {
 // check runs at each idle check: it reports stop with an error after
 // MaxOutage without the server, and stop with nil once caught up.
 func (w *watch) check(ctx context.Context) (stop bool, err error) {
-	s, nc := w.s, w.s.js.Conn()
-	s.logTick()
+	r, nc := w.r, w.r.js.Conn()
+	r.log.tick()
 	if nc.IsConnected() && w.lastErr == nil {
 		w.healthy = time.Now()
 		w.outage.up()
 	}
 	w.lastErr = nil
-	if s.cfg.maxOutage > 0 && time.Since(w.healthy) > s.cfg.maxOutage {
-		return true, fmt.Errorf("natsx: source %s/%s: no connection to the server for %v (status %v)", s.stream, s.durable, s.cfg.maxOutage, nc.Status())
+	if r.cfg.maxOutage > 0 && time.Since(w.healthy) > r.cfg.maxOutage {
+		return true, fmt.Errorf("natsx: source %s/%s: no connection to the server for %v (status %v)", r.stream, r.durable, r.cfg.maxOutage, nc.Status())
 	}
-	if s.cfg.caughtUp {
+	if r.cfg.caughtUp {
 		// An error here (the server is restarting, say) only means
 		// asking again at the next idle check; a lasting outage is
 		// caught above.
-		done, seq, err := s.caughtUp(ctx)
+		done, seq, err := r.caughtUp(ctx)
 		switch {
 		case err != nil || !done:
 			w.caughtAt = time.Time{}
-		case s.advCons == nil:
+		case r.adv == nil:
 			return true, nil
 		case w.caughtAt.IsZero() || seq != w.caughtSeq:
 			w.caughtAt, w.caughtSeq = time.Now(), seq
@@ -83,16 +83,16 @@ func (w *watch) check(ctx context.Context) (stop bool, err error) {
 // (InFlight) would not do: it keeps the messages a failed or cancelled
 // run abandoned, which the server delivers again and which are settled
 // then.
-func (s *Source) caughtUp(ctx context.Context) (done bool, delivered uint64, err error) {
+func (r *reader) caughtUp(ctx context.Context) (done bool, delivered uint64, err error) {
 	ictx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	ci, err := s.cons.Info(ictx)
+	ci, err := r.cons.Info(ictx)
 	if err != nil || ci.NumPending != 0 || ci.NumAckPending != 0 {
 		return false, 0, err
 	}
-	if s.advCons != nil {
+	if r.adv != nil {
 		// Asked after the consumer: see advisoryWindow.
-		ai, err := s.advCons.Info(ictx)
+		ai, err := r.adv.cons.Info(ictx)
 		if err != nil || ai.NumPending != 0 || ai.NumAckPending != 0 {
 			return false, 0, err
 		}

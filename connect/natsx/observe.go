@@ -72,7 +72,7 @@ func Logger(l *slog.Logger) Option { return func(o *sluice.Observe) { o.Logger =
 // settled yet as spans show it — system "nats", its subject, and its ID
 // ([Msg.ID]). A pipeline asks only when it traces.
 func (s *Source) Describe(key uint64) (sluice.Message, bool) {
-	m, ok := s.pending.get(key)
+	m, ok := s.acks.pending.get(key)
 	if !ok {
 		return sluice.Message{}, false
 	}

@@ -1,9 +1,6 @@
 package natsx
 
 import (
-	"context"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -27,123 +24,75 @@ import (
 // Receipt.Fail (the core never fails a receipt itself). Errors are
 // counted ([SourceStats].SettleErrors); a lasting outage fails the run
 // through [MaxOutage].
-func (s *Source) Settle(key uint64, cause error) {
-	m, ok := s.pending.take(key)
+func (s *Source) Settle(key uint64, cause error) { s.acks.settle(key, cause) }
+
+// acker tracks a source's emitted messages until they are settled, and
+// settles each with the server: an ack, a nak with the Redeliver delay, or,
+// on its last delivery with a dead-letter subject, a dead letter and a
+// term.
+type acker struct {
+	pending    pending // messages emitted and not settled, by receipt key
+	maxDeliver int     // the consumer's MaxDeliver; ≤ 0 for no bound
+	delay      time.Duration
+	park       *parker // its subject is "" without DeadLetterTo
+	n          *sourceCounts
+	log        *sourceLog
+}
+
+// settle settles the message of key: see [Source.Settle].
+func (a *acker) settle(key uint64, cause error) {
+	m, ok := a.pending.take(key)
 	if !ok {
 		return // not a receipt of this source's emitted messages
 	}
 	if cause == nil {
-		s.count(m.Ack(), &s.acked)
+		a.count(m.Ack(), &a.n.acked)
 		return
 	}
-	s.failed.Add(1)
+	a.n.failed.Add(1)
 	md, err := m.Metadata()
-	last := err == nil && s.maxDeliver > 0 && int(md.NumDelivered) >= s.maxDeliver
-	if !last || s.cfg.deadSubject == "" {
-		s.nak(m, &s.requeued)
+	last := err == nil && a.maxDeliver > 0 && int(md.NumDelivered) >= a.maxDeliver
+	if !last || a.park.subject == "" {
+		a.nak(m, &a.n.requeued)
 		return
 	}
-	s.deadLetter(m, md, cause)
+	a.deadLetter(m, md, cause)
 }
 
 // nak negatively acknowledges m with the Redeliver delay, counting it in
 // c.
-func (s *Source) nak(m jetstream.Msg, c *padded) {
-	if d := s.cfg.redeliverDelay; d > 0 {
-		s.count(m.NakWithDelay(d), c)
+func (a *acker) nak(m jetstream.Msg, c *padded) {
+	if d := a.delay; d > 0 {
+		a.count(m.NakWithDelay(d), c)
 	} else {
-		s.count(m.Nak(), c)
+		a.count(m.Nak(), c)
 	}
 }
 
 // handBack naks m at once: a message received but not processed when a
 // run stops.
-func (s *Source) handBack(m jetstream.Msg) { s.count(m.Nak(), &s.handedBack) }
+func (a *acker) handBack(m jetstream.Msg) { a.count(m.Nak(), &a.n.handedBack) }
 
 // count adds one to c if err is nil, else to the settle errors.
-func (s *Source) count(err error, c *padded) {
+func (a *acker) count(err error, c *padded) {
 	if err != nil {
-		s.settleErrs.Add(1)
-		s.logAckFailed(err)
+		a.n.settleErrs.Add(1)
+		a.log.ackFailed(err)
 		return
 	}
 	c.Add(1)
 }
 
-// deadLetter publishes m to the dead-letter subject and terminates it. If
-// the publish fails, m is naked: it was on its last delivery, so the
-// server gives up on it, and its advisory dead-letters it later.
-func (s *Source) deadLetter(m jetstream.Msg, md *jetstream.MsgMetadata, cause error) {
+// deadLetter parks m on the dead-letter subject and terminates it. If the
+// publish fails, m is naked: it was on its last delivery, so the server
+// gives up on it, and its advisory dead-letters it later.
+func (a *acker) deadLetter(m jetstream.Msg, md *jetstream.MsgMetadata, cause error) {
 	// Restart m's AckWait, so that it is not delivered again while it is
 	// being published.
 	_ = m.InProgress()
-	o := deadOut(m, md, s.cfg.deadSubject, s.stream, s.durable, cause.Error())
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	seq, delivered := md.Sequence.Stream, md.NumDelivered
-	if err := s.publishDead(ctx, o); err != nil {
-		s.settleErrs.Add(1)
-		s.logDeadFailed(seq, err)
-		s.nak(m, &s.requeued)
+	if err := a.park.failed(m, md, cause); err != nil {
+		a.nak(m, &a.n.requeued)
 		return
 	}
-	s.logDead(seq, delivered, cause.Error())
-	s.count(m.TermWithReason("parked on "+s.cfg.deadSubject), &s.termed)
+	a.count(m.TermWithReason("parked on "+a.park.subject), &a.n.termed)
 }
-
-// pendingShards spreads the tracking table over locks, so that the
-// reading goroutine and the settling ones seldom meet.
-const pendingShards = 64
-
-// pending tracks the messages emitted and not settled yet, by their
-// receipts' keys. The reading goroutines add; the settling ones take.
-type pending struct {
-	next   atomic.Uint64
-	n      atomic.Int64
-	shards [pendingShards]pendingShard
-}
-
-type pendingShard struct {
-	mu sync.Mutex
-	m  map[uint64]jetstream.Msg
-	_  [40]byte
-}
-
-// add tracks m and returns its key.
-func (p *pending) add(m jetstream.Msg) uint64 {
-	k := p.next.Add(1)
-	sh := &p.shards[k%pendingShards]
-	sh.mu.Lock()
-	if sh.m == nil {
-		sh.m = make(map[uint64]jetstream.Msg)
-	}
-	sh.m[k] = m
-	sh.mu.Unlock()
-	p.n.Add(1)
-	return k
-}
-
-// take stops tracking the message of key and returns it.
-func (p *pending) take(k uint64) (jetstream.Msg, bool) {
-	sh := &p.shards[k%pendingShards]
-	sh.mu.Lock()
-	m, ok := sh.m[k]
-	delete(sh.m, k)
-	sh.mu.Unlock()
-	if ok {
-		p.n.Add(-1)
-	}
-	return m, ok
-}
-
-// get returns the message of key, still tracked.
-func (p *pending) get(k uint64) (jetstream.Msg, bool) {
-	sh := &p.shards[k%pendingShards]
-	sh.mu.Lock()
-	m, ok := sh.m[k]
-	sh.mu.Unlock()
-	return m, ok
-}
-
-// len returns how many messages are tracked.
-func (p *pending) len() int64 { return p.n.Load() }

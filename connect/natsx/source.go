@@ -18,40 +18,18 @@ import (
 // others: they share the consumer's messages, each delivered to one of
 // them.
 type Source struct {
-	js         jetstream.JetStream
-	st         jetstream.Stream
-	cons       jetstream.Consumer
-	stream     string
-	durable    string
-	cfg        sourceConfig
-	maxDeliver int // the consumer's MaxDeliver; ≤ 0 for no bound
+	js      jetstream.JetStream
+	cons    jetstream.Consumer
+	stream  string
+	durable string
+	cfg     sourceConfig
 
-	// The consumer of the stream that keeps the server's max-deliveries
-	// advisories about cons (see advisory.go); nil when maxDeliver ≤ 0.
-	advCons jetstream.Consumer
-
-	pending pending // messages emitted and not settled, by receipt key
-
-	// Tallies, each on its own cache line: received and handedBack are
-	// written by the reading goroutines, the others by whichever
-	// goroutines settle messages (typically the sink's).
-	received    padded
-	acked       padded
-	failed      padded
-	redelivered padded // messages received with a delivery count over 1
-	requeued    padded // failed messages naked
-	termed      padded
-	handedBack  padded
-	fetchErrs   padded
-	settleErrs  padded
-	gaveUp      padded // max-deliveries advisories seen
-	parked      padded // messages published to the dead-letter subject
-
-	// Logs (see Logger); all nil without a logger.
-	log       *logger
-	ackFails  *sluice.Tally // acks, naks and terms the client could not send
-	deadLogs  *sluice.Tally // messages parked
-	deadFails *sluice.Tally // dead letters that could not be published
+	rd     reader       // the fetch loop (fetch.go, flow.go)
+	acks   acker        // in-flight messages and their acks, naks and terms (settle.go)
+	park   parker       // the dead-letter path (deadletter.go)
+	adv    *giveUps     // the server's give-ups (advisory.go); nil when it gives up on nothing
+	log    sourceLog    // the Logger's lines and tallies (sourcelog.go)
+	counts sourceCounts // what Stats reports (stats.go)
 }
 
 // NewSource looks up stream and creates or updates the durable pull
@@ -129,20 +107,33 @@ func NewSource(ctx context.Context, js jetstream.JetStream, stream, durable stri
 	if cfg.deadSubject != "" && maxDeliver <= 0 {
 		return nil, fmt.Errorf("natsx: source %s/%s: DeadLetterTo needs a bound on deliveries (Redeliver's max, or the consumer's MaxDeliver): without one a failing message is delivered again forever", stream, durable)
 	}
-	s := &Source{js: js, st: st, cons: cons, stream: stream, durable: durable, cfg: cfg, maxDeliver: maxDeliver}
-	s.startLogs()
+	s := newSource(js, st, cons, stream, durable, cfg, maxDeliver)
 	if maxDeliver > 0 {
 		if keeper == nil { // Bind: the consumer exists already
 			if keeper, err = keepAdvisories(ctx, js, st, stream, durable, false); err != nil {
 				return nil, advisoryErr(stream, durable, err)
 			}
 		}
-		if s.advCons, err = keeper.consumer(ctx, js, stream, durable); err != nil {
+		advCons, err := keeper.consumer(ctx, js, stream, durable)
+		if err != nil {
 			return nil, advisoryErr(stream, durable, err)
 		}
+		s.adv = &giveUps{cons: advCons, park: &s.park, stream: stream, durable: durable, n: &s.counts, log: &s.log}
+		s.rd.adv = s.adv
 	}
-	s.logReady()
+	s.log.ready(s)
 	return s, nil
+}
+
+// newSource composes a source of its parts, with no give-ups to resolve
+// yet.
+func newSource(js jetstream.JetStream, st jetstream.Stream, cons jetstream.Consumer, stream, durable string, cfg sourceConfig, maxDeliver int) *Source {
+	s := &Source{js: js, cons: cons, stream: stream, durable: durable, cfg: cfg}
+	s.log = newSourceLog(cfg.Logger, js.Conn(), stream, durable)
+	s.park = parker{js: js, st: st, subject: cfg.deadSubject, stream: stream, durable: durable, n: &s.counts, log: &s.log}
+	s.acks = acker{maxDeliver: maxDeliver, delay: cfg.redeliverDelay, park: &s.park, n: &s.counts, log: &s.log}
+	s.rd = reader{src: s, js: js, cons: cons, cfg: &s.cfg, acks: &s.acks, n: &s.counts, log: &s.log, stream: stream, durable: durable}
+	return s
 }
 
 func advisoryErr(stream, durable string, err error) error {
@@ -206,8 +197,8 @@ func Read(p *sluice.Pipeline, name string, src *Source, opts ...sluice.StageOpti
 	}
 	pipeline := p.Name()
 	return sluice.From(p, name, func(ctx context.Context, out *sluice.Emitter[Msg]) error {
-		if src.log == nil {
-			return src.run(ctx, out, nil)
+		if src.log.log == nil {
+			return src.rd.run(ctx, out, nil)
 		}
 		return src.loggedRun(ctx, out, pipeline, name)
 	}, opts...)

@@ -35,19 +35,39 @@ type SourceStats struct {
 }
 
 // Stats returns the source's counts. It is safe to call at any time.
-func (s *Source) Stats() SourceStats {
+func (s *Source) Stats() SourceStats { return s.counts.stats(s.acks.pending.len()) }
+
+// sourceCounts are a source's tallies, each on its own cache line:
+// received, redelivered and handedBack are written by the reading
+// goroutines, the others by whichever goroutines settle messages
+// (typically the sink's). The source's parts share them.
+type sourceCounts struct {
+	received    padded
+	acked       padded
+	failed      padded
+	redelivered padded // messages received with a delivery count over 1
+	requeued    padded // failed messages naked
+	termed      padded
+	handedBack  padded
+	fetchErrs   padded
+	settleErrs  padded
+	gaveUp      padded // max-deliveries advisories seen
+	parked      padded // messages published to the dead-letter subject
+}
+
+func (c *sourceCounts) stats(inFlight int64) SourceStats {
 	return SourceStats{
-		Received:     s.received.Load(),
-		Acked:        s.acked.Load(),
-		Failed:       s.failed.Load(),
-		Redelivered:  s.redelivered.Load(),
-		Requeued:     s.requeued.Load(),
-		Parked:       s.parked.Load(),
-		InFlight:     s.pending.len(),
-		Termed:       s.termed.Load(),
-		HandedBack:   s.handedBack.Load(),
-		GaveUp:       s.gaveUp.Load(),
-		FetchErrors:  s.fetchErrs.Load(),
-		SettleErrors: s.settleErrs.Load(),
+		Received:     c.received.Load(),
+		Acked:        c.acked.Load(),
+		Failed:       c.failed.Load(),
+		Redelivered:  c.redelivered.Load(),
+		Requeued:     c.requeued.Load(),
+		Parked:       c.parked.Load(),
+		InFlight:     inFlight,
+		Termed:       c.termed.Load(),
+		HandedBack:   c.handedBack.Load(),
+		GaveUp:       c.gaveUp.Load(),
+		FetchErrors:  c.fetchErrs.Load(),
+		SettleErrors: c.settleErrs.Load(),
 	}
 }

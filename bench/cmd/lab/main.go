@@ -4,16 +4,13 @@
 // every answer checked.
 //
 //	go run ./bench/cmd/lab [--quick | --check] [--format text|json|markdown] [--html FILE] [NAME…]
+//	go run ./bench/cmd/lab list [NAME…]
 //
 // Run it from the repository root or from bench/ (seed 002's programs are
 // built with go build from there). `go run ./bench/cmd/lab -h` lists the
 // experiments and flags.
 package main
 
-import (
-	"os"
+import "github.com/sluicehq/sluice/bench/internal/lab"
 
-	"github.com/sluicehq/sluice/bench/internal/lab"
-)
-
-func main() { os.Exit(lab.Main(os.Args[1:], os.Stdout, os.Stderr)) }
+func main() { lab.Program.Main() }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/sluicehq/sluice/bench/internal/cli"
 	"github.com/sluicehq/sluice/cmd/sluice/market"
 	"io"
 	"math/rand/v2"
@@ -55,12 +56,10 @@ and waits for the broker to acknowledge them. Prints a line a second
 
   gen: produced N events in Ds = R events/s (target T/s); acknowledged N; failed 0
 
-SIGINT or SIGTERM stops producing early; what was handed over is flushed.
-
-flags:`
+SIGINT or SIGTERM stops producing early; what was handed over is flushed.`
 
 func runGen(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("gen", flag.ContinueOnError)
+	fs := flag.NewFlagSet("loadtest gen", flag.ContinueOnError)
 	var f genFlags
 	fs.StringVar(&f.kafka, "kafka", "", "Kafka `BROKERS` (host:port,…) to produce to")
 	fs.StringVar(&f.topic, "topic", "", "`TOPIC` to produce market events to (keyed by symbol)")
@@ -75,7 +74,7 @@ func runGen(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&f.times.LateBy, "late-by", f.times.LateBy, "how much more a late event lags")
 	fs.BoolVar(&f.stdinEOF, "exit-on-stdin-eof", false, "stop producing once stdin reaches EOF (how `loadtest kafka` ends the generator it starts if it dies)")
 	fs.BoolVar(&f.quiet, "quiet", false, "no per-second lines")
-	if code, ok := parseFlags(fs, genUsage, args, stdout, stderr); !ok {
+	if _, code, ok := cli.Parse(fs, genUsage, false, args, stdout, stderr); !ok {
 		return code
 	}
 	if msg := f.check(); msg != "" {

@@ -24,7 +24,7 @@ import (
 // --duration, sustained.go) or swept over rates (--sweep, sweep.go).
 
 // demoKafka runs `loadtest kafka`.
-func demoKafka(ctx context.Context, in *interrupts, f demoFlags, stdout, stderr io.Writer) error {
+func demoKafka(ctx context.Context, in *interrupts, f kafkaFlags, stdout, stderr io.Writer) error {
 	drain := in.Draining()
 	names := market.NamesFor(f.name)
 	fmt.Fprintf(stdout, "conditions: %s\n", conditions())
@@ -66,7 +66,7 @@ func demoKafka(ctx context.Context, in *interrupts, f demoFlags, stdout, stderr 
 			return err
 		}
 	}
-	stopProfile, err := profile(f)
+	stopProfile, err := profile(f.pipeFlags)
 	if err != nil {
 		return err
 	}
@@ -96,7 +96,7 @@ func demoKafka(ctx context.Context, in *interrupts, f demoFlags, stdout, stderr 
 }
 
 // prepareKafka deletes and re-creates the topics and the table, empty.
-func prepareKafka(ctx context.Context, adm *kadm.Client, db *sql.DB, names market.Names, f demoFlags) error {
+func prepareKafka(ctx context.Context, adm *kadm.Client, db *sql.DB, names market.Names, f kafkaFlags) error {
 	if err := market.ResetTopics(ctx, adm, f.partitions, names.Group, names.In, names.Out, names.Dead); err != nil {
 		return err
 	}
@@ -106,7 +106,7 @@ func prepareKafka(ctx context.Context, adm *kadm.Client, db *sql.DB, names marke
 // generateBacklog fills the input topic before the pipeline starts (the
 // backlog mode). ran is false when the pipeline must not run: err, or nil
 // after drain (a signal) stopped the generator.
-func generateBacklog(ctx, drain context.Context, names market.Names, f demoFlags, stdout io.Writer, res *kafkaResult) (ran bool, err error) {
+func generateBacklog(ctx, drain context.Context, names market.Names, f kafkaFlags, stdout io.Writer, res *kafkaResult) (ran bool, err error) {
 	gctx, stop := context.WithCancel(ctx)
 	defer stop()
 	defer context.AfterFunc(drain, stop)()
@@ -151,7 +151,7 @@ type kafkaResult struct {
 
 func (r kafkaResult) perSec() float64 { return float64(r.consumed) / r.wall.Seconds() }
 
-func (r kafkaResult) print(w io.Writer, f demoFlags) {
+func (r kafkaResult) print(w io.Writer, f kafkaFlags) {
 	names := market.NamesFor(f.name)
 	if r.drained != nil {
 		fmt.Fprintf(w, "interrupted (%v): drained: the source took no new records; of the %d it had received, %d were stored or dead-lettered and committed, %d unsettled (read again by the next run)\n",
@@ -243,7 +243,7 @@ func (t *ktally) reason(r string) {
 // runKafkaMarket runs the market-event pipeline over the input topic
 // until watch says it is complete (by default: every generated event is
 // settled), or until drain.
-func runKafkaMarket(ctx, drain context.Context, db *sql.DB, names market.Names, f demoFlags, stdout io.Writer, res *kafkaResult, watch watcher) error {
+func runKafkaMarket(ctx, drain context.Context, db *sql.DB, names market.Names, f kafkaFlags, stdout io.Writer, res *kafkaResult, watch watcher) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	tally := &ktally{reasons: map[string]int64{}}
@@ -320,38 +320,68 @@ type watcher func(k *market.Kafka, tally *ktally, start time.Time, done func(tim
 // watchKafka starts a goroutine that prints progress every second and
 // calls done once every generated event (target) is settled; the
 // returned function stops it and waits for it.
-func watchKafka(k *market.Kafka, tally *ktally, f demoFlags, stdout io.Writer, target int64, start time.Time, done func(time.Time)) (stop func()) {
-	stopped, exited := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(exited)
+func watchKafka(k *market.Kafka, tally *ktally, f kafkaFlags, stdout io.Writer, target int64, start time.Time, done func(time.Time)) (stop func()) {
+	w := &backlogWatch{k: k, tally: tally, quiet: f.quiet, stdout: stdout, target: target, done: done,
+		start: start, lastAt: start, nextLine: start.Add(time.Second)}
+	return goWatch(func(stopped <-chan struct{}) {
 		tick := time.NewTicker(5 * time.Millisecond)
 		defer tick.Stop()
-		last, lastAt, nextLine, ended := int64(0), start, start.Add(time.Second), false
 		for {
 			select {
 			case <-stopped:
 				return
 			case now := <-tick.C:
-				settled := k.Source.Stats().Acked
-				if !ended && settled >= target {
-					ended = true
-					done(now)
-				}
-				if !f.quiet && now.After(nextLine) {
-					tally.mu.Lock()
-					win := tally.window
-					tally.window = market.Latencies{}
-					tally.mu.Unlock()
-					fmt.Fprintf(stdout, "%6.1fs  events/s %7s  latency p50 %-7s p99 %-7s  in-flight %6d  dead-lettered %6d  stored %d\n",
-						now.Sub(start).Seconds(), si(float64(settled-last)/now.Sub(lastAt).Seconds()),
-						ms(win.Q(0.5)), ms(win.Q(0.99)), k.Source.Stats().InFlight, k.Dead(), k.Stored())
-					last, lastAt, nextLine = settled, now, nextLine.Add(time.Second)
-				}
+				w.tick(now)
 			}
 		}
+	})
+}
+
+// goWatch runs watch on a goroutine of its own until the returned
+// function closes its channel; that function waits for it to return.
+func goWatch(watch func(stopped <-chan struct{})) (stop func()) {
+	stopped, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		watch(stopped)
 	}()
 	return func() {
 		close(stopped)
 		<-exited
 	}
+}
+
+// backlogWatch is the state of the backlog mode's watching goroutine.
+type backlogWatch struct {
+	k      *market.Kafka
+	tally  *ktally
+	quiet  bool
+	stdout io.Writer
+	target int64 // events to settle
+	done   func(time.Time)
+	ended  bool // done was called
+
+	start, lastAt, nextLine time.Time
+	last                    int64 // settled at the last line
+}
+
+// tick calls done once the target is settled, and prints a line when one
+// is due.
+func (w *backlogWatch) tick(now time.Time) {
+	settled := w.k.Source.Stats().Acked
+	if !w.ended && settled >= w.target {
+		w.ended = true
+		w.done(now)
+	}
+	if w.quiet || !now.After(w.nextLine) {
+		return
+	}
+	w.tally.mu.Lock()
+	win := w.tally.window
+	w.tally.window = market.Latencies{}
+	w.tally.mu.Unlock()
+	fmt.Fprintf(w.stdout, "%6.1fs  events/s %7s  latency p50 %-7s p99 %-7s  in-flight %6d  dead-lettered %6d  stored %d\n",
+		now.Sub(w.start).Seconds(), si(float64(settled-w.last)/now.Sub(w.lastAt).Seconds()),
+		ms(win.Q(0.5)), ms(win.Q(0.99)), w.k.Source.Stats().InFlight, w.k.Dead(), w.k.Stored())
+	w.last, w.lastAt, w.nextLine = settled, now, w.nextLine.Add(time.Second)
 }

@@ -16,7 +16,7 @@ import (
 // runKafkaCeiling measures what the brokers themselves allow: the demo's
 // generator fills a topic of its own with the same events, then the bare
 // loop (bareLoop) consumes them all.
-func runKafkaCeiling(ctx context.Context, adm *kadm.Client, db *sql.DB, f demoFlags) (ceilResult, error) {
+func runKafkaCeiling(ctx context.Context, adm *kadm.Client, db *sql.DB, f kafkaFlags) (ceilResult, error) {
 	var res ceilResult
 	names := market.NamesFor(f.name + "-ceiling")
 	drop, err := freshBare(ctx, adm, db, f.partitions, names)

@@ -15,50 +15,13 @@
 // prints their addresses.
 package main
 
-import (
-	"fmt"
-	"io"
-	"os"
-)
+import "github.com/sluicehq/sluice/bench/internal/cli"
 
-type command struct {
-	name, summary string
-	run           func(args []string, stdout, stderr io.Writer) int
-}
+// loadtest is the program: its commands, through the lab's dispatcher.
+var loadtest = cli.Program{Name: "loadtest", Commands: []cli.Command{
+	{Name: "nats", Summary: "the pipeline on NATS JetStream (embedded server): events/s, latency, CPU per event; --compare: the broker's ceiling", Run: runNATS},
+	{Name: "kafka", Summary: "the pipeline on Kafka and ClickHouse: a backlog, a sustained --rate, or a --sweep for the highest sustainable rate; --exactly-once: the delivery modes side by side", Run: runKafka},
+	{Name: "gen", Summary: "market events to a Kafka topic at --rate for --duration, each stamped with its produce time", Run: runGen},
+}}
 
-func commands() []command {
-	return []command{
-		{"nats", "the pipeline on NATS JetStream (embedded server): events/s, latency, CPU per event; --compare: the broker's ceiling", runNATS},
-		{"kafka", "the pipeline on Kafka and ClickHouse: a backlog, a sustained --rate, or a --sweep for the highest sustainable rate", runKafka},
-		{"gen", "market events to a Kafka topic at --rate for --duration, each stamped with its produce time", runGen},
-	}
-}
-
-func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
-
-func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		usage(stderr)
-		return 2
-	}
-	if args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
-		usage(stdout)
-		return 0
-	}
-	for _, c := range commands() {
-		if c.name == args[0] {
-			return c.run(args[1:], stdout, stderr)
-		}
-	}
-	fmt.Fprintf(stderr, "loadtest: unknown command %q\n", args[0])
-	usage(stderr)
-	return 2
-}
-
-func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: loadtest COMMAND [flags]\n\ncommands:")
-	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-6s %s\n", c.name, c.summary)
-	}
-	fmt.Fprintln(w, "\nRun `loadtest COMMAND -h` for a command's flags.")
-}
+func main() { loadtest.Main() }

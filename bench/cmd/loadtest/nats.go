@@ -9,8 +9,8 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/sluicehq/sluice/bench/internal/services/brokers"
 	"github.com/sluicehq/sluice/cmd/sluice/market"
-	"github.com/sluicehq/sluice/connect/natsx/natsembed"
 )
 
 // natsRun is what `loadtest nats` measured: the pipeline's result and
@@ -46,7 +46,7 @@ func (r natsRun) print(w io.Writer) {
 	}
 }
 
-func storageOf(f demoFlags) jetstream.StorageType {
+func storageOf(f natsFlags) jetstream.StorageType {
 	if f.storage == "memory" {
 		return jetstream.MemoryStorage
 	}
@@ -54,7 +54,7 @@ func storageOf(f demoFlags) jetstream.StorageType {
 }
 
 // natsConfig is the pipeline run that f asks for.
-func natsConfig(f demoFlags, stdout io.Writer) market.NATSConfig {
+func natsConfig(f natsFlags, stdout io.Writer) market.NATSConfig {
 	cfg := market.NATSConfig{Events: f.events, Duration: f.duration, Rate: f.rate, Malformed: f.malformed,
 		Decoders: f.decoders, Lookup: f.lookup, MaxInFlight: f.inflight, Storage: storageOf(f)}
 	if !f.quiet {
@@ -69,23 +69,18 @@ func natsConfig(f demoFlags, stdout io.Writer) market.NATSConfig {
 // what it holds, and the summary covers what was stored; in (which may be
 // nil) also removes the temporary store if a second signal ends the
 // process at once.
-func demoNATS(ctx context.Context, in *interrupts, f demoFlags, stdout, stderr io.Writer) (err error) {
+func demoNATS(ctx context.Context, in *interrupts, f natsFlags, stdout, stderr io.Writer) (err error) {
 	drain := in.Draining()
-	url := f.nats
+	url := f.url
 	if url == "" {
-		dir, err := os.MkdirTemp("", "sluice-loadtest-")
+		srv, err := brokers.StartNATS("sluice-loadtest-")
 		if err != nil {
 			return err
 		}
-		defer os.RemoveAll(dir)
-		in.OnExit(func() { os.RemoveAll(dir) })
-		srv, u, err := natsembed.Start(dir, 0)
-		if err != nil {
-			return err
-		}
-		defer natsembed.Stop(srv)
-		url = u
-		fmt.Fprintf(stdout, "embedded NATS server at %s, store in %s\n", url, dir)
+		defer srv.Stop()
+		in.OnExit(func() { os.RemoveAll(srv.Dir) }) // a second signal ends the process at once
+		url = srv.URL
+		fmt.Fprintf(stdout, "embedded NATS server at %s, store in %s\n", url, srv.Dir)
 	}
 	fmt.Fprintf(stdout, "conditions: %s\n", conditions())
 
@@ -98,7 +93,7 @@ func demoNATS(ctx context.Context, in *interrupts, f demoFlags, stdout, stderr i
 			return err
 		}
 	}
-	stopProfile, err := profile(f)
+	stopProfile, err := profile(f.pipeFlags)
 	if err != nil {
 		return err
 	}

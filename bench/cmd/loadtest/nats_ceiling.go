@@ -32,7 +32,7 @@ type ceilResult struct {
 
 func (r ceilResult) perSec() float64 { return float64(r.events) / r.wall.Seconds() }
 
-func runCeiling(ctx context.Context, url string, f demoFlags) (ceilResult, error) {
+func runCeiling(ctx context.Context, url string, f natsFlags) (ceilResult, error) {
 	var res ceilResult
 	genConn, err := natsx.Connect(url, nats.Name("sluice-ceiling-generator"))
 	if err != nil {

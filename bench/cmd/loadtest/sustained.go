@@ -78,7 +78,7 @@ func heldVerdict(rate int, window time.Duration, produced int64, samples []lagSa
 // sustainedRun is the state of one sustained run: the generator child,
 // the samples and the window's figures.
 type sustainedRun struct {
-	f              demoFlags
+	f              kafkaFlags
 	names          market.Names
 	adm            *kadm.Client
 	in             *interrupts
@@ -250,16 +250,8 @@ func (c *child) end() {
 // generator, prints a line a second, judges the window when the generator
 // exits, and calls done once every event in the topic is settled.
 func (s *sustainedRun) watch(k *market.Kafka, tally *ktally, _ time.Time, done func(time.Time)) (stop func()) {
-	stopped, exited := make(chan struct{}), make(chan struct{})
 	w := &windowWatch{s: s, k: k, tally: tally, done: done}
-	go func() {
-		defer close(exited)
-		w.run(stopped)
-	}()
-	return func() {
-		close(stopped)
-		<-exited
-	}
+	return goWatch(w.run)
 }
 
 // windowWatch is the state of the sustained mode's watching goroutine.
@@ -480,7 +472,7 @@ func (t *ktally) takeWindow() (cons, prod market.Latencies) {
 // checkSustained returns what is wrong with the Kafka demo's --rate and
 // --duration, or "": both or neither, the rate in [1, maxRate], the
 // window at least 2 s (to judge it) and at most maxDuration.
-func checkSustained(f demoFlags) string {
+func checkSustained(f kafkaFlags) string {
 	switch {
 	case f.rate == 0 && f.duration == 0:
 		return ""
@@ -503,7 +495,7 @@ const maxWarmup = 10 * time.Minute
 
 // checkWarmup returns what is wrong with --warmup, or "". set tells which
 // flags were given on the command line.
-func checkWarmup(f demoFlags, set map[string]bool) string {
+func checkWarmup(f kafkaFlags, set map[string]bool) string {
 	switch {
 	case f.warmup < 0 || f.warmup > maxWarmup:
 		return fmt.Sprintf("--warmup must be from 0 to %s, got %s", maxWarmup, f.warmup)

@@ -155,10 +155,10 @@ func TestKafkaSustainedRunReportsEachSecondAndStoresEveryEvent(t *testing.T) {
 	const rate, window = 2000, 4
 	d := startDemo(t, "--kafka", s.kafka, "--clickhouse", s.clickhouse, "--name", "sustained",
 		"--rate", strconv.Itoa(rate), "--duration", strconv.Itoa(window)+"s", "--warmup", "2s")
-	if code := d.wait(t, 90*time.Second); code != 0 {
-		t.Fatalf("exit %d:\n%s", code, d.out())
+	if code := d.wait(90 * time.Second); code != 0 {
+		t.Fatalf("exit %d:\n%s", code, d.Output())
 	}
-	out := d.out()
+	out := d.Output()
 	t.Log(out)
 	var perSecond, lat, verdicts, warm, warmOver, cpu int
 	var produced int64 = -1
@@ -212,15 +212,15 @@ func TestKafkaSustainedGeneratorDiesWithTheDemo(t *testing.T) {
 	s := needServices(t)
 	d := startDemo(t, "--kafka", s.kafka, "--clickhouse", s.clickhouse, "--name", "orphan",
 		"--rate", "500", "--duration", "60s")
-	d.await(t, sustainedLine)
+	d.await(sustainedLine)
 	pid := genPID(t, market.NamesFor("orphan").In)
 	if pid == 0 {
-		t.Fatalf("no `loadtest gen` child producing to %s:\n%s", market.NamesFor("orphan").In, d.out())
+		t.Fatalf("no `loadtest gen` child producing to %s:\n%s", market.NamesFor("orphan").In, d.Output())
 	}
-	if err := d.cmd.Process.Kill(); err != nil {
+	if err := d.Cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	d.wait(t, 10*time.Second)
+	d.wait(10 * time.Second)
 	deadline := time.Now().Add(10 * time.Second)
 	for syscall.Kill(pid, 0) == nil {
 		if time.Now().After(deadline) {
@@ -254,7 +254,7 @@ func genPID(t *testing.T, topic string) int {
 // before counts in no figure, and a window that never opened stays empty.
 func TestSustainedWindowCountsFromTheEndOfTheWarmUp(t *testing.T) {
 	t0 := time.Now()
-	s := &sustainedRun{f: demoFlags{rate: 1000, duration: 4 * time.Second, warmup: 2 * time.Second}}
+	s := &sustainedRun{f: kafkaFlags{pipeFlags: pipeFlags{rate: 1000, duration: 4 * time.Second}, warmup: 2 * time.Second}}
 	s.sample(t0, 500) // still warming up: no sample
 	s.closeWindow(t0.Add(time.Second), 1000, 900, 900)
 	if s.window != 0 || len(s.samples) != 0 {

@@ -68,7 +68,7 @@ func parseSweep(s string) (sweepRange, error) {
 
 // checkSweep returns what is wrong with the sweep's flags, or "". set
 // tells which flags were given on the command line.
-func checkSweep(f demoFlags, set map[string]bool) string {
+func checkSweep(f kafkaFlags, set map[string]bool) string {
 	if f.sweep == "" {
 		if f.report != "" {
 			return "--report goes with --sweep"
@@ -133,7 +133,7 @@ func passes(held bool, p99 time.Duration) bool { return held && p99 > 0 && p99 <
 
 // sweepKafka runs the sweep: a sustained demo run per step, until a step
 // fails, the range ends, or the demo is interrupted.
-func sweepKafka(ctx context.Context, in *interrupts, f demoFlags, stdout, stderr io.Writer) error {
+func sweepKafka(ctx context.Context, in *interrupts, f kafkaFlags, stdout, stderr io.Writer) error {
 	r, err := parseSweep(f.sweep)
 	if err != nil {
 		return err
@@ -208,7 +208,7 @@ func sweepKafka(ctx context.Context, in *interrupts, f demoFlags, stdout, stderr
 }
 
 // pipelineStep runs one sustained window of the pipeline at rate.
-func pipelineStep(ctx context.Context, in *interrupts, f demoFlags, rate int, stdout, stderr io.Writer) sweepStep {
+func pipelineStep(ctx context.Context, in *interrupts, f kafkaFlags, rate int, stdout, stderr io.Writer) sweepStep {
 	f.rate = rate
 	f.compare = false // the bare loop runs at the rate, in a step of its own, not on a backlog
 	var got *sustainedRun
@@ -266,7 +266,7 @@ func printSweep(w io.Writer, steps []sweepStep, planned int) {
 }
 
 // writeSweepReport writes the HTML report to path.
-func writeSweepReport(path string, f demoFlags, steps, bareSteps []sweepStep, planned int) error {
+func writeSweepReport(path string, f kafkaFlags, steps, bareSteps []sweepStep, planned int) error {
 	out, err := os.Create(path)
 	if err != nil {
 		return err

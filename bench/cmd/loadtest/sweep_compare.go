@@ -28,7 +28,7 @@ import (
 // judged by the same rule as the pipeline's steps.
 
 // bareStep runs one sustained window of the bare loop at rate.
-func bareStep(ctx context.Context, in *interrupts, adm *kadm.Client, db *sql.DB, f demoFlags, rate int, stdout, stderr io.Writer) (sweepStep, error) {
+func bareStep(ctx context.Context, in *interrupts, adm *kadm.Client, db *sql.DB, f kafkaFlags, rate int, stdout, stderr io.Writer) (sweepStep, error) {
 	f.rate = rate
 	names := market.NamesFor(f.name + "-bare")
 	drop, err := freshBare(ctx, adm, db, f.partitions, names)
@@ -203,7 +203,7 @@ type bareRunner struct {
 	adm   *kadm.Client
 }
 
-func openBare(ctx context.Context, f demoFlags) (*bareRunner, error) {
+func openBare(ctx context.Context, f kafkaFlags) (*bareRunner, error) {
 	db, err := clickhousex.Open(ctx, f.clickhouse)
 	if err != nil {
 		return nil, err
@@ -217,7 +217,7 @@ func openBare(ctx context.Context, f demoFlags) (*bareRunner, error) {
 }
 
 // step runs one sustained window of the bare loop at rate.
-func (b *bareRunner) step(ctx context.Context, in *interrupts, f demoFlags, rate int, stdout, stderr io.Writer) sweepStep {
+func (b *bareRunner) step(ctx context.Context, in *interrupts, f kafkaFlags, rate int, stdout, stderr io.Writer) sweepStep {
 	st, err := bareStep(ctx, in, b.adm, b.db, f, rate, stdout, stderr)
 	return failedStep(st, err)
 }

@@ -21,7 +21,7 @@ const (
 	pubP99  = 120 * time.Millisecond
 )
 
-func writeSweepHTML(w io.Writer, f demoFlags, steps, bareSteps []sweepStep, planned int) error {
+func writeSweepHTML(w io.Writer, f kafkaFlags, steps, bareSteps []sweepStep, planned int) error {
 	var b strings.Builder
 	b.WriteString(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8">

@@ -84,7 +84,7 @@ func TestSweepRangeAndPassRule(t *testing.T) {
 // with a p99 above fails, and says why.
 func TestSweepStepOf(t *testing.T) {
 	run := func(lat time.Duration) *sustainedRun {
-		s := &sustainedRun{f: demoFlags{rate: 1000}, window: 4 * time.Second, produced: 4000, storedWin: 3960,
+		s := &sustainedRun{f: kafkaFlags{pipeFlags: pipeFlags{rate: 1000}}, window: 4 * time.Second, produced: 4000, storedWin: 3960,
 			samples: []lagSample{{time.Second, 10}, {2 * time.Second, 5}, {3 * time.Second, 8}, {4 * time.Second, 3}}}
 		for range 100 {
 			s.cons.Add(lat)
@@ -105,7 +105,7 @@ func TestSweepHTMLIsSelfContainedWithChartAndReferences(t *testing.T) {
 		{rate: 1000, window: 2 * time.Second, in: 1000, stored: 990, p50: 20 * time.Millisecond, p99: 60 * time.Millisecond, held: true, pass: true, why: "ok"},
 		{rate: 2000, window: 2 * time.Second, in: 2000, stored: 1500, p50: 90 * time.Millisecond, p99: 400 * time.Millisecond, why: "lag <grew>"},
 	}
-	if err := writeSweepReport(path, demoFlags{sweep: "1000:3000:1000", duration: 2 * time.Second}, steps, steps[:1], 3); err != nil {
+	if err := writeSweepReport(path, kafkaFlags{sweep: "1000:3000:1000", pipeFlags: pipeFlags{duration: 2 * time.Second}}, steps, steps[:1], 3); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(path)
@@ -140,10 +140,10 @@ func TestKafkaSweepFindsTheHighestRateAndWritesTheReport(t *testing.T) {
 	report := filepath.Join(t.TempDir(), "sweep.html")
 	d := startDemo(t, "--kafka", s.kafka, "--clickhouse", s.clickhouse, "--name", "sweep",
 		"--sweep", "500:1000:500", "--duration", "2s", "--warmup", "1s", "--report", report, "--compare")
-	if code := d.wait(t, 90*time.Second); code != 0 {
-		t.Fatalf("exit %d:\n%s", code, d.out())
+	if code := d.wait(90 * time.Second); code != 0 {
+		t.Fatalf("exit %d:\n%s", code, d.Output())
 	}
-	out := d.out()
+	out := d.Output()
 	t.Log(out)
 	type row struct {
 		rate       string

@@ -10,7 +10,21 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sluicehq/sluice/bench/internal/cli"
 )
+
+// Program is the lab's command line: the experiments (Main) by default,
+// and the commands beside them.
+var Program = cli.Program{
+	Name:    "lab",
+	Default: &cli.Command{Summary: "run the experiments named (every one by default), check their answers and report", Run: Main},
+	Commands: []cli.Command{
+		{Name: "list", Summary: "list the experiments named (every one by default) and their variants; run nothing", Run: func(args []string, stdout, stderr io.Writer) int {
+			return Main(append([]string{"--list-variants"}, args...), stdout, stderr)
+		}},
+	},
+}
 
 // Main is the lab command, `go run ./bench/cmd/lab [flags] [NAME…]`. It returns the exit status: 0,
 // 1 when any row FAILED (or a report could not be written), 2 for bad
@@ -35,22 +49,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&rustDir, "rust", "", "the cargo project of the Rust programs (default: bench/rust above the working directory or the executable)")
 	fs.DurationVar(&runTime, "time", 0, "target duration of one run of an in-process case (default 200ms, 50ms with --quick)")
 	fs.DurationVar(&timeout, "timeout", 2*time.Minute, "a run that takes longer is FAILED (lost values block forever)")
-	fs.BoolVar(&listVariants, "list-variants", false, "list the experiments and their variants, run nothing")
-	fs.Usage = func() { benchUsage(stderr, fs) }
-
-	var names []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if err == flag.ErrHelp {
-				return 0
-			}
-			return 2
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		names = append(names, fs.Arg(0))
-		args = fs.Args()[1:]
+	fs.BoolVar(&listVariants, "list-variants", false, "list the experiments and their variants, run nothing (as `lab list`)")
+	names, code, ok := cli.Parse(fs, labHelp(), true, args, stdout, stderr)
+	if !ok {
+		return code
 	}
 
 	cfg := &Config{Mode: Full, Count: runs, Time: runTime, Timeout: timeout, RustDir: rustDir, countSet: runs != 0}
@@ -217,8 +219,10 @@ func listAll(w io.Writer, cfg *Config, exps []*Experiment) {
 	}
 }
 
-func benchUsage(w io.Writer, fs *flag.FlagSet) {
-	fmt.Fprintf(w, `usage: go run ./bench/cmd/lab [flags] [NAME…]
+// labHelp heads `lab -h`; the flags follow it.
+func labHelp() string {
+	var b strings.Builder
+	b.WriteString(`usage: go run ./bench/cmd/lab [flags] [NAME…]
 
 Runs the seeds' experiments side by side with sluice, peer libraries and
 Rust, checks every variant's answer and reports medians, per-item costs and
@@ -227,17 +231,7 @@ and makes the command exit 1. Experiments (all by default):
 
 `)
 	for _, e := range experiments() {
-		fmt.Fprintf(w, "  %-9s seed %s: %s\n", e.Name, e.Seed, e.Title)
+		fmt.Fprintf(&b, "  %-9s seed %s: %s\n", e.Name, e.Seed, e.Title)
 	}
-	fmt.Fprintln(w, "\nflags:")
-	fs.VisitAll(func(f *flag.Flag) {
-		if strings.HasPrefix(f.Usage, "internal") {
-			return
-		}
-		def := ""
-		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" && f.DefValue != "0s" {
-			def = " (default " + f.DefValue + ")"
-		}
-		fmt.Fprintf(w, "  --%s\n\t%s%s\n", f.Name, f.Usage, def)
-	})
+	return b.String()
 }

@@ -1,13 +1,13 @@
 package lab
 
 import (
-	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"time"
+
+	"github.com/sluicehq/sluice/bench/internal/services"
 )
 
 // seed002Programs are the Go programs of seed 002's comparison, each a
@@ -40,26 +40,18 @@ type goBuild struct {
 // buildGoPrograms builds every program of seed002Programs into a new
 // temporary directory and returns it; on error it removes it.
 func buildGoPrograms(timeout time.Duration) (string, error) {
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		return "", fmt.Errorf("go not found: %w", errSkip)
-	}
-	dir, err := os.MkdirTemp("", "sluice-seed002-")
-	if err != nil {
-		return "", err
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	args := []string{"build", "-o", dir + string(filepath.Separator)}
-	for _, p := range seed002Programs {
-		args = append(args, seed002Path+p)
+	pkgs := make([]string, len(seed002Programs))
+	for i, p := range seed002Programs {
+		pkgs[i] = seed002Path + p
 	}
-	cmd := exec.CommandContext(ctx, gobin, args...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		os.RemoveAll(dir)
-		return "", fmt.Errorf("go build of bench/seed002 (run from the repository or bench/): %v: %s", err, lastLine(out.String()))
+	dir, err := services.Build(ctx, "sluice-seed002-", pkgs...)
+	switch {
+	case errors.Is(err, services.ErrNoGo):
+		return "", fmt.Errorf("go not found: %w", errSkip)
+	case err != nil:
+		return "", fmt.Errorf("bench/seed002 (run from the repository or bench/): %w", err)
 	}
 	return dir, nil
 }
