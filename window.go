@@ -69,11 +69,11 @@ type WindowSpec[T any, K comparable, A any] struct {
 	// once the watermark passes its end, so OutOfOrder is also the delay
 	// between the end of a window and its emission.
 	OutOfOrder time.Duration
-	// Lateness is how long after its emission a window is kept: an item
-	// that arrives behind its partition's watermark, but less than
-	// Lateness behind its window's end, updates the window, which is
-	// emitted again with the next Revision. An item later than that goes
-	// to Late.
+	// Lateness is how long after its emission a window is kept: a late
+	// item (see [Window]: judged against its own partition's watermark)
+	// less than Lateness behind its window's end updates the window,
+	// which is emitted again with the next Revision. An item later than
+	// that goes to Late.
 	Lateness time.Duration
 	// Idle, if > 0, is how long a source partition may send nothing
 	// before the watermark stops waiting for it (counted from its last
@@ -120,7 +120,8 @@ type Pane[K comparable, A any] struct {
 }
 
 // Late is an item that came too late for every window it falls in: its
-// event time, and its partition's watermark when it arrived. It carries the
+// event time, and the watermark that judged it (see [Window]) when it
+// arrived. It carries the
 // item's receipts, settled by whoever stores it.
 type Late[T any] struct {
 	Item      T
@@ -173,11 +174,13 @@ type WindowStats struct {
 // watermark, which emits windows, is their minimum over the partitions
 // not idle (see spec.Idle); it goes back when a partition joins behind
 // the others (newly assigned, or active again), and windows not yet
-// emitted then wait for it. An item is late when it is behind its own
-// partition's watermark: within spec.Lateness of its window's end it
-// updates the window (re-emitted with the next Revision), beyond it it
-// goes to spec.Late. So a partition read behind the others — a backlog
-// taken over from a member that left — is not late. Lateness is decided
+// emitted then wait for it. An item is late when its window ended before
+// the lower of its own partition's watermark and the highest the stage's
+// has been: within spec.Lateness of its window's end it updates the
+// window (re-emitted with the next Revision), beyond it it goes to
+// spec.Late. So a partition read behind the others — a backlog taken
+// over from a member that left — is not late, and a partition ahead of
+// the others is not judged more strictly than by the stage's watermark. Lateness is decided
 // by the router as of that item, so with one partition the windows'
 // contents are a function of the input alone, the same for every n and
 // every run.

@@ -175,6 +175,7 @@ func (r *windowRouter[T, K]) removeParts(drop func(pt *part) bool) {
 func (r *windowRouter[T, K]) setWM(wm int64) {
 	if wm != r.wm {
 		r.wm = wm
+		r.hw = max(r.hw, wm)
 		r.ws.wm.Store(wm)
 	}
 }

@@ -44,6 +44,7 @@ type windowRouter[T any, K comparable] struct {
 	lastK  partKey
 	minP   *part // the partition that holds the watermark back; nil: none
 	wm     int64 // the watermark
+	hw     int64 // the highest the watermark has been
 	marked int64 // the watermark of the last marker sent
 	next   int64 // aligned windows: the next window end a marker is due at
 	now    int64 // the router's clock, read per chunk
@@ -121,7 +122,7 @@ func (r *windowRouter[T, K]) relist() {
 func (r *windowRouter[T, K]) init() {
 	r.parts = make(map[partKey]*part)
 	r.listers = make(map[Settler]PartitionLister)
-	r.wm, r.marked, r.next = math.MinInt64, math.MinInt64, math.MinInt64
+	r.wm, r.hw, r.marked, r.next = math.MinInt64, math.MinInt64, math.MinInt64, math.MinInt64
 	r.visit = func(x Receipt) {
 		if r.cur.t == nil {
 			r.cur = x
@@ -196,10 +197,13 @@ func (r *windowRouter[T, K]) route(kc routeTo[T], v *T) bool {
 	case woke || (grew && (r.minP == nil || r.minP == pt)):
 		r.recompute()
 	}
-	// Lateness is judged against the item's own partition: a partition
-	// read behind the others (a backlog taken over) is not late, and holds
-	// the watermark back while it catches up.
-	lw := satSub(pt.max, r.ws.ooo)
+	// Lateness is judged against the item's own partition's watermark: a
+	// partition read behind the others (a backlog taken over) is not late,
+	// and holds the watermark back while it catches up. A partition ahead
+	// of the others is judged as leniently as the stage's highest
+	// watermark: its item is late only once its window could have been
+	// emitted.
+	lw := min(satSub(pt.max, r.ws.ooo), r.hw)
 	if satAdd(r.ws.win.lastEnd(ts), r.ws.lateness) <= lw {
 		return r.toLate(v, ts, lw)
 	}
