@@ -73,9 +73,15 @@ func TestWindowOfARevokedPartitionIsNotEmittedByItsOldOwner(t *testing.T) {
 		}
 	}
 	ticks.Close()
-	eventually(t, time.Minute, "each member is done with the windows it held", func() bool {
+	eventually(t, time.Minute, "each member is done with the windows it held, and stored what it emitted", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
 		wa, wb := statsWindow(pa), statsWindow(pb)
-		return wa.Emitted+wa.Revoked >= 2 && wb.Emitted >= 1
+		by := map[string]int64{}
+		for _, s := range panes {
+			by[s.member]++
+		}
+		return wa.Emitted+wa.Revoked >= 2 && wb.Emitted >= 1 && by["A"] == wa.Emitted && by["B"] == wb.Emitted
 	})
 	cancel()
 	for _, done := range []chan error{aDone, bDone} {
@@ -97,5 +103,96 @@ func TestWindowOfARevokedPartitionIsNotEmittedByItsOldOwner(t *testing.T) {
 	}
 	if w := statsWindow(pa); w.Revoked != 1 {
 		t.Fatalf("A discarded %d windows, want 1 (the moved partition's)", w.Revoked)
+	}
+}
+
+// Member A reads one partition live, its watermark at 10 s; member B
+// holds the other's windows unstored, then leaves. A takes B's partition
+// over and reads its backlog from the committed offset — event times far
+// behind A's watermark — judged against that partition's own watermark:
+// none is late, and A emits each of its windows once, whole.
+func TestWindowATakenOverBacklogIsNotLate(t *testing.T) {
+	const parts, n, group = 2, 2000, "window-takeover"
+	in := newTopic(t, parts)
+	t0 := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
+	id := func(m kafkax.Msg) int { v, _ := strconv.Atoi(string(m.Value())); return v }
+	type stored struct {
+		part         int32
+		start, items int
+	}
+	var mu sync.Mutex
+	var panes []stored
+	ctx, cancel := context.WithCancel(ctxT(t, 2*time.Minute))
+	defer cancel()
+	member := func(ctx context.Context, block bool) (*kafkax.Source, *sluice.Pipeline, chan error) {
+		src := newSource(t, group, []string{in})
+		p := sluice.New(ctx)
+		spec := sluice.WindowSpec[kafkax.Msg, int32, int]{
+			Windows:    sluice.Tumbling(time.Second),
+			Key:        func(m kafkax.Msg) int32 { return m.Partition() },
+			Time:       func(m kafkax.Msg) time.Time { return t0.Add(time.Duration(id(m)) * 5 * time.Millisecond) },
+			Fold:       func(c *int, _ kafkax.Msg) { *c++ },
+			OutOfOrder: 10 * time.Millisecond,
+		}
+		win := sluice.Window(p, "bars", kafkax.Read(p, "read", src), 2, spec)
+		sluice.ForEach(p, "store", win, 1, func(ctx context.Context, pn sluice.Pane[int32, int]) error {
+			if block { // B stores nothing: its records stay uncommitted
+				<-ctx.Done()
+				return ctx.Err()
+			}
+			mu.Lock()
+			panes = append(panes, stored{pn.Key, int(pn.Start.Sub(t0) / time.Second), pn.Items})
+			mu.Unlock()
+			return nil
+		})
+		done := make(chan error, 1)
+		go func() { done <- p.Wait() }()
+		return src, p, done
+	}
+	a, pa, aDone := member(ctx, false)
+	bctx, bcancel := context.WithCancel(ctx)
+	defer bcancel()
+	b, pb, bDone := member(bctx, true)
+	eventually(t, time.Minute, "each member owns a partition", func() bool {
+		return len(a.Partitions()) == 1 && len(b.Partitions()) == 1
+	})
+	produceToPartitions(t, in, n, parts)
+	eventually(t, time.Minute, "A emitted its partition's first 9 windows and B holds its records", func() bool {
+		return statsWindow(pa).Emitted >= 9 && statsWindow(pb).Emitted >= 1
+	})
+	bcancel()
+	if err := <-bDone; err != nil && !errors.Is(err, context.Canceled) {
+		t.Fatal(err)
+	}
+	if err := b.Close(); err != nil {
+		t.Logf("B's close: %v", err)
+	}
+	eventually(t, time.Minute, "A stored the taken-over partition's windows", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		w := statsWindow(pa)
+		return len(panes) >= 18 || w.Late+w.LateDropped > 0
+	})
+	cancel()
+	if err := <-aDone; err != nil && !errors.Is(err, context.Canceled) {
+		t.Fatal(err)
+	}
+	w := statsWindow(pa)
+	mu.Lock()
+	defer mu.Unlock()
+	t.Logf("A: %+v; panes %+v", w, panes)
+	if w.Late+w.LateDropped != 0 {
+		t.Fatalf("A took %d events of the taken-over backlog as late", w.Late+w.LateDropped)
+	}
+	seen := map[[2]int]bool{}
+	for _, s := range panes {
+		k := [2]int{int(s.part), s.start}
+		if seen[k] || s.items != 100 {
+			t.Fatalf("pane %+v (again: %v); want each window once, 100 records", s, seen[k])
+		}
+		seen[k] = true
+	}
+	if len(seen) != 18 {
+		t.Fatalf("%d windows stored, want 9 of each partition", len(seen))
 	}
 }
