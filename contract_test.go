@@ -31,7 +31,7 @@ type hook func(ctx context.Context, v int) error
 type stageRow struct {
 	name  string
 	multi bool // takes a worker count; otherwise it runs with 1
-	fixed bool // with multi: a fixed count only, no Auto and no call chain (Keyed)
+	fixed bool // with multi: a fixed count only, no Auto and no call chain (Keyed, Window)
 	errs  bool // its function can return an error (otherwise the error case is skipped)
 	// policies: the stage settles each item on its own under the error
 	// options (SkipErrors, DeadLetter, Retry, Timeout), which build passes
@@ -43,6 +43,10 @@ type stageRow struct {
 	// yields: the source is an iterator; an item it has yielded is taken
 	// (the iterator cannot take it back), so a drain must deliver it.
 	yields bool
+	// opens: a drain leaves its open windows unemitted (Window, whose
+	// inputs then stay unsettled for a restart): the item of the newest
+	// window does not come out.
+	opens bool
 	// build makes the pipeline: the stage under test fed with xs. It
 	// returns what reached the end of the pipeline, to be called after
 	// Wait, or nil when the hook's calls are the output (sinks).
@@ -95,6 +99,23 @@ var stageRows = []stageRow{
 			},
 		}
 		return collected(sluice.Collect(p, "out", sluice.Keyed(p, "stage", sluice.FromSlice(p, "src", xs), n, fn, opts...)))
+	}},
+	{name: "Window", multi: true, fixed: true, opens: true, build: func(p *sluice.Pipeline, xs []int, n int, h hook, opts ...sluice.StageOption) func() []int {
+		// One-millisecond windows, one item each: every item comes out once,
+		// as its window's accumulator. Fold returns no error.
+		spec := sluice.WindowSpec[int, int, int]{
+			Windows: sluice.Tumbling(time.Millisecond),
+			Key:     func(v int) int { return v % 13 },
+			Time:    func(v int) time.Time { return time.Unix(0, int64(v)*int64(time.Millisecond)) },
+			Fold: func(acc *int, v int) {
+				_ = h(p.Context(), v)
+				*acc = v
+			},
+		}
+		panes := sluice.Window(p, "stage", sluice.FromSlice(p, "src", xs), n, spec, opts...)
+		return collected(sluice.Collect(p, "out", sluice.Map(p, "acc", panes, 1, func(_ context.Context, pn sluice.Pane[int, int]) (int, error) {
+			return pn.Acc, nil
+		})))
 	}},
 	{name: "ForEach", multi: true, errs: true, policies: true, build: func(p *sluice.Pipeline, xs []int, n int, h hook, opts ...sluice.StageOption) func() []int {
 		sluice.ForEach(p, "stage", sluice.FromSlice(p, "src", xs), n, h, opts...)
@@ -499,7 +520,7 @@ func TestContractNoCallAfterTheParentsCancelReturned(t *testing.T) {
 		}
 		for _, chain := range []bool{false, true} {
 			if chain && row.fixed {
-				continue // Keyed takes no function option: it has no chain
+				continue // Keyed and Window take no function option: they have no chain
 			}
 			var opts []sluice.StageOption
 			name := row.name + "/plain"

@@ -15,6 +15,7 @@ type kmsg[T any] struct {
 	v   T
 	ts  int64 // Window: the item's event time (ns since the Unix epoch)
 	wm  int64 // Window: the watermark as the router took the item, or a marker's
+	lw  int64 // Window: the watermark of the item's partition, which judges its lateness
 	ctl bool  // to every worker: a control item, or (Window) a watermark marker
 }
 

@@ -34,6 +34,28 @@ type PartitionLister interface {
 	Partitions() []uint64
 }
 
+// Revoker is implemented by a [Partitioned] Settler whose partitions can
+// be taken away while it runs, for another reader to process their
+// unsettled messages again (kafkax: a consumer group's rebalance moves a
+// partition to another member). A [Window] stage registers with OnRevoke
+// when it first sees the Settler, and unregisters when its pipeline ends.
+//
+// Told of a revoke, the stage discards, unemitted, every window whose
+// inputs held since its last emission all came from partitions taken
+// away: the new reader gets those messages again and computes the window
+// again, whole. It drops their receipts without settling them, and drops
+// the items of those partitions that reach it later. A window fed by
+// partitions still read here too is emitted as usual (see [Window]); an
+// update of a window emitted already (lateness) is emitted as usual.
+type Revoker interface {
+	// OnRevoke registers f and returns a function that unregisters it.
+	// The Settler calls f with the partitions taken away before another
+	// reader can read them; f does not block. Once f is called, settling
+	// a message of those partitions does nothing, and their ids are not
+	// used again.
+	OnRevoke(f func(ids []uint64)) (stop func())
+}
+
 // Parker is implemented by a [Settler] that bounds the messages it has
 // handed out and not seen settled (kafkax's MaxInFlight), and that can
 // set aside those held by a [Window] stage: Park says that the message
@@ -71,9 +93,13 @@ type windowShared struct {
 	parts, idleNow atomic.Int64
 	late, dropped  atomic.Int64
 	loggedDrop     atomic.Bool
+	// Partitions taken away (Revoker): revokes counts the calls, gone
+	// (under mu) holds them; revoked counts the windows discarded.
+	revokes, revoked atomic.Int64
 
 	mu   sync.Mutex
 	held map[Settler]*heldCount
+	gone map[partKey]bool
 
 	counters []*windowCounters // one per worker, registered before they start
 }
@@ -88,7 +114,7 @@ type heldCount struct {
 }
 
 func newWindowShared(p *Pipeline, s *stage, w Windows, ooo, lateness, idle time.Duration) *windowShared {
-	ws := &windowShared{p: p, s: s, win: w, ooo: int64(ooo), lateness: int64(lateness), idle: int64(idle), held: make(map[Settler]*heldCount)}
+	ws := &windowShared{p: p, s: s, win: w, ooo: int64(ooo), lateness: int64(lateness), idle: int64(idle), held: make(map[Settler]*heldCount), gone: make(map[partKey]bool)}
 	ws.wm.Store(math.MinInt64)
 	return ws
 }
@@ -137,6 +163,7 @@ func (ws *windowShared) stats() WindowStats {
 	}
 	st.Partitions, st.IdlePartitions = int(ws.parts.Load()), int(ws.idleNow.Load())
 	st.Late, st.LateDropped = ws.late.Load(), ws.dropped.Load()
+	st.Revoked = ws.revoked.Load()
 	for _, c := range ws.counters {
 		st.Open += c.open.Load()
 		st.Held += c.held.Load()

@@ -69,17 +69,22 @@ type WindowSpec[T any, K comparable, A any] struct {
 	// once the watermark passes its end, so OutOfOrder is also the delay
 	// between the end of a window and its emission.
 	OutOfOrder time.Duration
-	// Lateness is how long after its emission a window is kept: an item
-	// that arrives behind the watermark, but less than Lateness behind
-	// its window's end, updates the window, which is emitted again with
-	// the next Revision. An item later than that goes to Late.
+	// Lateness is how long after its emission a window is kept: a late
+	// item (see [Window]: judged against its own partition's watermark)
+	// less than Lateness behind its window's end updates the window,
+	// which is emitted again with the next Revision. An item later than
+	// that goes to Late.
 	Lateness time.Duration
 	// Idle, if > 0, is how long a source partition may send nothing
-	// before the watermark stops waiting for it; it rejoins when it sends
-	// again (its items may then be late). With Idle == 0 a silent
-	// partition holds the watermark back until the end of the input (the
-	// stage logs it once). If every partition is idle the watermark is
-	// the largest of theirs.
+	// before the watermark stops waiting for it (counted from its last
+	// item, or from when the stage learnt of it: a partition listed
+	// but silent at the start holds the watermark for Idle at most); it
+	// rejoins when it sends again, judged against its own watermark. With
+	// Idle == 0 a silent partition holds the watermark back until the end
+	// of the input (the stage logs it once). If every partition is idle
+	// the watermark is the largest of theirs: it does not follow the
+	// wall clock, so the window of the newest event stays open until an
+	// item moves the watermark on, or the input ends.
 	Idle time.Duration
 	// Late, if set, is filled with a stream of the items that came after
 	// their every window's Lateness: its consumer settles them. If nil,
@@ -98,8 +103,10 @@ type WindowSpec[T any, K comparable, A any] struct {
 // it (as [ForEach] does) settles them, so a message is acknowledged only
 // once every window it went into is stored. A window updated by late
 // items is emitted again with the next Revision and the whole
-// accumulator: a store keyed by (Key, Start) that keeps the highest
-// Revision holds the right row after any replay.
+// accumulator. A store keyed by (Key, Start) should keep the row with the
+// most Items, not the highest Revision: a replay that starts in the
+// middle of a window (its first items were stored and settled, its late
+// ones not) computes it again from fewer items, as Revision 0.
 type Pane[K comparable, A any] struct {
 	Receipt
 	Key        K
@@ -113,7 +120,8 @@ type Pane[K comparable, A any] struct {
 }
 
 // Late is an item that came too late for every window it falls in: its
-// event time, and the stage's watermark when it arrived. It carries the
+// event time, and the watermark that judged it (see [Window]) when it
+// arrived. It carries the
 // item's receipts, settled by whoever stores it.
 type Late[T any] struct {
 	Item      T
@@ -148,6 +156,9 @@ type WindowStats struct {
 	// Late is the items beyond lateness sent to the late stream;
 	// LateDropped those acknowledged because no late stream was set.
 	Late, LateDropped int64
+	// Revoked is the windows discarded unemitted because every input
+	// they held came from partitions taken away ([Revoker]).
+	Revoked int64
 }
 
 // Window starts a stage that groups the items of in by key and by time
@@ -156,17 +167,29 @@ type WindowStats struct {
 // the keys, as in [Keyed]; a router (one goroutine) reads each item's
 // event time, keeps the watermark and routes the item.
 //
-// Event time and the watermark: the watermark is the largest event time
-// seen minus spec.OutOfOrder, tracked per source partition — the
-// partition of an item's [Receipt], when its connector's [Settler]
-// implements [Partitioned] (kafkax: per Kafka partition) — and combined
-// as the minimum over the partitions not idle (see spec.Idle). It never
-// goes back. An item behind the watermark is late: within spec.Lateness
-// of its window's end it updates the window (re-emitted with the next
-// Revision), beyond it it goes to spec.Late. Whether an item is late is
-// decided by the router with the watermark as of that item, so with one
-// partition the windows' contents are a function of the input alone, the
-// same for every n and every run.
+// Event time and the watermark: a partition's watermark is the largest
+// event time seen from it minus spec.OutOfOrder — per source partition,
+// the partition of an item's [Receipt] when its connector's [Settler]
+// implements [Partitioned] (kafkax: per Kafka partition). The stage's
+// watermark, which emits windows, is their minimum over the partitions
+// not idle (see spec.Idle); it goes back when a partition joins behind
+// the others (newly assigned, or active again), and windows not yet
+// emitted then wait for it. An item is late when its window ended before
+// the lower of its own partition's watermark and the highest the stage's
+// has been: within spec.Lateness of its window's end it updates the
+// window (re-emitted with the next Revision), beyond it it goes to
+// spec.Late. So a partition read behind the others — a backlog taken
+// over from a member that left — is not late, and a partition ahead of
+// the others is not judged more strictly than by the stage's watermark. Lateness is decided
+// by the router as of that item, so with one partition the windows'
+// contents are a function of the input alone, the same for every n and
+// every run.
+//
+// Partitions taken away: when the source's Settler implements [Revoker]
+// (kafkax), a window whose inputs all came from partitions taken away is
+// discarded, not emitted, and its receipts dropped unsettled: the new
+// reader of those partitions computes it again. A window fed by
+// partitions still read here too is emitted with what it holds.
 //
 // Settling: an input is settled only once every window it went into has
 // been emitted and its Pane settled (stored). A window holds one pointer

@@ -17,6 +17,7 @@ type part struct {
 	name    string
 	max     int64 // largest event time seen; math.MinInt64 before any
 	seen    int64 // when it last sent an item (router clock, nowNs)
+	sent    bool  // it sent an item in the chunk at hand: seen is set at its end
 	idle    bool
 	warned  bool // its hold on the watermark was logged
 	settler Settler
@@ -43,6 +44,7 @@ type windowRouter[T any, K comparable] struct {
 	lastK  partKey
 	minP   *part // the partition that holds the watermark back; nil: none
 	wm     int64 // the watermark
+	hw     int64 // the highest the watermark has been
 	marked int64 // the watermark of the last marker sent
 	next   int64 // aligned windows: the next window end a marker is due at
 	now    int64 // the router's clock, read per chunk
@@ -54,6 +56,10 @@ type windowRouter[T any, K comparable] struct {
 	// asked.
 	listers map[Settler]PartitionLister
 	listed  int64
+	// The sources that report revoked partitions, and the count of
+	// revokes seen.
+	revokers map[Settler]bool
+	revSeen  int64
 }
 
 // listEvery is how often a Window's router asks a PartitionLister.
@@ -61,7 +67,7 @@ const listEvery = int64(100 * time.Millisecond)
 
 // newPart adds partition pk to the watermark.
 func (r *windowRouter[T, K]) newPart(pk partKey) *part {
-	pt := &part{max: math.MinInt64, seen: r.now, settler: pk.to, id: pk.id}
+	pt := &part{max: math.MinInt64, seen: nowNs(), settler: pk.to, id: pk.id}
 	switch pp, ok := pk.to.(Partitioned); {
 	case ok:
 		pt.name = pp.PartitionName(pk.id)
@@ -74,6 +80,9 @@ func (r *windowRouter[T, K]) newPart(pk partKey) *part {
 	r.list = append(r.list, pt)
 	r.ws.parts.Store(int64(len(r.list)))
 	r.minP = nil
+	if pk.to != nil {
+		r.watchRevokes(pk.to)
+	}
 	if pl, ok := pk.to.(PartitionLister); ok && r.listers[pk.to] == nil {
 		r.listers[pk.to] = pl
 		r.list0(pk.to, pl)
@@ -82,7 +91,7 @@ func (r *windowRouter[T, K]) newPart(pk partKey) *part {
 }
 
 // list0 makes the partitions of source to those pl lists now: new ones
-// hold the watermark until they send, gone ones no longer do.
+// hold the watermark until they send (or idle), gone ones no longer do.
 func (r *windowRouter[T, K]) list0(to Settler, pl PartitionLister) {
 	ids := pl.Partitions()
 	now := make(map[uint64]bool, len(ids))
@@ -92,23 +101,9 @@ func (r *windowRouter[T, K]) list0(to Settler, pl PartitionLister) {
 			r.newPart(partKey{to, id})
 		}
 	}
-	keep := r.list[:0]
-	for _, pt := range r.list {
-		if pt.settler == to && !now[pt.id] && len(ids) > 0 {
-			delete(r.parts, partKey{pt.settler, pt.id})
-			if pt.idle {
-				r.ws.idleNow.Add(-1)
-			}
-			if r.last == pt {
-				r.last = nil
-			}
-			continue
-		}
-		keep = append(keep, pt)
+	if len(ids) > 0 {
+		r.removeParts(func(pt *part) bool { return pt.settler == to && !now[pt.id] })
 	}
-	clear(r.list[len(keep):])
-	r.list = keep
-	r.ws.parts.Store(int64(len(r.list)))
 	r.recompute()
 }
 
@@ -127,7 +122,7 @@ func (r *windowRouter[T, K]) relist() {
 func (r *windowRouter[T, K]) init() {
 	r.parts = make(map[partKey]*part)
 	r.listers = make(map[Settler]PartitionLister)
-	r.wm, r.marked, r.next = math.MinInt64, math.MinInt64, math.MinInt64
+	r.wm, r.hw, r.marked, r.next = math.MinInt64, math.MinInt64, math.MinInt64, math.MinInt64
 	r.visit = func(x Receipt) {
 		if r.cur.t == nil {
 			r.cur = x
@@ -142,7 +137,8 @@ func (r *windowRouter[T, K]) init() {
 	r.now = nowNs()
 }
 
-// partOf returns the partition of item v.
+// partOf returns the partition of item v; nil for a partition taken
+// away (Revoker).
 func (r *windowRouter[T, K]) partOf(v *T) *part {
 	var pk partKey
 	if r.rc != nil {
@@ -160,6 +156,9 @@ func (r *windowRouter[T, K]) partOf(v *T) *part {
 	}
 	pt := r.parts[pk]
 	if pt == nil {
+		if r.isGone(pk) {
+			return nil
+		}
 		pt = r.newPart(pk)
 		if pt = r.parts[pk]; pt == nil { // listed as gone already: keep it while it sends
 			pt = r.newPart(pk)
@@ -176,28 +175,44 @@ func (r *windowRouter[T, K]) route(kc routeTo[T], v *T) bool {
 	}
 	ts := r.time(*v).UnixNano()
 	pt := r.partOf(v)
-	pt.seen = r.now
+	if pt == nil {
+		return true // its partition's new reader gets it again
+	}
+	pt.sent = true
+	woke := false
 	if pt.idle {
-		pt.idle = false
+		pt.idle, woke = false, true
 		r.ws.idleNow.Add(-1)
 		r.ws.p.logAt(slog.LevelInfo, "window partition active again", slog.String("stage", r.ws.s.name), slog.String("partition", pt.name))
 	}
-	if ts > pt.max {
+	grew := ts > pt.max
+	if grew {
 		pt.max = ts
-		if len(r.list) == 1 {
-			r.advance(satSub(ts, r.ws.ooo))
-		} else if r.minP == nil || r.minP == pt {
-			r.recompute()
+	}
+	switch {
+	case len(r.list) == 1:
+		if grew {
+			r.setWM(satSub(ts, r.ws.ooo))
 		}
+	case woke || (grew && (r.minP == nil || r.minP == pt)):
+		r.recompute()
 	}
-	if satAdd(r.ws.win.lastEnd(ts), r.ws.lateness) <= r.wm {
-		return r.toLate(v, ts)
+	// Lateness is judged against the item's own partition's watermark: a
+	// partition read behind the others (a backlog taken over) is not late,
+	// and holds the watermark back while it catches up. A partition ahead
+	// of the others is judged as leniently as the stage's highest
+	// watermark: its item is late only once its window could have been
+	// emitted.
+	lw := min(satSub(pt.max, r.ws.ooo), r.hw)
+	if satAdd(r.ws.win.lastEnd(ts), r.ws.lateness) <= lw {
+		return r.toLate(v, ts, lw)
 	}
-	return kc.to(h, kmsg[T]{v: *v, ts: ts, wm: r.wm})
+	return kc.to(h, kmsg[T]{v: *v, ts: ts, wm: r.wm, lw: lw})
 }
 
-// toLate hands on an item too late for all its windows.
-func (r *windowRouter[T, K]) toLate(v *T, ts int64) bool {
+// toLate hands on an item too late for all its windows by its
+// partition's watermark lw.
+func (r *windowRouter[T, K]) toLate(v *T, ts, lw int64) bool {
 	if r.late == nil {
 		r.ws.dropped.Add(1)
 		if r.rc != nil {
@@ -205,24 +220,18 @@ func (r *windowRouter[T, K]) toLate(v *T, ts int64) bool {
 		}
 		if r.ws.loggedDrop.CompareAndSwap(false, true) {
 			r.ws.p.logAt(slog.LevelWarn, "late items dropped: set WindowSpec.Late to keep them", slog.String("stage", r.ws.s.name),
-				slog.Time("event_time", time.Unix(0, ts)), slog.Time("watermark", time.Unix(0, r.wm)))
+				slog.Time("event_time", time.Unix(0, ts)), slog.Time("watermark", time.Unix(0, lw)))
 		}
 		return true
 	}
 	r.ws.late.Add(1)
-	return r.late.send(Late[T]{Item: *v, Time: time.Unix(0, ts).UTC(), Watermark: time.Unix(0, r.wm).UTC()})
-}
-
-// advance moves the watermark to wm if that is later.
-func (r *windowRouter[T, K]) advance(wm int64) {
-	if wm > r.wm {
-		r.wm = wm
-		r.ws.wm.Store(wm)
-	}
+	return r.late.send(Late[T]{Item: *v, Time: time.Unix(0, ts).UTC(), Watermark: time.Unix(0, lw).UTC()})
 }
 
 // recompute sets the watermark from the partitions: the least of the
-// active ones', or the largest when every one is idle.
+// active ones' (none while one that has sent nothing is active), or the
+// largest when every one is idle. It goes back when a partition joins
+// behind the others.
 func (r *windowRouter[T, K]) recompute() {
 	var lo, hi int64 = math.MaxInt64, math.MinInt64
 	var minP *part
@@ -239,10 +248,10 @@ func (r *windowRouter[T, K]) recompute() {
 	}
 	r.minP = minP
 	switch {
-	case active && lo != math.MinInt64:
-		r.advance(satSub(lo, r.ws.ooo))
-	case !active && hi != math.MinInt64:
-		r.advance(satSub(hi, r.ws.ooo))
+	case active:
+		r.setWM(satSub(lo, r.ws.ooo))
+	case hi != math.MinInt64:
+		r.setWM(satSub(hi, r.ws.ooo))
 	}
 }
 
@@ -261,13 +270,30 @@ func (r *windowRouter[T, K]) chunkDone(kc routeTo[T]) bool {
 		return true
 	}
 	r.now = nowNs()
+	for _, pt := range r.list {
+		if pt.sent {
+			pt.seen, pt.sent = r.now, false
+		}
+	}
+	r.syncRevoked()
 	r.relist()
 	r.checkIdle()
 	return r.mark(kc) && r.flush()
 }
 
 func (r *windowRouter[T, K]) mark(kc routeTo[T]) bool {
-	if r.wm <= r.marked {
+	if r.wm == r.marked {
+		return true
+	}
+	if r.wm < r.marked {
+		// It went back: the workers learn it from the items, which carry
+		// it; the next marker is due at the first end past it.
+		r.marked = r.wm
+		if !r.ws.win.sessions() && r.wm != math.MinInt64 {
+			r.next = r.ws.win.nextEnd(r.wm)
+		} else {
+			r.next = math.MinInt64
+		}
 		return true
 	}
 	if !r.ws.win.sessions() && r.wm < r.next {
@@ -334,6 +360,7 @@ func (r *windowRouter[T, K]) flush() bool { return r.late == nil || r.late.flush
 
 func (r *windowRouter[T, K]) ring(kc routeTo[T]) bool {
 	r.now = nowNs()
+	r.syncRevoked()
 	r.relist()
 	r.checkIdle()
 	return r.mark(kc)

@@ -72,6 +72,7 @@ type windowWorker[T any, K comparable, A any] struct {
 	lastH *heldCount
 	// The windows the item at hand was folded into.
 	touched []*win[K, A]
+	revoked goneView // the partitions taken away (window_revoke.go)
 }
 
 func newWindowWorker[T any, K comparable, A any](ws *windowShared, kc *keyedCore[T, Pane[K, A]], out *sender[Pane[K, A]], key func(T) K, spec WindowSpec[T, K, A]) *windowWorker[T, K, A] {
@@ -92,11 +93,11 @@ func (ww *windowWorker[T, K, A]) handle(m *kmsg[T]) error {
 	if m.ctl {
 		return ww.advance(m.wm)
 	}
-	ts, wm := m.ts, m.wm
+	ts, wm, lw := m.ts, m.wm, m.lw
 	if ww.timer != nil {
-		ts, wm = ww.now, ww.now
+		ts, wm, lw = ww.now, ww.now, ww.now
 	}
-	if wm > ww.wm {
+	if wm != ww.wm {
 		if err := ww.advance(wm); err != nil {
 			return err
 		}
@@ -114,9 +115,9 @@ func (ww *windowWorker[T, K, A]) handle(m *kmsg[T]) error {
 	}
 	var joined int
 	if ww.spec.Windows.sessions() {
-		joined = ww.session(kw, ts, wm, &m.v)
+		joined = ww.session(kw, ts, lw, &m.v)
 	} else {
-		joined = ww.aligned(kw, ts, wm, &m.v)
+		joined = ww.aligned(kw, ts, lw, &m.v)
 	}
 	switch {
 	case joined == 0:
@@ -153,9 +154,10 @@ func (ww *windowWorker[T, K, A]) handle(m *kmsg[T]) error {
 	return ww.fireDue()
 }
 
-// advance moves the worker's watermark to wm and emits what is due.
+// advance sets the worker's watermark to the router's, wm, and emits what
+// is due. It goes back when a partition joins behind the others.
 func (ww *windowWorker[T, K, A]) advance(wm int64) error {
-	if wm <= ww.wm {
+	if wm == ww.wm {
 		return nil
 	}
 	ww.wm = wm
@@ -176,6 +178,9 @@ func (ww *windowWorker[T, K, A]) fireDue() error {
 				continue // a session that grew: a later entry is due
 			}
 		} else if w.end != d.at {
+			continue
+		}
+		if w.dirty && ww.ws.revokes.Load() != 0 && ww.discardRevoked(w) {
 			continue
 		}
 		if w.dirty && !ww.emit(w) {

@@ -304,11 +304,14 @@ var All = []Metric{
 			r.put(float64(w.Updated), "update")
 		})},
 	{Name: "sluice.window.late", Unit: "{item}", Kind: Counter, Labels: []string{"route"},
-		Help: "Items later than a Window stage's allowed lateness: route=late_stream went to its late stream, route=acknowledged were acknowledged because it has none.",
+		Help: "Items later than a Window stage's allowed lateness: route=late_stream went to its late stream, route=dropped were acknowledged and not kept because it has none (WindowStats.LateDropped).",
 		read: window(func(r *reader, w *sluice.WindowStats) {
 			r.put(float64(w.Late), "late_stream")
-			r.put(float64(w.LateDropped), "acknowledged")
+			r.put(float64(w.LateDropped), "dropped")
 		})},
+	{Name: "sluice.window.revoked", Unit: "{window}", Kind: Counter,
+		Help: "Windows a Window stage discarded unemitted because every input they held came from source partitions taken away (a rebalance): their new reader computes them.",
+		read: window(func(r *reader, w *sluice.WindowStats) { r.put(float64(w.Revoked)) })},
 	{Name: "sluice.stage.latency", Unit: "s", Kind: Histogram,
 		Help: "Time from an item's hand-off to a stage's input until the stage has finished with it, sampled one chunk in eight.",
 		read: withInput(func(r *reader, st *sluice.StageStats) { r.putHistogram(&st.Latency) })},
@@ -332,7 +335,7 @@ func EverySeries(pipeline string) sluice.Snapshot {
 			Latency: sluice.Histogram{Bounds: []time.Duration{1023, 2047, 0}, Counts: []uint64{1, 2, 3}, Count: 6, Sum: 6000},
 			Keys:    15,
 			Window: &sluice.WindowStats{Watermark: time.Unix(2e9, 0), Lag: 3 * time.Second, Partitions: 6, IdlePartitions: 1,
-				Open: 16, Held: 17, Emitted: 18, Updated: 2, Late: 19, LateDropped: 20},
+				Open: 16, Held: 17, Emitted: 18, Updated: 2, Late: 19, LateDropped: 20, Revoked: 21},
 		})
 		s.Edges = append(s.Edges, sluice.EdgeStats{From: "auto-" + r.String(), Policy: sluice.DropNewest.String()})
 	}

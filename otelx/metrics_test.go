@@ -585,7 +585,7 @@ func TestMetricsOfAWindowStage(t *testing.T) {
 	}{
 		{"sluice.window.panes", 4, []string{"sluice.revision=first"}},
 		{"sluice.window.panes", 1, []string{"sluice.revision=update"}},
-		{"sluice.window.late", 1, []string{"sluice.route=acknowledged"}},
+		{"sluice.window.late", 1, []string{"sluice.route=dropped"}},
 		{"sluice.window.open", 0, nil},
 		{"sluice.stage.keys", 0, nil},
 	} {

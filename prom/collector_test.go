@@ -531,9 +531,9 @@ func TestCollectorExportsWindows(t *testing.T) {
 		label string
 		want  float64
 	}{
-		{"sluice_window_panes_total", "revision=first", 4},    // a [0,1) b [0,1) a [1,2) a [3,4)
-		{"sluice_window_panes_total", "revision=update", 1},   // a at 900 ms, within the lateness
-		{"sluice_window_late_total", "route=acknowledged", 1}, // b at 10 ms, watermark 3 s
+		{"sluice_window_panes_total", "revision=first", 4},  // a [0,1) b [0,1) a [1,2) a [3,4)
+		{"sluice_window_panes_total", "revision=update", 1}, // a at 900 ms, within the lateness
+		{"sluice_window_late_total", "route=dropped", 1},    // b at 10 ms, watermark 3 s
 		{"sluice_window_late_total", "route=late_stream", 0},
 		{"sluice_window_open", "", 0},
 		{"sluice_stage_keys", "", 0},

@@ -2,6 +2,7 @@ package kafkax
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/sluicehq/sluice"
 )
@@ -10,7 +11,54 @@ var (
 	_ sluice.Parker          = (*Source)(nil)
 	_ sluice.Partitioned     = (*Source)(nil)
 	_ sluice.PartitionLister = (*Source)(nil)
+	_ sluice.Revoker         = (*Source)(nil)
 )
+
+// OnRevoke implements sluice.Revoker: f is called with a partition's id
+// (as PartitionOf names it) when the group takes the partition away and
+// its settlements stop counting: in the rebalance's revoke, after its
+// settled prefix is committed and before another member can fetch it (a
+// partition lost, then assigned elsewhere, is told when this member
+// learns of it). A partition assigned here again gets a new id.
+func (s *Source) OnRevoke(f func(ids []uint64)) (stop func()) {
+	return s.revokes.add(f)
+}
+
+// revokers are the functions told of released partitions.
+type revokers struct {
+	mu   sync.Mutex
+	next int
+	fs   map[int]func([]uint64)
+}
+
+func (r *revokers) add(f func([]uint64)) func() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.fs == nil {
+		r.fs = make(map[int]func([]uint64))
+	}
+	id := r.next
+	r.next++
+	r.fs[id] = f
+	return func() {
+		r.mu.Lock()
+		delete(r.fs, id)
+		r.mu.Unlock()
+	}
+}
+
+// call tells every function that partition slot was released.
+func (r *revokers) call(slot uint64) {
+	r.mu.Lock()
+	fs := make([]func([]uint64), 0, len(r.fs))
+	for _, f := range r.fs {
+		fs = append(fs, f)
+	}
+	r.mu.Unlock()
+	for _, f := range fs {
+		f([]uint64{slot})
+	}
+}
 
 // Partitions implements sluice.PartitionLister: the partitions this
 // member owns now, as PartitionOf names them.

@@ -45,6 +45,8 @@ type Source struct {
 	closeOnce sync.Once
 	closeErr  error
 
+	revokes revokers // told when a partition is released (park.go)
+
 	log                                *logger // Logger; nil: none
 	logRedelivered, logDead, logCommit *tally
 
@@ -78,7 +80,7 @@ func NewSource(ctx context.Context, brokers, group string, topics []string, opts
 		return nil, err
 	}
 	s := &Source{group: group, topics: slices.Clone(topics), cfg: cfg, fl: newFlow(cfg.maxInFlight), failCh: make(chan struct{})}
-	s.tr = newTracker(group, func(_ *partition, n int) { s.fl.done(n) })
+	s.tr = newTracker(group, func(p *partition, n int) { s.fl.done(n); s.revokes.call(p.slot) })
 	s.rd.init()
 	s.log = newLogger(cfg.Logger, "group", group)
 	s.logRedelivered = newTally(s.log, slog.LevelInfo, "records redelivered")

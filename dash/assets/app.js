@@ -168,6 +168,19 @@
       lines.push(`queue ${count(s.queue_depth)} / ${count(s.queue_capacity)} (${Math.round(s.queue_fill * 100)}%)`);
     }
     lines.push({ cls: s.dropped > 0 ? "drops" : "", text: `dropped ${count(s.dropped)}` });
+    if (s.window) {
+      // A Window stage: how far event time is behind the clock, what it
+      // holds, and what came too late.
+      const w = s.window;
+      const lag = w.watermark_lag_seconds, ago = lag >= 7200 ? `${(lag / 3600).toFixed(1)} h` : lag >= 120 ? `${Math.round(lag / 60)} min` : secs(lag);
+      lines.push({ cls: "window", text: `watermark lag ${ago} · ${w.partitions} partition${w.partitions === 1 ? "" : "s"}, ${w.idle_partitions} idle` });
+      lines.push({ cls: "window", text: `open ${count(w.open)} windows · keys ${count(s.keys || 0)} · held ${count(w.held_receipts)}` });
+      lines.push({ cls: "window" + (w.late + w.late_dropped > 0 ? " drops" : ""),
+        text: `late ${count(w.late)} to stream · ${count(w.late_dropped)} dropped · ${count(w.updated)} updates`,
+        title: `${count(w.emitted)} panes emitted; ${count(w.revoked)} windows discarded for revoked partitions` });
+    } else if (s.keys > 0) {
+      lines.push(`keys ${count(s.keys)}`);
+    }
     if (s.failed > 0 || s.retries > 0) {
       lines.push({ cls: "drops failed", text: `failed ${count(s.failed)} · retries ${count(s.retries)}` });
     }
@@ -213,6 +226,10 @@
       "data-stage": s.name, "data-in": s.in, "data-out": s.out, "data-chunk-size": s.chunk_size,
       "data-failed": s.failed, "data-retries": s.retries, "data-workers": s.workers,
       "data-auto-reason": s.auto ? s.auto.reason : "",
+      "data-keys": s.keys || 0,
+      "data-watermark-lag": s.window ? s.window.watermark_lag_seconds : "",
+      "data-open": s.window ? s.window.open : "",
+      "data-late": s.window ? s.window.late + s.window.late_dropped : "",
       "data-bottleneck": String(s.bottleneck),
     }, g);
     el("rect", { class: "box", width: NODE_W, height: nodeH, rx: 7 }, sg);
