@@ -365,7 +365,7 @@ type SourceStats struct {
 	Skipped      int64         // records not emitted: the group's last commit recorded them settled
 	Parked       int64         // records stored in the dead-letter topic: the broker's dead letters, not the pipeline's (sluice.DeadLetter)
 	InFlight     int64         // records fetched and not settled
-	Commits      int64         // successful offset commits
+	Commits      int64         // successful offset commits (a Transactional source's are counted in TxnCommitted)
 	CommitErrors int64         // failed commits (what they held is committed by the next)
 	FetchErrors  int64         // errors reported by fetches (franz-go retries them)
 	Pauses       int64         // times fetching paused because MaxInFlight was reached
