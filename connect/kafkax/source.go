@@ -358,7 +358,7 @@ func (s *Source) Close() error {
 
 // SourceStats counts what a [Source] has done since it was created.
 type SourceStats struct {
-	Received     int64         // records emitted for the first time
+	Received     int64         // records emitted for the first time (a Transactional source counts again those an aborted epoch delivers again)
 	Acked        int64         // records acknowledged (parked ones included)
 	Failed       int64         // deliveries settled with a failure
 	Redelivered  int64         // records emitted again after a failure (Kafka keeps no delivery count: those a killed process had emitted come again from the last commit, uncounted)
