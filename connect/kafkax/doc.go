@@ -59,6 +59,18 @@
 // on its own. The source reads committed records only: those of an
 // aborted transaction are never delivered ([ReadUncommitted] reads them).
 //
+// # Exactly once, Kafka → Kafka
+//
+// [Transactional] makes a source commit in Kafka transactions, one per
+// epoch: what its [NewTxnSink] produces and the dead letters of
+// [DeadLetterTopic] commit with the offsets of the records they came
+// from, so that a read-committed consumer sees each input's output once.
+// An epoch closes on the settled prefix (emission pauses until what was
+// emitted is settled); a failure, a rebalance, a transaction the broker
+// timed out or a fenced member aborts it, and its records are delivered
+// again. Sinks outside the transaction stay at least once; see
+// docs/delivery.md for the guarantee of each source, sink and mode.
+//
 // # Flow control
 //
 // At most [MaxInFlight] records are fetched and not settled. When the
@@ -113,6 +125,7 @@
 //	Warn   "records not stored"      count, error: a sink's records the producer gave up on (the same)
 //	Warn   "broker unreachable"      broker, error: a dial failed, an outage begins (once)
 //	Info   "broker reachable again"  broker, after, failed_dials: the outage ended
+//	Warn   "transaction aborted"     transactional_id, cause: a Transactional epoch aborted (once each)
 //
 // The counted lines also write what is left at [Source.Close] and
 // [Sink.Close]. [Propagate] carries trace context through Kafka: a source

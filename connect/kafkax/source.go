@@ -360,14 +360,14 @@ func (s *Source) Close() error {
 
 // SourceStats counts what a [Source] has done since it was created.
 type SourceStats struct {
-	Received     int64         // records emitted for the first time
+	Received     int64         // records emitted for the first time (a Transactional source counts again those an aborted epoch delivers again)
 	Acked        int64         // records acknowledged (parked ones included)
 	Failed       int64         // deliveries settled with a failure
 	Redelivered  int64         // records emitted again after a failure (Kafka keeps no delivery count: those a killed process had emitted come again from the last commit, uncounted)
 	Skipped      int64         // records not emitted: the group's last commit recorded them settled
 	Parked       int64         // records stored in the dead-letter topic: the broker's dead letters, not the pipeline's (sluice.DeadLetter)
 	InFlight     int64         // records fetched and not settled
-	Commits      int64         // successful offset commits
+	Commits      int64         // successful offset commits (a Transactional source's are counted in TxnCommitted)
 	CommitErrors int64         // failed commits (what they held is committed by the next)
 	FetchErrors  int64         // errors reported by fetches (franz-go retries them)
 	Pauses       int64         // times fetching paused because MaxInFlight was reached

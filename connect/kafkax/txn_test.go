@@ -239,3 +239,25 @@ func TestTransactionalMisuseIsReported(t *testing.T) {
 		t.Fatal("NewTxnSink accepted client options for the source's client")
 	}
 }
+
+// TestTransactionalSourceRefusesAWindow feeds a transactional source to
+// a window stage: the run fails at the first record the window parks,
+// with an error that says why, instead of folding records twice after an
+// abort.
+func TestTransactionalSourceRefusesAWindow(t *testing.T) {
+	in := newTopic(t, 1)
+	produceN(t, in, 10)
+	src := txnSource(t, "txn-window", []string{in}, time.Second)
+	p := sluice.New(ctxT(t, time.Minute))
+	spec := sluice.WindowSpec[kafkax.Msg, struct{}, int]{
+		Windows: sluice.Tumbling(time.Second),
+		Time:    func(kafkax.Msg) time.Time { return time.Unix(0, 0) },
+		Fold:    func(a *int, _ kafkax.Msg) { *a++ },
+	}
+	win := sluice.Window(p, "count", kafkax.Read(p, "read", src), 1, spec)
+	sluice.ForEach(p, "store", win, 1, func(context.Context, sluice.Pane[struct{}, int]) error { return nil })
+	err := p.Wait()
+	if err == nil || !strings.Contains(err.Error(), "cannot feed a window stage") {
+		t.Fatalf("run error %v, want the transactional source refusing the window", err)
+	}
+}
