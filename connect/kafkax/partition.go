@@ -29,6 +29,10 @@ type partition struct {
 	// recorded as settled (see settled.go): records fetched in them are
 	// tracked settled and not emitted.
 	skip []offRange
+	// before is the offset after the last record that the group's commit
+	// records as delivered (by this member before a restart, or by
+	// another): a record fetched below it is delivered again. -1 for none.
+	before int64
 	// gen counts changes of what is settled; metaGen is the gen of the
 	// last commit confirmed, meta its metadata.
 	gen, metaGen uint64
@@ -57,7 +61,7 @@ type entry struct {
 const seqBits = 40
 
 func newPartition(topic string, part int32, slot uint64) *partition {
-	return &partition{topic: topic, part: part, slot: slot, next: kgo.EpochOffset{Offset: -1}, committed: -1, last: -1, start: -1}
+	return &partition{topic: topic, part: part, slot: slot, next: kgo.EpochOffset{Offset: -1}, committed: -1, last: -1, start: -1, before: -1}
 }
 
 // entry returns the entry of seq, or nil if it left the tracker. Called
@@ -128,14 +132,23 @@ func (p *partition) skipped(offset int64) bool {
 }
 
 // skipSettled makes the partition skip the records in rs, which the
-// group's last commit recorded as settled; only a partition that has
-// tracked nothing yet takes them.
-func (p *partition) skipSettled(rs []offRange) {
+// group's last commit recorded as settled, and count those below before
+// as delivered again; only a partition that has tracked nothing yet takes
+// them.
+func (p *partition) skipSettled(rs []offRange, before int64) {
 	p.mu.Lock()
 	if p.last < 0 && len(p.entries) == 0 {
-		p.skip = rs
+		p.skip, p.before = rs, before
 	}
 	p.mu.Unlock()
+}
+
+// deliveredBefore returns the offset below which a record was delivered
+// before, by the partition's earlier owner or an aborted transaction.
+func (p *partition) deliveredBefore() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.before
 }
 
 // ack settles the entry of seq. It reports whether the entry was open (the
@@ -251,7 +264,7 @@ func (p *partition) owed() (c owedCommit, ok bool) {
 		r := p.entries[0].rec
 		c.eo = kgo.EpochOffset{Epoch: r.LeaderEpoch, Offset: r.Offset}
 	}
-	c.meta = encodeSettled(c.eo.Offset, rs)
+	c.meta = encodeSettled(c.eo.Offset, max(p.last+1, p.before), rs)
 	return c, c.eo.Offset > p.committed || c.meta != p.meta
 }
 

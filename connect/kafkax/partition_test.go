@@ -101,23 +101,41 @@ func TestAPartitionAssignedAgainSkipsWhatItTracked(t *testing.T) {
 // recorded (the lowest offsets first).
 func TestSettledRangesSurviveTheirEncoding(t *testing.T) {
 	rs := []offRange{{11, 11}, {13, 1012}, {5000, 5001}}
-	meta := encodeSettled(10, rs)
-	if got := decodeSettled(10, meta); !slices.Equal(got, rs) {
-		t.Fatalf("%q decodes to %v; want %v", meta, got, rs)
+	meta := encodeSettled(10, 6000, rs)
+	if got, before := decodeSettled(10, meta); !slices.Equal(got, rs) || before != 6000 {
+		t.Fatalf("%q decodes to %v, delivered before %d; want %v, 6000", meta, got, before, rs)
 	}
-	if decodeSettled(10, "") != nil || decodeSettled(10, "member-1") != nil || decodeSettled(10, metaTag+"1+x") != nil ||
-		decodeSettled(10, metaTag+"-1+2") != nil || decodeSettled(-1, meta) != nil {
-		t.Fatal("metadata of another kind, malformed, or of no commit decodes to ranges")
+	if meta := encodeSettled(10, 25, nil); meta != metaTag+"d15" {
+		t.Fatalf("nothing settled past 10, delivered to 24: %q", meta)
+	} else if got, before := decodeSettled(10, meta); got != nil || before != 25 {
+		t.Fatalf("%q decodes to %v, %d; want none, 25", meta, got, before)
+	}
+	if meta := encodeSettled(10, 10, nil); meta != "" {
+		t.Fatalf("nothing settled or delivered past 10: %q; want none", meta)
+	}
+	for _, bad := range []string{"", "member-1", metaTag, metaTag + "d1;1+x", metaTag + "d1;-1+2", metaTag + "x;1+2", metaTag + "d-3", "sluice.settled.1:1+2"} {
+		if got, before := decodeSettled(10, bad); got != nil || before != 10 {
+			t.Fatalf("%q decodes to %v, %d; want none, 10", bad, got, before)
+		}
+	}
+	if got, _ := decodeSettled(-1, meta); got != nil {
+		t.Fatal("the metadata of no commit decodes to ranges")
 	}
 	var many []offRange
 	for i := range int64(2000) { // every other offset settled
 		many = append(many, offRange{100 + 2*i + 1, 100 + 2*i + 1})
 	}
-	meta = encodeSettled(100, many)
-	got := decodeSettled(100, meta)
+	meta = encodeSettled(100, 4101, many)
+	got, _ := decodeSettled(100, meta)
 	if len(meta) > metaMax || len(got) == 0 || len(got) == len(many) || !slices.Equal(got, many[:len(got)]) {
 		t.Fatalf("%d ranges in %d bytes; want the first ones that fit in %d", len(got), len(meta), metaMax)
 	}
+}
+
+// ranges returns the settled ranges of a commit's metadata.
+func ranges(committed int64, meta string) []offRange {
+	rs, _ := decodeSettled(committed, meta)
+	return rs
 }
 
 // TestACommitRecordsWhatIsSettledPastThePrefix: with the first record
@@ -133,7 +151,7 @@ func TestACommitRecordsWhatIsSettledPastThePrefix(t *testing.T) {
 		p.ack(seq)
 	}
 	c, ok := p.owed()
-	if !ok || c.eo.Offset != 50 || !slices.Equal(decodeSettled(50, c.meta), []offRange{{51, 1050}}) {
+	if !ok || c.eo.Offset != 50 || !slices.Equal(ranges(50, c.meta), []offRange{{51, 1050}}) {
 		t.Fatalf("owed %v %q %v; want offset 50 with 51-1050 settled", c.eo, c.meta, ok)
 	}
 	p.confirmCommit(c)
@@ -148,11 +166,11 @@ func TestACommitRecordsWhatIsSettledPastThePrefix(t *testing.T) {
 		t.Fatalf("tracked %d from %d, %d open; want 601 from 0, only offset 50 open", len(kept), first, q.open)
 	}
 	c, _ = q.owed()
-	if got := decodeSettled(c.eo.Offset, c.meta); c.eo.Offset != 50 || !slices.Equal(got, []offRange{{51, 1050}}) {
+	if got := ranges(c.eo.Offset, c.meta); c.eo.Offset != 50 || !slices.Equal(got, []offRange{{51, 1050}}) {
 		t.Fatalf("the next owner owes %d with %v; want 50 with 51-1050 (fetched or not)", c.eo.Offset, got)
 	}
 	q.ack(0)
-	if c, _ = q.owed(); c.eo.Offset != 651 || !slices.Equal(decodeSettled(651, c.meta), []offRange{{651, 1050}}) {
+	if c, _ = q.owed(); c.eo.Offset != 651 || !slices.Equal(ranges(651, c.meta), []offRange{{651, 1050}}) {
 		t.Fatalf("after its first record settled it owes %d with %q; want 651 with 651-1050", c.eo.Offset, c.meta)
 	}
 }

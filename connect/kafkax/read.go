@@ -179,9 +179,14 @@ func (s *Source) track(fs kgo.Fetches) []polled {
 			return
 		}
 		recs, first, settled := p.track(ftp.Records, s.fl)
+		before := p.deliveredBefore()
 		for i, r := range recs {
-			if settled != nil && settled[i] && !r.Attrs.IsControl() {
+			switch {
+			case r.Attrs.IsControl():
+			case settled != nil && settled[i]:
 				s.skipped.Add(1)
+			case r.Offset < before:
+				s.redelivered.Add(1) // delivered before a restart, a rebalance or an abort
 			}
 		}
 		if len(recs) > 0 {
@@ -368,7 +373,7 @@ func (s *Source) txnDelivery(p *partition, seq uint64, rec *kgo.Record) (int32, 
 		return 1, true
 	}
 	if int(f.deliveries) < s.cfg.deliveries {
-		s.redelivered.Add(1)
+		// Counted in Redelivered as it was fetched again (track).
 		p.setDeliveries(seq, f.deliveries+1)
 		return f.deliveries + 1, true
 	}

@@ -21,7 +21,7 @@ import (
 
 // settledTag starts the commit metadata in which a source records what
 // it settled past its settled prefix.
-const settledTag = "sluice.settled.1:"
+const settledTag = "sluice.settled.2:"
 
 // recordsSettled waits until the group's commit of every partition of
 // topic records meta (an offset, then the ranges settled past it).
@@ -91,7 +91,7 @@ func TestARebalanceReplaysOnlyWhatWasNotSettled(t *testing.T) {
 	actx, stopA := context.WithCancel(ctxT(t, 2*time.Minute))
 	defer stopA()
 	a, aDone := run(actx, true)
-	recordsSettled(t, group, in, 2, "1+1000")
+	recordsSettled(t, group, in, 2, "d1001;1+1000")
 
 	bctx, stopB := context.WithCancel(ctxT(t, 2*time.Minute))
 	defer stopB()
@@ -118,8 +118,8 @@ func TestARebalanceReplaysOnlyWhatWasNotSettled(t *testing.T) {
 			t.Errorf("partition %d offset %d delivered %d times", k[0], k[1], n)
 		}
 	}
-	if len(seen) != 2*perPart || st.Skipped != 2*(perPart-1) || st.Received != 2 {
-		t.Fatalf("%d records delivered, B %+v; want all %d once, B skipping %d and receiving the 2 offsets 0",
+	if len(seen) != 2*perPart || st.Skipped != 2*(perPart-1) || st.Received != 2 || st.Redelivered != 2 {
+		t.Fatalf("%d records delivered, B %+v; want all %d once, B skipping %d and receiving the 2 offsets 0, A's deliveries, again",
 			len(seen), st, 2*perPart, 2*(perPart-1))
 	}
 }
@@ -169,7 +169,7 @@ func TestAKillAfterACommitReplaysOnlyWhatWasNotSettled(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = cmd.Process.Kill() }()
-	recordsSettled(t, group, in, 1, "1+1000")
+	recordsSettled(t, group, in, 1, "d1001;1+1000")
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -187,8 +187,8 @@ func TestAKillAfterACommitReplaysOnlyWhatWasNotSettled(t *testing.T) {
 	if err := p.Wait(); err != nil {
 		t.Fatal(err)
 	}
-	if st := src.Stats(); len(got) != 1 || got[0] != 0 || st.Skipped != n-1 {
-		t.Fatalf("delivered offsets %v…, source %+v; want offset 0 only, %d skipped", got[:min(len(got), 5)], st, n-1)
+	if st := src.Stats(); len(got) != 1 || got[0] != 0 || st.Skipped != n-1 || st.Redelivered != 1 {
+		t.Fatalf("delivered offsets %v…, source %+v; want offset 0 only, redelivered (the killed member had delivered it), %d skipped", got[:min(len(got), 5)], st, n-1)
 	}
 	if l := lag(t, group, in); l != 0 {
 		t.Fatalf("lag %d; want 0", l)

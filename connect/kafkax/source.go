@@ -363,7 +363,7 @@ type SourceStats struct {
 	Received     int64         // records emitted for the first time (a Transactional source counts again those an aborted epoch delivers again)
 	Acked        int64         // records acknowledged (parked ones included)
 	Failed       int64         // deliveries settled with a failure
-	Redelivered  int64         // records emitted again after a failure (Kafka keeps no delivery count: those a killed process had emitted come again from the last commit, uncounted)
+	Redelivered  int64         // records emitted again: after a failure, an aborted transaction, or a restart or rebalance (those the partition's last commit records as delivered; a killed member's deliveries after its last commit come again uncounted)
 	Skipped      int64         // records not emitted: the group's last commit recorded them settled
 	Parked       int64         // records stored in the dead-letter topic: the broker's dead letters, not the pipeline's (sluice.DeadLetter)
 	InFlight     int64         // records fetched and not settled

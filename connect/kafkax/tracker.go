@@ -186,8 +186,8 @@ func (t *tracker) offsetsFetched(_ context.Context, _ *kgo.Client, resp *kmsg.Of
 			return
 		}
 		if p := t.get(topic, part); p != nil {
-			if rs := decodeSettled(offset, *meta); rs != nil {
-				p.skipSettled(rs)
+			if rs, before := decodeSettled(offset, *meta); rs != nil || before > offset {
+				p.skipSettled(rs, before)
 			}
 		}
 	}

@@ -394,7 +394,7 @@ func (t *tracker) rewind() map[string]map[int32]kgo.EpochOffset {
 	var old []*partition
 	for k, p := range t.owned {
 		p.mu.Lock()
-		committed, meta, start, fetched := p.committed, p.meta, p.start, p.last >= 0
+		committed, meta, start, fetched, last := p.committed, p.meta, p.start, p.last >= 0, p.last
 		p.mu.Unlock()
 		if !fetched {
 			continue
@@ -405,8 +405,9 @@ func (t *tracker) rewind() map[string]map[int32]kgo.EpochOffset {
 		at := start
 		if committed >= 0 {
 			at = committed
-			np.skip = decodeSettled(committed, meta)
+			np.skip, np.before = decodeSettled(committed, meta)
 		}
+		np.before = max(np.before, last+1) // the aborted epochs' records come again
 		t.owned[k] = np
 		old = append(old, p)
 		if at >= 0 {
