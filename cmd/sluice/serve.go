@@ -13,7 +13,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/sluicehq/sluice/cmd/sluice/market"
+	"github.com/sluicehq/sluice/cmd/sluice/internal/cli"
+	"github.com/sluicehq/sluice/cmd/sluice/market/onkafka"
 	"github.com/sluicehq/sluice/connect/clickhousex"
 )
 
@@ -55,32 +56,32 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&repartition, "repartition", false, "")
 	var obsFlags observeFlags
 	obsFlags.register(fs)
-	if code, ok := parseFlags(fs, serveHelp, args, stdout, stderr); !ok {
+	if code, ok := cli.ParseFlags(fs, serveHelp, args, stdout, stderr); !ok {
 		return code
 	}
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
 	if msg := obsFlags.check(set); msg != "" {
-		return badFlags(fs, stderr, msg)
+		return cli.BadFlags(fs, stderr, msg)
 	}
 	switch {
 	case kafka == "" || clickhouse == "":
-		return badFlags(fs, stderr, "--kafka and --clickhouse are required")
+		return cli.BadFlags(fs, stderr, "--kafka and --clickhouse are required")
 	case partitions < 1 || partitions > math.MaxInt32:
-		return badFlags(fs, stderr, fmt.Sprintf("--partitions must be ≥ 1 (and fit in 32 bits), got %d", partitions))
+		return cli.BadFlags(fs, stderr, fmt.Sprintf("--partitions must be ≥ 1 (and fit in 32 bits), got %d", partitions))
 	case decoders < 1 || lookup < 0:
-		return badFlags(fs, stderr, "--decoders must be ≥ 1 and --lookup ≥ 0")
+		return cli.BadFlags(fs, stderr, "--decoders must be ≥ 1 and --lookup ≥ 0")
 	}
-	if err := market.CheckName(name); err != nil {
-		return badFlags(fs, stderr, err.Error())
+	if err := onkafka.CheckName(name); err != nil {
+		return cli.BadFlags(fs, stderr, err.Error())
 	}
-	var live *liveDash
+	var live *cli.Dash
 	if dash != "" {
 		var err error
-		if _, err = dashAddr(dash); err != nil {
-			return badFlags(fs, stderr, err.Error())
+		if _, err = cli.DashAddr(dash); err != nil {
+			return cli.BadFlags(fs, stderr, err.Error())
 		}
-		if live, err = startDash(dash, stdout); err != nil {
+		if live, err = cli.StartDash(dash, stdout); err != nil {
 			fmt.Fprintln(stderr, "sluice serve:", err)
 			return 1
 		}
@@ -89,21 +90,21 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintln(stderr, "sluice serve:", err)
 		if live != nil {
-			live.stop()
+			live.Stop()
 		}
 		return 1
 	}
 	in := catchSignals(stderr)
 	defer in.Stop()
-	cfg := market.KafkaConfig{Brokers: kafka, Names: market.NamesFor(name), Decoders: decoders, Lookup: lookup,
-		MaxInFlight: 5000, Member: true, Observe: ob.observe()}
+	cfg := onkafka.KafkaConfig{Brokers: kafka, Names: onkafka.NamesFor(name), Decoders: decoders, Lookup: lookup,
+		MaxInFlight: 5000, Member: true, Observe: ob.Observing()}
 	if repartition {
 		cfg.Repartition = name + "-repartition"
 	}
 	err = serve(context.Background(), in.Draining(), clickhouse, partitions, cfg, ob, stdout)
-	err = errors.Join(err, ob.stop())
+	err = errors.Join(err, ob.Stop())
 	if live != nil {
-		err = errors.Join(err, live.stop())
+		err = errors.Join(err, live.Stop())
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "sluice serve:", err)
@@ -114,7 +115,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 
 // serve creates the topics and the table if they are missing, then runs
 // the pipeline as a member of its group until drain.
-func serve(ctx, drain context.Context, clickhouse string, partitions int, cfg market.KafkaConfig, ob *observer, stdout io.Writer) error {
+func serve(ctx, drain context.Context, clickhouse string, partitions int, cfg onkafka.KafkaConfig, ob *cli.Observer, stdout io.Writer) error {
 	names := cfg.Names
 	db, err := clickhousex.Open(ctx, clickhouse)
 	if err != nil {
@@ -126,10 +127,10 @@ func serve(ctx, drain context.Context, clickhouse string, partitions int, cfg ma
 		return err
 	}
 	defer cl.Close()
-	if err := market.EnsureTopics(ctx, kadm.NewClient(cl), partitions, names.In, names.Out, names.Dead); err != nil {
+	if err := onkafka.EnsureTopics(ctx, kadm.NewClient(cl), partitions, names.In, names.Out, names.Dead); err != nil {
 		return err
 	}
-	if err := market.CreateTable(ctx, db, names.Table, false); err != nil {
+	if err := onkafka.CreateTable(ctx, db, names.Table, false); err != nil {
 		return err
 	}
 	if err := setupBars(ctx, kadm.NewClient(cl), db, partitions, names.Group, &cfg); err != nil {
@@ -138,7 +139,7 @@ func serve(ctx, drain context.Context, clickhouse string, partitions int, cfg ma
 	fmt.Fprintf(stdout, "serving: a member of group %s, reading %s, storing in ClickHouse table %s and %s (dead letters %s), until SIGTERM\n",
 		names.Group, names.In, names.Table, names.Out, names.Dead)
 	bars := tallyBars(&cfg)
-	res, err := runKafka(ctx, drain, db, cfg, 0, ob.show, stdout)
+	res, err := runKafka(ctx, drain, db, cfg, 0, ob.Show, stdout)
 	if err != nil {
 		return err
 	}

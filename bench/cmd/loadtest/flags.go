@@ -11,7 +11,7 @@ import (
 	"runtime/pprof"
 	"time"
 
-	"github.com/sluicehq/sluice/cmd/sluice/market"
+	"github.com/sluicehq/sluice/cmd/sluice/market/onkafka"
 )
 
 // demoFlags are the flags of `loadtest nats` and `loadtest kafka`.
@@ -194,7 +194,7 @@ func (f *demoFlags) settle(cmd string, set map[string]bool) string {
 			return msg
 		}
 	}
-	if err := market.CheckName(f.name); err != nil {
+	if err := onkafka.CheckName(f.name); err != nil {
 		return err.Error()
 	}
 	return ""

@@ -19,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sluicehq/sluice/cmd/sluice/market"
+	"github.com/sluicehq/sluice/cmd/sluice/market/onkafka"
 	"github.com/sluicehq/sluice/connect/clickhousex"
 	"github.com/sluicehq/sluice/connect/kafkax"
 )
@@ -173,7 +174,7 @@ func openCH(t *testing.T, addr string) *sql.DB {
 // a rerun: at least once), no other, and that the downstream topic holds
 // every good id after de-duplication and the dead-letter topic every dead
 // event; it returns the table's row count.
-func checkStored(t *testing.T, s services, names market.Names, good, dead map[string]bool) int64 {
+func checkStored(t *testing.T, s services, names onkafka.Names, good, dead map[string]bool) int64 {
 	t.Helper()
 	db := openCH(t, s.clickhouse)
 	var rows, ids uint64

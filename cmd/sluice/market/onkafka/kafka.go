@@ -1,4 +1,4 @@
-package market
+package onkafka
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sluicehq/sluice/cmd/sluice/market"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sluicehq/sluice"
@@ -22,8 +23,8 @@ import (
 type Row struct {
 	msg  kafkax.Msg
 	at   time.Duration // since epoch, when the decode stage received it
-	tick Tick
-	ref  *refData // nil: its symbol has no reference data (dead-lettered)
+	tick market.Tick
+	ref  *market.RefData // nil: its symbol has no reference data (dead-lettered)
 }
 
 // Received returns when the pipeline received the row's record from the
@@ -31,7 +32,7 @@ type Row struct {
 func (r *Row) Received() time.Time { return epoch.Add(r.at) }
 
 // Tick returns the row's event.
-func (r *Row) Tick() Tick { return r.tick }
+func (r *Row) Tick() market.Tick { return r.tick }
 
 // Origin returns the receipt of the record it came from.
 func (r *Row) Origin() sluice.Receipt { return r.msg.Receipt }
@@ -46,10 +47,10 @@ var rowColumns = []clickhousex.Column[Row]{
 	clickhousex.Int64Column("size", func(r *Row) int64 { return r.tick.Size }),
 	clickhousex.Int64Column("ts", func(r *Row) int64 { return r.tick.TS }),
 	clickhousex.Int64Column("notional", func(r *Row) int64 { return r.tick.Notional }),
-	clickhousex.StringColumn("name", func(r *Row) string { return r.ref.name }),
-	clickhousex.StringColumn("sector", func(r *Row) string { return r.ref.sector }),
-	clickhousex.StringColumn("currency", func(r *Row) string { return r.ref.currency }),
-	clickhousex.Int64Column("lots", func(r *Row) int64 { return (r.tick.Size + r.ref.lot - 1) / r.ref.lot }),
+	clickhousex.StringColumn("name", func(r *Row) string { return r.ref.Name }),
+	clickhousex.StringColumn("sector", func(r *Row) string { return r.ref.Sector }),
+	clickhousex.StringColumn("currency", func(r *Row) string { return r.ref.Currency }),
+	clickhousex.Int64Column("lots", func(r *Row) int64 { return (r.tick.Size + r.ref.Lot - 1) / r.ref.Lot }),
 }
 
 var errUnknownSymbol = errors.New("unknown symbol")
@@ -92,7 +93,7 @@ type KafkaConfig struct {
 	// as it is made.
 	OnDead func(reason string)
 
-	Observe Observe // logs and traces
+	Observe market.Observe // logs and traces
 
 	Bars BarsConfig // the bars computed besides; the zero value computes none
 	// Repartition, if set, names a topic through which the input is
@@ -113,7 +114,7 @@ type Kafka struct {
 
 	stored, dead atomic.Int64
 
-	bars             *clickhousex.Writer[Bar]
+	bars             *clickhousex.Writer[market.Bar]
 	barsStored, late atomic.Int64
 }
 
@@ -204,8 +205,8 @@ func (k *Kafka) store(cfg KafkaConfig) func(context.Context, []Row) error {
 }
 
 func (k *Kafka) build(ctx context.Context, db *sql.DB, cfg KafkaConfig) *sluice.Pipeline {
-	refs := newRefs(cfg.Lookup)
-	p := sluice.New(ctx, cfg.Observe.options()...)
+	refs := market.NewRefs(cfg.Lookup)
+	p := sluice.New(ctx, cfg.Observe.Options()...)
 	msgs := kafkax.Read(p, "consume", k.Source)
 	if cfg.Repartition != "" {
 		msgs = k.repartition(p, cfg, msgs)
@@ -218,11 +219,11 @@ func (k *Kafka) build(ctx context.Context, db *sql.DB, cfg KafkaConfig) *sluice.
 	var bad sluice.Stream[sluice.Failed[kafkax.Msg]]
 	norm := sluice.Map(p, "decode", msgs, cfg.Decoders, func(_ context.Context, m kafkax.Msg) (Row, error) {
 		at := time.Since(epoch)
-		ev, err := Decode(m.Value())
+		ev, err := market.Decode(m.Value())
 		if err != nil {
 			return Row{}, err
 		}
-		return Row{msg: m, at: at, tick: Normalise(ev)}, nil
+		return Row{msg: m, at: at, tick: market.Normalise(ev)}, nil
 	}, sluice.DeadLetter(&bad))
 	batches := sluice.Batch(p, "collect", norm, 500, 50*time.Millisecond)
 	enriched := sluice.Map(p, "enrich", batches, 2, func(_ context.Context, b []Row) ([]Row, error) {
@@ -248,7 +249,7 @@ func (k *Kafka) build(ctx context.Context, db *sql.DB, cfg KafkaConfig) *sluice.
 			slab = make([]byte, 0, encodeSlab)
 		}
 		start := len(slab)
-		slab = encodeEnriched(slab, r.tick, *r.ref)
+		slab = market.EncodeEnriched(slab, r.tick, *r.ref)
 		v := slab[start:len(slab):len(slab)]
 		i := bytes.IndexByte(v, ',') + 1 // after the id
 		key := v[i : i+len(r.tick.Symbol) : i+len(r.tick.Symbol)]
@@ -274,14 +275,14 @@ func (k *Kafka) build(ctx context.Context, db *sql.DB, cfg KafkaConfig) *sluice.
 
 // enrichRows looks up the reference data of the symbols of batch b and
 // points each row that has some at it.
-func enrichRows(refs *refStore, b []Row) {
-	syms := make(map[string]refData, len(symbols))
+func enrichRows(refs *market.RefStore, b []Row) {
+	syms := make(map[string]market.RefData, market.NumSymbols())
 	for i := range b {
-		syms[b[i].tick.Symbol] = refData{}
+		syms[b[i].tick.Symbol] = market.RefData{}
 	}
 	refs.Lookup(syms)
-	found := make([]refData, 0, len(syms))
-	bySym := make(map[string]*refData, len(syms))
+	found := make([]market.RefData, 0, len(syms))
+	bySym := make(map[string]*market.RefData, len(syms))
 	for s, d := range syms {
 		found = append(found, d)
 		bySym[s] = &found[len(found)-1]
