@@ -29,7 +29,10 @@ type sourceConfig struct {
 	deadLetter     *Sink         // where a record whose last delivery failed goes; nil: the run fails
 	deadTopic      string
 	stopCaughtUp   bool
-	uncommitted    bool // ReadUncommitted
+	uncommitted    bool          // ReadUncommitted
+	txnID          string        // Transactional: the member's transactional ID; "" for none
+	txnEvery       time.Duration // Transactional: the epoch length
+	deadOwn        bool          // DeadLetterTopic: the source produces dead letters itself
 	startTimeout   time.Duration
 	kopts          []kgo.Opt
 	observe        // Propagate, Logger
@@ -139,7 +142,20 @@ func DeadLetterTo(sink *Sink, topic string) SourceOption {
 	if sink == nil || topic == "" {
 		panic("kafkax: DeadLetterTo needs a Sink and a topic")
 	}
-	return sourceOptionFunc(func(c *sourceConfig) { c.deadLetter, c.deadTopic = sink, topic })
+	return sourceOptionFunc(func(c *sourceConfig) { c.deadLetter, c.deadTopic, c.deadOwn = sink, topic, false })
+}
+
+// DeadLetterTopic makes a [Transactional] source produce a record whose
+// last delivery failed to topic itself, built by [DeadLetterOut], in the
+// transaction of the epoch that commits its offset: a read-committed
+// consumer of topic sees it exactly once. [NewSource] returns an error
+// when the source is not Transactional (use [DeadLetterTo]). Panics if
+// topic is empty.
+func DeadLetterTopic(topic string) SourceOption {
+	if topic == "" {
+		panic("kafkax: DeadLetterTopic needs a topic")
+	}
+	return sourceOptionFunc(func(c *sourceConfig) { c.deadLetter, c.deadTopic, c.deadOwn = nil, topic, true })
 }
 
 // StopWhenCaughtUp makes the source stop, and its stream close, once a

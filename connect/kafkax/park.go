@@ -51,6 +51,10 @@ func (s *Source) PartitionName(id uint64) string {
 // Park implements sluice.Parker: the record of key is held by a window
 // and no longer counts against MaxInFlight.
 func (s *Source) Park(key uint64) {
+	if s.tx != nil {
+		s.fail(errTxnWindow)
+		return
+	}
 	if p, seq := s.tr.lookup(key); p != nil && p.park(seq) {
 		s.fl.done(1)
 	}

@@ -22,6 +22,7 @@ type partition struct {
 	next      kgo.EpochOffset // offset after the settled prefix; Offset -1 for none
 	committed int64           // the group's commit as far as this member knows it; -1 for none
 	last      int64           // offset of the last record tracked; -1 for none
+	start     int64           // offset of the first record tracked; -1 for none
 	open      int             // entries not settled, counted in the source's flow
 	state     partState
 	// skip holds the ranges of offsets past last that the group's commit
@@ -56,7 +57,7 @@ type entry struct {
 const seqBits = 40
 
 func newPartition(topic string, part int32, slot uint64) *partition {
-	return &partition{topic: topic, part: part, slot: slot, next: kgo.EpochOffset{Offset: -1}, committed: -1, last: -1}
+	return &partition{topic: topic, part: part, slot: slot, next: kgo.EpochOffset{Offset: -1}, committed: -1, last: -1, start: -1}
 }
 
 // entry returns the entry of seq, or nil if it left the tracker. Called
@@ -88,6 +89,9 @@ func (p *partition) track(recs []*kgo.Record, fl *flow) (kept []*kgo.Record, fir
 		return nil, 0, nil
 	}
 	first = p.head + uint64(len(p.entries))
+	if p.start < 0 {
+		p.start = recs[0].Offset
+	}
 	if c := cap(p.entries); c < len(p.entries)+len(recs) {
 		p.entries = append(make([]entry, 0, max(2*c, len(p.entries)+len(recs))), p.entries...)
 		p.base = p.entries[:0]
@@ -159,6 +163,15 @@ func (p *partition) redelivered(seq uint64) {
 	p.mu.Lock()
 	if e := p.entry(seq); e != nil {
 		e.deliveries++
+	}
+	p.mu.Unlock()
+}
+
+// setDeliveries sets how often the entry of seq was emitted.
+func (p *partition) setDeliveries(seq uint64, n int32) {
+	p.mu.Lock()
+	if e := p.entry(seq); e != nil {
+		e.deliveries = n
 	}
 	p.mu.Unlock()
 }
@@ -273,6 +286,20 @@ func (p *partition) settledPast() []offRange {
 		in = false
 	}
 	return rs
+}
+
+// fetchedCommit records the group's commit as fetched at assignment
+// (Transactional: a rewind goes back to it).
+func (p *partition) fetchedCommit(offset int64, meta *string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if offset < 0 || p.last >= 0 {
+		return
+	}
+	p.committed, p.meta = offset, ""
+	if meta != nil {
+		p.meta = *meta
+	}
 }
 
 // confirm records that the group committed offset.

@@ -20,6 +20,12 @@ func (s *Sink) produce(ctx context.Context, parts [][]Out, n int) (*produced, er
 	if n == 0 {
 		return &produced{}, nil
 	}
+	if s.tx != nil {
+		// The source's End waits for no write to be handing records
+		// to the producer.
+		s.tx.gate.RLock()
+		defer s.tx.gate.RUnlock()
+	}
 	// The records come from a pool: the producer keeps them only until
 	// their promises have run.
 	krs := getRecords(n)

@@ -38,6 +38,16 @@ func Read(p *sluice.Pipeline, name string, src *Source, opts ...sluice.StageOpti
 }
 
 func (s *Source) run(ctx context.Context, out *sluice.Emitter[Msg]) error {
+	err := s.read(ctx, out)
+	if s.tx != nil && err == nil && ctx.Err() == nil && s.failure() == nil {
+		// A drain: the last epoch commits once what was emitted is
+		// settled.
+		_, err = s.closeEpoch(ctx, out.Flush)
+	}
+	return err
+}
+
+func (s *Source) read(ctx context.Context, out *sluice.Emitter[Msg]) error {
 	r := &s.rd
 	if !r.reading.CompareAndSwap(false, true) {
 		return fmt.Errorf("kafkax: source of group %q is read by another pipeline", s.group)
@@ -69,6 +79,14 @@ func (s *Source) run(ctx context.Context, out *sluice.Emitter[Msg]) error {
 	for {
 		if err := s.failure(); err != nil {
 			return err
+		}
+		if s.tx != nil {
+			if due, _ := s.tx.due(); due || s.fl.full() {
+				if ok, err := s.closeEpoch(ctx, out.Flush); !ok || err != nil {
+					return err
+				}
+				continue
+			}
 		}
 		if !s.sendRedeliveries(out) {
 			return nil
@@ -113,6 +131,11 @@ func (s *Source) poll(ctx context.Context, out *sluice.Emitter[Msg]) (_ []polled
 	}
 	if due, ok := s.redo.next(); ok {
 		wait = max(time.Until(due), time.Millisecond)
+	}
+	if s.tx != nil {
+		if _, left := s.tx.due(); left > 0 && (wait == 0 || left < wait) {
+			wait = left
+		}
 	}
 	pctx, ok := s.rd.begin(ctx, wait)
 	if !ok {
@@ -189,7 +212,18 @@ func (s *Source) send(out *sluice.Emitter[Msg], batches []polled) (sent int, ok 
 				continue
 			}
 			seq := b.first + uint64(i)
-			if !out.Send(Msg{Receipt: s.receipt(b.p.slot<<seqBits|seq, rec), r: rec, delivery: 1}) {
+			delivery := int32(1)
+			if s.tx != nil {
+				var ok bool
+				if delivery, ok = s.txnDelivery(b.p, seq, rec); !ok {
+					continue // dead-lettered, or the run failed
+				}
+				s.tx.emitted()
+			}
+			if !out.Send(Msg{Receipt: s.receipt(b.p.slot<<seqBits|seq, rec), r: rec, delivery: delivery}) {
+				if s.tx != nil {
+					s.tx.unemitted()
+				}
 				s.received.Add(-int64(b.toEmit(i)))
 				rest := polled{b.p, seq, b.recs[i:], nil}
 				if b.settled != nil {
@@ -280,7 +314,7 @@ func (s *Source) waitForRoom(ctx context.Context, out *sluice.Emitter[Msg]) bool
 // error (the broker is restarting, say) only means asking again after the
 // next idle poll.
 func (s *Source) caughtUp(ctx context.Context) bool {
-	if s.tr.commitOwned(ctx) != nil || s.tr.busy() {
+	if s.tx == nil && s.tr.commitOwned(ctx) != nil || s.tr.busy() {
 		return false
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -321,4 +355,28 @@ func (s *Source) caughtUp(ctx context.Context) bool {
 		done = done && at >= end.Offset
 	})
 	return done
+}
+
+// txnDelivery returns which delivery of rec, tracked as seq in p, this
+// is, for a Transactional source: a record that failed comes again after
+// its epoch aborted. One whose deliveries are spent is not emitted: it
+// goes to the dead-letter topic in the open transaction (false), or the
+// run fails.
+func (s *Source) txnDelivery(p *partition, seq uint64, rec *kgo.Record) (int32, bool) {
+	f, ok := s.tx.failures(rec)
+	if !ok {
+		return 1, true
+	}
+	if int(f.deliveries) < s.cfg.deliveries {
+		s.redelivered.Add(1)
+		p.setDeliveries(seq, f.deliveries+1)
+		return f.deliveries + 1, true
+	}
+	s.received.Add(-1)
+	if s.cfg.deadOwn {
+		s.deadLetterInTxn(s.rd.context(), p, seq, rec, f)
+		return 0, false
+	}
+	s.fail(fmt.Errorf("kafkax: record %s/%d/%d failed %d deliveries and no dead-letter topic is set: %w", rec.Topic, rec.Partition, rec.Offset, f.deliveries, f.cause))
+	return 0, false
 }

@@ -38,6 +38,7 @@ func (o *Out) Origin() sluice.Receipt { return o.From }
 type Sink struct {
 	cl  *kgo.Client
 	cfg sinkConfig
+	tx  *txn // NewTxnSink: the source's transactions; nil: none
 
 	produced atomic.Int64
 	failed   atomic.Int64
@@ -89,8 +90,14 @@ func NewSink(ctx context.Context, brokers string, opts ...SinkOption) (*Sink, er
 // Client returns the sink's franz-go client.
 func (s *Sink) Client() *kgo.Client { return s.cl }
 
-// Close waits for the records still being produced and closes the client.
+// Close waits for the records still being produced and closes the
+// client; a sink of [NewTxnSink] leaves the client, which is its
+// source's, to [Source.Close].
 func (s *Sink) Close() {
+	if s.tx != nil {
+		s.logFailed.flush()
+		return
+	}
 	_ = s.cl.Flush(context.Background())
 	s.cl.Close()
 	s.logFailed.flush()
@@ -158,7 +165,7 @@ func gathered(opts []sluice.StageOption) []sluice.StageOption {
 // caller.
 func (s *Sink) Write(ctx context.Context, recs []Out) error {
 	w, err := s.produce(ctx, [][]Out{recs}, len(recs))
-	if err != nil || w.n == 0 {
+	if err != nil || w.n == 0 || s.aborting(w) {
 		return err
 	}
 	if w.n == len(recs) {
@@ -180,7 +187,7 @@ func (s *Sink) writeBatches(ctx context.Context, batches [][]Out) error {
 		n += len(b)
 	}
 	w, err := s.produce(ctx, batches, n)
-	if err != nil || w.n == 0 {
+	if err != nil || w.n == 0 || s.aborting(w) {
 		return err
 	}
 	errs := make(sluice.ItemErrors, len(batches))
@@ -199,4 +206,20 @@ func (s *Sink) writeBatches(ctx context.Context, batches [][]Out) error {
 		return w.whole()
 	}
 	return errs
+}
+
+// aborting reports, for a sink of [NewTxnSink], whether a record was not
+// stored because the transaction is no longer open: the epoch aborts, and
+// every input it holds is delivered again, so the write counts as done.
+func (s *Sink) aborting(w *produced) bool {
+	if s.tx == nil {
+		return false
+	}
+	for _, f := range w.bad {
+		if txnFatal(f.err) {
+			s.tx.abort(fmt.Errorf("producing in the transaction: %w", f.err))
+			return true
+		}
+	}
+	return false
 }

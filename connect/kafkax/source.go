@@ -34,6 +34,7 @@ type Source struct {
 
 	tr   *tracker
 	fl   *flow
+	tx   *txn // Transactional; nil: at least once
 	redo redeliveries
 	rd   reader
 
@@ -73,6 +74,9 @@ func NewSource(ctx context.Context, brokers, group string, topics []string, opts
 		return nil, fmt.Errorf("kafkax: a source needs brokers, a group and topics, got %q, %q, %q", brokers, group, topics)
 	}
 	cfg := sourceOptions(opts)
+	if err := cfg.checkTxn(); err != nil {
+		return nil, err
+	}
 	s := &Source{group: group, topics: slices.Clone(topics), cfg: cfg, fl: newFlow(cfg.maxInFlight), failCh: make(chan struct{})}
 	s.tr = newTracker(group, func(_ *partition, n int) { s.fl.done(n) })
 	s.rd.init()
@@ -81,6 +85,10 @@ func NewSource(ctx context.Context, brokers, group string, topics []string, opts
 	s.logDead = newTally(s.log, slog.LevelWarn, "records parked")
 	s.logCommit = newTally(s.log, slog.LevelWarn, "commit failed")
 	s.tr.commitFailed = s.logCommit
+	if cfg.txnID != "" {
+		s.tx = newTxn(cfg.txnID, cfg.txnEvery, s.log)
+		s.tr.txn = true
+	}
 	kopts := append([]kgo.Opt{
 		kgo.SeedBrokers(seeds...),
 		kgo.ConsumerGroup(group),
@@ -98,10 +106,22 @@ func NewSource(ctx context.Context, brokers, group string, topics []string, opts
 		}),
 		kgo.OnPartitionsRevoked(func(ctx context.Context, cl *kgo.Client, tps map[string][]int32) {
 			s.log.rebalanced(cl, "revoked", tps)
+			if s.tx != nil {
+				if len(tps) > 0 {
+					s.tx.abort(fmt.Errorf("partitions revoked: %s", partitions(tps)))
+				}
+				s.tr.drop(tps)
+				return
+			}
 			s.tr.revoked(ctx, cl, tps)
 		}),
 		kgo.OnPartitionsLost(func(ctx context.Context, cl *kgo.Client, tps map[string][]int32) {
 			s.log.rebalanced(cl, "lost", tps)
+			if s.tx != nil {
+				s.tx.abort(fmt.Errorf("partitions lost: %s", partitions(tps)))
+				s.tr.drop(tps)
+				return
+			}
 			s.tr.lost(ctx, cl, tps)
 		}),
 		// Rebalance callbacks wait while the reader matches polled
@@ -114,9 +134,19 @@ func NewSource(ctx context.Context, brokers, group string, topics []string, opts
 	if s.log != nil {
 		kopts = append(kopts, kgo.WithHooks(s.log))
 	}
-	cl, err := kgo.NewClient(kopts...)
-	if err != nil {
-		return nil, fmt.Errorf("kafkax: source: %w", err)
+	var cl *kgo.Client
+	if s.tx != nil {
+		kopts = slices.Insert(kopts, 0, kgo.Opt(kgo.TransactionalID(cfg.txnID)))
+		sess, err := kgo.NewGroupTransactSession(kopts...)
+		if err != nil {
+			return nil, fmt.Errorf("kafkax: source: %w", err)
+		}
+		s.tx.sess, cl = sess, sess.Client()
+	} else {
+		var err error
+		if cl, err = kgo.NewClient(kopts...); err != nil {
+			return nil, fmt.Errorf("kafkax: source: %w", err)
+		}
 	}
 	s.cl, s.tr.cl = cl, cl
 	cctx, cancel := bounded(ctx, cfg.startTimeout)
@@ -125,8 +155,29 @@ func NewSource(ctx context.Context, brokers, group string, topics []string, opts
 		cl.Close()
 		return nil, fmt.Errorf("kafkax: source of group %q: %w", group, err)
 	}
+	if s.tx != nil {
+		if err := s.tx.sess.Begin(); err != nil {
+			cl.Close()
+			return nil, fmt.Errorf("kafkax: source of group %q: transactional ID %q: %w", group, cfg.txnID, err)
+		}
+		s.tx.begun = time.Now()
+		return s, nil // the reader commits, in transactions
+	}
 	s.tr.start(cfg.commitInterval)
 	return s, nil
+}
+
+// checkTxn reports options that contradict each other.
+func (c *sourceConfig) checkTxn() error {
+	switch {
+	case c.txnID == "" && c.deadOwn:
+		return errors.New("kafkax: DeadLetterTopic needs a Transactional source (use DeadLetterTo)")
+	case c.txnID != "" && c.deadLetter != nil:
+		return errors.New("kafkax: a Transactional source's dead letters go through its own transaction: use DeadLetterTopic, not DeadLetterTo (a Sink of its own is outside the transaction)")
+	case c.txnID != "" && c.uncommitted:
+		return errors.New("kafkax: a Transactional source reads committed records only: drop ReadUncommitted")
+	}
+	return nil
 }
 
 func splitBrokers(brokers string) []string {
@@ -186,6 +237,9 @@ func (s *Source) Client() *kgo.Client { return s.cl }
 // ([DeadLetterTo]) or fails the run. A settlement of a record whose
 // partition moved to another member does nothing.
 func (s *Source) Settle(key uint64, cause error) {
+	if s.tx != nil {
+		defer s.tx.settled()
+	}
 	p, seq := s.tr.lookup(key)
 	if p == nil {
 		return
@@ -195,6 +249,18 @@ func (s *Source) Settle(key uint64, cause error) {
 		return
 	}
 	s.failed.Add(1)
+	if s.tx != nil {
+		// The epoch holds whatever the record produced before it
+		// failed: it aborts, and the record comes again after the
+		// rewind, as its next delivery (read.go).
+		if rec, n, ok := p.failed(seq); ok {
+			s.tx.failedRecord(rec, n, cause)
+			s.logRedelivered.add(1, cause)
+			s.tx.abort(fmt.Errorf("record %s/%d/%d failed: %w", rec.Topic, rec.Partition, rec.Offset, cause))
+			s.rd.kick()
+		}
+		return
+	}
 	rec, n, ok := p.failed(seq)
 	if !ok {
 		return
@@ -271,6 +337,10 @@ func (s *Source) failure() error {
 // Close waits for at most two commits, of up to 10 s each.
 func (s *Source) Close() error {
 	s.closeOnce.Do(func() {
+		if s.tx != nil {
+			s.closeTxn()
+			return
+		}
 		s.tr.stop()
 		err := s.tr.commitOwned(context.Background())
 		s.cl.Close() // leaving the group commits again what is owed (revoked)
@@ -298,11 +368,17 @@ type SourceStats struct {
 	FetchErrors  int64         // errors reported by fetches (franz-go retries them)
 	Pauses       int64         // times fetching paused because MaxInFlight was reached
 	Paused       time.Duration // total time fetching was paused
+
+	// Transactional only (zero otherwise):
+	TxnCommitted  int64         // transactions committed: one epoch's outputs and offsets each
+	TxnAborted    int64         // transactions aborted: their inputs were delivered again
+	TxnEpochTime  time.Duration // summed length of the committed epochs (÷ TxnCommitted: the mean)
+	TxnCommitTime time.Duration // summed time closing them: the wait for what was in flight, the flush, the offsets, EndTxn (÷ TxnCommitted: the mean)
 }
 
 // Stats returns the source's counts. It is safe to call at any time.
 func (s *Source) Stats() SourceStats {
-	return SourceStats{
+	st := SourceStats{
 		Received:     s.received.Load(),
 		Acked:        s.acked.Load(),
 		Failed:       s.failed.Load(),
@@ -316,4 +392,29 @@ func (s *Source) Stats() SourceStats {
 		Pauses:       s.fl.pauses.Load(),
 		Paused:       time.Duration(s.fl.pausedNs.Load()),
 	}
+	s.tx.stats(&st)
+	return st
+}
+
+// closeTxn aborts the epoch still open and closes the client.
+func (s *Source) closeTxn() {
+	t := s.tx
+	t.gate.Lock()
+	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
+	t.mu.Lock()
+	touched := t.touched || t.doom != nil
+	t.mu.Unlock()
+	if _, err := t.sess.End(ctx, kgo.TryAbort); touched {
+		t.aborted.Add(1)
+		msg := "closed with the epoch open"
+		if err != nil {
+			msg += ": " + err.Error()
+		}
+		t.log.log(slog.LevelWarn, "transaction aborted", slog.String("cause", msg))
+	}
+	cancel()
+	t.gate.Unlock()
+	t.sess.Close()
+	s.logRedelivered.flush()
+	s.logDead.flush()
 }

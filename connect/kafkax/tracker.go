@@ -43,6 +43,7 @@ const commitTimeout = 10 * time.Second
 type tracker struct {
 	cl        *kgo.Client
 	group     string
+	txn       bool                      // Transactional: commits happen in transactions (txn.go)
 	onRelease func(p *partition, n int) // a partition's n open entries no longer count
 
 	mu        sync.Mutex
@@ -175,7 +176,13 @@ func (t *tracker) assigned(ctx context.Context, _ *kgo.Client, tps map[string][]
 // metadata records as settled.
 func (t *tracker) offsetsFetched(_ context.Context, _ *kgo.Client, resp *kmsg.OffsetFetchResponse) error {
 	skip := func(topic string, part int32, offset int64, meta *string, code int16) {
-		if code != 0 || meta == nil {
+		if code != 0 {
+			return
+		}
+		if p := t.get(topic, part); p != nil && t.txn {
+			p.fetchedCommit(offset, meta)
+		}
+		if meta == nil {
 			return
 		}
 		if p := t.get(topic, part); p != nil {
