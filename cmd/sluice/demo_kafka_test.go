@@ -118,12 +118,14 @@ func expected(t *testing.T, brokers, topic string) (good map[string]bool, dead m
 }
 
 // readTopic returns every record of topic, reading up to the end offsets
-// it has when called.
+// it has when called: uncommitted records too, and those of aborted
+// transactions (see readCommitted), but not the transactions' markers
+// (control records, which it reads to reach the end offsets).
 func readTopic(t *testing.T, brokers, topic string) []*kgo.Record {
 	t.Helper()
 	ctx := ctxTest(t, 60*time.Second)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers), kgo.ConsumeTopics(topic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.KeepControlRecords())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +152,9 @@ func readTopic(t *testing.T, brokers, topic string) []*kgo.Record {
 			t.Fatalf("reading %s: %v (have %v of %v)", topic, ctx.Err(), at, ends)
 		}
 		fs.EachRecord(func(r *kgo.Record) {
-			recs = append(recs, r)
+			if !r.Attrs.IsControl() {
+				recs = append(recs, r)
+			}
 			at[r.Partition] = r.Offset + 1
 		})
 	}

@@ -139,6 +139,11 @@ func (r kafkaResult) print(w io.Writer, names onkafka.Names, what string) {
 	t := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(t, "  stored\t%d\trows inserted into ClickHouse table %s, records produced to %s\n", r.stored, names.Table, names.Out)
 	fmt.Fprintf(t, "  dead-lettered\t%d\trecords produced to %s with their reason%s\n", r.dead, names.Dead, cli.Reasons(r.reasons))
+	if s := r.src; s.TxnCommitted+s.TxnAborted > 0 {
+		mean := func(d time.Duration) string { return market.Ms(d / time.Duration(max(s.TxnCommitted, 1))) }
+		fmt.Fprintf(t, "  transactions\t%d\tcommitted (epochs of %s on average, %s to commit each), %d aborted (their inputs delivered again)\n",
+			s.TxnCommitted, mean(s.TxnEpochTime), mean(s.TxnCommitTime), s.TxnAborted)
+	}
 	fmt.Fprintf(t, "  time per event\tp50 %s  p99 %s  max %s\tconsumed from Kafka → row committed in ClickHouse\n",
 		market.Ms(r.lat.Q(0.5)), market.Ms(r.lat.Q(0.99)), market.Ms(r.lat.Max()))
 	t.Flush()

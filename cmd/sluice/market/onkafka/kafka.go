@@ -84,6 +84,22 @@ type KafkaConfig struct {
 	// dies gives its partitions up to the others after 6 s without a
 	// heartbeat (the broker's minimum).
 	Member bool
+	// MemberID, if not empty, is the source's client ID: the member's
+	// name in the group, as the group's description lists it.
+	MemberID string
+	// ExactlyOnce, if not zero, is the epoch of the transactional mode
+	// (kafkax.Transactional): the records produced to Names.Out and
+	// Names.Dead and the source's offsets for the inputs they came from
+	// are committed in one Kafka transaction per epoch, so that a
+	// read-committed consumer sees each input's outputs once. The
+	// transactional ID is Names.Group-MemberID: give each member its own
+	// MemberID, and the same after a restart, which fences what the
+	// previous process left open at once (another ID leaves it to the
+	// broker's transaction timeout, 40 s, during which read-committed
+	// consumers of its partitions wait). ClickHouse stays at least once
+	// (its rows are keyed by event id: a table that deduplicates makes
+	// them once). Not with Bars or Repartition.
+	ExactlyOnce time.Duration
 
 	// OnStored, if not nil, is called with each batch of rows once its
 	// insert has committed, at committed, before the rows are settled.
@@ -113,6 +129,7 @@ type Kafka struct {
 	Writer        *clickhousex.Writer[Row]
 
 	stored, dead atomic.Int64
+	exactlyOnce  bool
 
 	bars             *clickhousex.Writer[market.Bar]
 	barsStored, late atomic.Int64
@@ -128,6 +145,10 @@ func (k *Kafka) Dead() int64 { return k.dead.Load() }
 // that failed: those records are read again), and the sink. Call it after
 // the pipeline's Wait.
 func (k *Kafka) Close() error {
+	if k.exactlyOnce {
+		k.Sink.Close() // leaves the shared client to the source
+		return k.Source.Close()
+	}
 	err := k.Source.Close()
 	if k.Repartitioned != nil {
 		err = errors.Join(err, k.Repartitioned.Close())
@@ -149,14 +170,24 @@ func (k *Kafka) Close() error {
 // enriched record is acknowledged by the broker: no stage settles
 // anything; every item carries its record's receipt, and the core settles
 // it once the item is stored (both copies, and a dead letter once
-// produced). The topics and the table must exist. The caller waits for
+// produced). With ExactlyOnce, the enriched records and the dead letters
+// are produced in the source's transactions, and an input's offset is
+// committed in the transaction of the epoch in which it settled: what an
+// aborted epoch produced is never seen by a read-committed consumer, and
+// its inputs are delivered again. The topics and the table must exist. The caller waits for
 // the pipeline, drains it to stop it, then calls Close; ctx ends the
 // clients.
 func StartKafka(ctx context.Context, db *sql.DB, cfg KafkaConfig) (*Kafka, error) {
+	if cfg.ExactlyOnce > 0 && (cfg.Bars.Names.Table != "" || cfg.Repartition != "") {
+		return nil, errors.New("onkafka: exactly once computes no bars and reads no repartition topic (a window holds receipts past the epoch; the repartition topic is read by a second source)")
+	}
 	observe := []kafkax.Option{kafkax.Propagate(cfg.Observe.Propagator), kafkax.Logger(cfg.Observe.Logger)}
-	sink, err := kafkax.NewSink(ctx, cfg.Brokers, kafkax.SinkWorkers(2), observe[0], observe[1])
-	if err != nil {
-		return nil, err
+	var sink *kafkax.Sink
+	if cfg.ExactlyOnce == 0 {
+		var err error
+		if sink, err = kafkax.NewSink(ctx, cfg.Brokers, kafkax.SinkWorkers(2), observe[0], observe[1]); err != nil {
+			return nil, err
+		}
 	}
 	// A fetch waits for fetchBytes of records, or fetchWait: at a
 	// sustained rate the broker would otherwise answer each fetch with the
@@ -169,10 +200,25 @@ func StartKafka(ctx context.Context, db *sql.DB, cfg KafkaConfig) (*Kafka, error
 	if cfg.Member {
 		opts = append(opts, kafkax.WithClient(kgo.SessionTimeout(6*time.Second)))
 	}
+	if cfg.MemberID != "" {
+		opts = append(opts, kafkax.WithClient(kgo.ClientID(cfg.MemberID)))
+	}
+	if cfg.ExactlyOnce > 0 {
+		opts = append(opts, kafkax.Transactional(cfg.Names.Group+"-"+cfg.MemberID, cfg.ExactlyOnce))
+	}
 	src, err := kafkax.NewSource(ctx, cfg.Brokers, cfg.Names.Group, []string{cfg.Names.In}, opts...)
 	if err != nil {
-		sink.Close()
+		if sink != nil {
+			sink.Close()
+		}
 		return nil, err
+	}
+	if cfg.ExactlyOnce > 0 {
+		// The sink produces in the source's transactions, through its client.
+		if sink, err = kafkax.NewTxnSink(ctx, src, kafkax.SinkWorkers(2), observe[0], observe[1]); err != nil {
+			src.Close()
+			return nil, err
+		}
 	}
 	var rep *kafkax.Source
 	if cfg.Repartition != "" {
@@ -182,7 +228,7 @@ func StartKafka(ctx context.Context, db *sql.DB, cfg KafkaConfig) (*Kafka, error
 			return nil, err
 		}
 	}
-	k := &Kafka{Source: src, Repartitioned: rep, Sink: sink,
+	k := &Kafka{Source: src, Repartitioned: rep, Sink: sink, exactlyOnce: cfg.ExactlyOnce > 0,
 		Writer: clickhousex.NewColumnWriter(db, cfg.Names.Table, rowColumns, clickhousex.SinkWorkers(storeInserts),
 			clickhousex.Logger(cfg.Observe.Logger))}
 	k.Pipeline = k.build(ctx, db, cfg)
