@@ -118,7 +118,9 @@ func NewSource(ctx context.Context, brokers, group string, topics []string, opts
 		kgo.OnPartitionsLost(func(ctx context.Context, cl *kgo.Client, tps map[string][]int32) {
 			s.log.rebalanced(cl, "lost", tps)
 			if s.tx != nil {
-				s.tx.abort(fmt.Errorf("partitions lost: %s", partitions(tps)))
+				if len(tps) > 0 {
+					s.tx.abort(fmt.Errorf("partitions lost: %s", partitions(tps)))
+				}
 				s.tr.drop(tps)
 				return
 			}
@@ -410,7 +412,7 @@ func (s *Source) closeTxn() {
 		if err != nil {
 			msg += ": " + err.Error()
 		}
-		t.log.log(slog.LevelWarn, "transaction aborted", slog.String("cause", msg))
+		t.log.log(slog.LevelWarn, "transaction aborted", slog.String("transactional_id", t.id), slog.String("cause", msg))
 	}
 	cancel()
 	t.gate.Unlock()

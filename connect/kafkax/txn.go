@@ -257,9 +257,9 @@ func (s *Source) closeEpoch(ctx context.Context, flush func() bool) (bool, error
 		default:
 			cause = errors.New("the group rebalanced during the epoch")
 		}
-		n := s.rewind()
+		s.rewind()
 		t.aborted.Add(1)
-		t.log.log(slog.LevelWarn, "transaction aborted", slog.String("cause", cause.Error()), slog.Int("records_redelivered", n))
+		t.log.log(slog.LevelWarn, "transaction aborted", slog.String("transactional_id", t.id), slog.String("cause", cause.Error()))
 	}
 	if berr := t.sess.Begin(); berr != nil {
 		return false, fmt.Errorf("kafkax: group %q: transactional ID %q: beginning a transaction: %w", s.group, t.id, errors.Join(err, berr))
@@ -370,21 +370,18 @@ func (s *Source) landed(ctx context.Context, owed []owedCommit) bool {
 
 // rewind makes every owned partition that fetched records start again:
 // a fresh tracker (the old one's receipts settle for nothing), fetching
-// from its last commit, skipping what that commit records as settled. It
-// returns how many records were emitted and will come again.
-func (s *Source) rewind() int {
-	offs, n := s.tr.rewind()
+// from its last commit, skipping what that commit records as settled.
+func (s *Source) rewind() {
+	offs := s.tr.rewind()
 	if len(offs) > 0 {
 		s.cl.SetOffsets(offs)
 	}
 	s.rd.unsent = nil
-	return n
 }
 
 // rewind replaces each owned partition that tracked records with a fresh
-// one, and returns where each is to fetch from and how many open entries
-// were released.
-func (t *tracker) rewind() (map[string]map[int32]kgo.EpochOffset, int) {
+// one, and returns where each is to fetch from.
+func (t *tracker) rewind() map[string]map[int32]kgo.EpochOffset {
 	t.mu.Lock()
 	slots := append([]*partition(nil), *t.slots.Load()...)
 	var offs map[string]map[int32]kgo.EpochOffset
@@ -412,13 +409,10 @@ func (t *tracker) rewind() (map[string]map[int32]kgo.EpochOffset, int) {
 	}
 	t.slots.Store(&slots)
 	t.mu.Unlock()
-	n := 0
 	for _, p := range old {
-		k := p.release()
-		n += k
-		t.onRelease(p, k)
+		t.onRelease(p, p.release())
 	}
-	return offs, n
+	return offs
 }
 
 // drop releases the partitions of tps without committing: a transactional
