@@ -81,7 +81,7 @@ func (s *Source) read(ctx context.Context, out *sluice.Emitter[Msg]) error {
 			return err
 		}
 		if s.tx != nil {
-			if due, _ := s.tx.due(); due || s.fl.full() {
+			if due, _ := s.tx.due(); due {
 				if ok, err := s.closeEpoch(ctx, out.Flush); !ok || err != nil {
 					return err
 				}

@@ -25,8 +25,8 @@ const MinEpoch = 10 * time.Millisecond
 // from are committed in one Kafka transaction per epoch, so that a
 // read-committed consumer of the output sees each input's output once.
 //
-// An epoch lasts every (or ends early once [MaxInFlight] records are in
-// flight). To close it the source stops emitting, waits until every
+// An epoch lasts every ([MaxInFlight] still bounds what is in flight
+// within it). To close it the source stops emitting, waits until every
 // record it emitted is settled, and commits, in the transaction, the
 // settled prefix of each partition with the offsets settled past it in
 // the commit's metadata, with the group's generation and member ID
@@ -234,8 +234,16 @@ func (s *Source) closeEpoch(ctx context.Context, flush func() bool) (bool, error
 		}
 	}
 	committed, err := s.endTxn(ctx, owed, cause == nil)
-	if err != nil && cause == nil && len(owed) > 0 && s.landed(ctx, owed) {
-		committed, err = true, nil // EndTxn's answer was lost, not the commit
+	if err != nil {
+		// An EndTxn whose outcome is unknown leaves franz-go in the
+		// transaction until it is ended again with an abort, which
+		// reinitialises the producer ID: that aborts the transaction if
+		// the broker still has it open, and changes nothing if it
+		// committed. Then the group's offsets say which it was.
+		_ = s.cl.EndTransaction(ctx, kgo.TryAbort)
+		if cause == nil && len(owed) > 0 && s.landed(ctx, owed) {
+			committed, err = true, nil // EndTxn's answer was lost, not the commit
+		}
 	}
 	now := time.Now()
 	t.mu.Lock()
@@ -311,14 +319,12 @@ func (s *Source) txnTimeout() time.Duration {
 // landed reports whether the group's committed offsets are those of
 // owed, asked with RequireStable (the broker answers once no transaction
 // of the group's offsets is pending): an End that failed after EndTxn
-// committed — its answer lost — did commit the epoch. Asking for the
-// producer ID first makes franz-go reinitialise a producer ID whose last
-// EndTxn went unanswered, which aborts the transaction if it is still
-// open.
+// committed — its answer lost — did commit the epoch. The caller has
+// ended the transaction again with an abort first, so no transaction of
+// this member is still open.
 func (s *Source) landed(ctx context.Context, owed []owedCommit) bool {
 	ctx, cancel := context.WithTimeout(ctx, commitTimeout+s.txnTimeout())
 	defer cancel()
-	_, _, _ = s.cl.ProducerID(ctx)
 	req := kmsg.NewPtrOffsetFetchRequest()
 	req.Group = s.group
 	req.RequireStable = true

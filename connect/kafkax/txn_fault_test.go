@@ -263,3 +263,103 @@ func zombie(t *testing.T, sameID bool) {
 		t.Fatalf("%d abort lines for %d aborts, want one each with its cause: %q", len(aborts), st.TxnAborted, aborts)
 	}
 }
+
+// endTxnCutter dials connections that, while armed, lose the answer to
+// an EndTxn request: the broker gets the request and acts on it; the
+// client reads nothing more from the connection, which closes a moment
+// later.
+type endTxnCutter struct {
+	left atomic.Int32 // EndTxn requests still to cut
+	cut  atomic.Int32 // EndTxn requests cut
+}
+
+func (c *endTxnCutter) dial(ctx context.Context, network, host string) (net.Conn, error) {
+	var nd net.Dialer
+	conn, err := nd.DialContext(ctx, network, host)
+	if err != nil {
+		return nil, err
+	}
+	return &cutConn{Conn: conn, c: c, closed: make(chan struct{})}, nil
+}
+
+type cutConn struct {
+	net.Conn
+	c      *endTxnCutter
+	cut    atomic.Bool
+	once   sync.Once
+	closed chan struct{}
+}
+
+func (c *cutConn) Write(b []byte) (int, error) {
+	n, err := c.Conn.Write(b)
+	// A request: a 4-byte length, then the API key (EndTxn is 26).
+	if err == nil && len(b) >= 6 && b[4] == 0 && b[5] == 26 && c.c.left.Add(-1) >= 0 {
+		c.c.cut.Add(1)
+		c.cut.Store(true)
+		time.AfterFunc(300*time.Millisecond, func() { c.Close() }) // the broker has answered by then
+	}
+	return n, err
+}
+
+func (c *cutConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if c.cut.Load() {
+		<-c.closed
+		return 0, net.ErrClosed
+	}
+	return n, err
+}
+
+func (c *cutConn) Close() error {
+	c.once.Do(func() { close(c.closed) })
+	return c.Conn.Close()
+}
+
+// TestTransactionalEndErrorAfterTheCommitIsNotAnAbort cuts the answers
+// to one epoch's EndTxn (every try of it) after the broker got the
+// request: End reports an error although the transaction committed. The
+// source finds the epoch's offsets committed and counts it committed
+// rather than delivering its records again — which would duplicate them,
+// since its outputs are visible.
+func TestTransactionalEndErrorAfterTheCommitIsNotAnAbort(t *testing.T) {
+	in, out := newTopic(t, 2), newTopic(t, 2)
+	const n, group = 2000, "txn-end-error"
+	produceN(t, in, n)
+	ctx := ctxT(t, 2*time.Minute)
+	cutter := &endTxnCutter{}
+	rec := newRecorder()
+	// At most 200 records in flight: an epoch closes every 200 records.
+	src := txnSource(t, group, []string{in}, 100*time.Millisecond, kafkax.StopWhenCaughtUp(), kafkax.MaxInFlight(200), kafkax.Logger(slog.New(rec)),
+		kafkax.WithClient(kgo.Dialer(cutter.dial), kgo.RequestRetries(2)))
+	var seen atomic.Int64
+	var armed atomic.Bool
+	_, done := txnCopy(ctx, t, src, out, func(kafkax.Msg) {
+		// Once an epoch has committed (the first may abort on a fresh
+		// broker, whose group coordinator is still loading), cut the
+		// answer of the next EndTxn: the try and its two retries.
+		if seen.Add(1) >= n/2 && !armed.Load() {
+			if src.Stats().TxnCommitted > 0 && armed.CompareAndSwap(false, true) {
+				cutter.left.Store(3)
+			}
+		}
+	})
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	st := src.Stats()
+	t.Logf("source %+v, %d EndTxn answers cut; log %q", st, cutter.cut.Load(), rec.all())
+	if !armed.Load() {
+		t.Fatal("no epoch committed before the last record: nothing was cut")
+	}
+	if cutter.cut.Load() == 0 {
+		t.Fatal("no EndTxn was cut")
+	}
+	exactlyOnce(t, "output", readCommitted(t, out, 2), inputIDs(n))
+	// Cutting the connection may cut a heartbeat too, and a later epoch
+	// may abort for that; the epoch whose answer was lost must not.
+	for _, l := range rec.all() {
+		if strings.Contains(l, "transaction aborted") && strings.Contains(l, "closed network connection") {
+			t.Fatalf("the epoch whose EndTxn answer was lost aborted: %s", l)
+		}
+	}
+}
