@@ -7,7 +7,7 @@
 //
 // ./scripts/test runs it with every other module that go.work lists.
 // TestFrontDoor (frontdoor_test.go) runs the README's first command,
-// go run ./cmd/sluice demo, on a clean copy of the repository.
+// go run ./cmd/sluice/demo, on a clean copy of the repository.
 //
 // # Writing a block the harness accepts
 //

@@ -113,7 +113,7 @@ func TestCheckExcerptNeedsLinesInOrderAndAllowsElisions(t *testing.T) {
 }
 
 func TestReadmeCommandsReadsTheFirstShellBlock(t *testing.T) {
-	md := "# x\n\n```sh\ngo run ./cmd/sluice demo   # a demo\n./scripts/test            # tests\n```\n\n```sh\nother\n```\n"
+	md := "# x\n\n```sh\ngo run ./cmd/sluice/demo   # a demo\n./scripts/test            # tests\n```\n\n```sh\nother\n```\n"
 	if got := readmeCommands(md); !slices.Equal(got, frontDoor) {
 		t.Errorf("got %q, want %q", got, frontDoor)
 	}

@@ -12,21 +12,22 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/sluicehq/sluice/cmd/sluice/market"
+	"github.com/sluicehq/sluice/cmd/sluice/market/onkafka"
 )
 
 // setupBars creates what `sluice serve` computes its bars into if it is
 // missing — the topic NAME-bars and the ClickHouse table NAME_bars, and
 // cfg.Repartition's topic if set — and sets them in cfg.
-func setupBars(ctx context.Context, adm *kadm.Client, db *sql.DB, partitions int, name string, cfg *market.KafkaConfig) error {
-	cfg.Bars.Names = market.BarNamesFor(name)
+func setupBars(ctx context.Context, adm *kadm.Client, db *sql.DB, partitions int, name string, cfg *onkafka.KafkaConfig) error {
+	cfg.Bars.Names = onkafka.BarNamesFor(name)
 	topics := []string{cfg.Bars.Names.Topic, cfg.Bars.Names.Late}
 	if cfg.Repartition != "" {
 		topics = append(topics, cfg.Repartition)
 	}
-	if err := market.EnsureTopics(ctx, adm, partitions, topics...); err != nil {
+	if err := onkafka.EnsureTopics(ctx, adm, partitions, topics...); err != nil {
 		return err
 	}
-	return market.CreateBarsTable(ctx, db, cfg.Bars.Names.Table, false)
+	return onkafka.CreateBarsTable(ctx, db, cfg.Bars.Names.Table, false)
 }
 
 // barsTally measures the bars a run stores: how many, and how long after
@@ -41,7 +42,7 @@ type barsTally struct {
 }
 
 // tallyBars sets cfg.Bars.OnStored to count into a new tally.
-func tallyBars(cfg *market.KafkaConfig) *barsTally {
+func tallyBars(cfg *onkafka.KafkaConfig) *barsTally {
 	t := &barsTally{}
 	cfg.Bars.OnStored = func(bars []market.Bar, emitted []time.Time, committed time.Time) {
 		t.mu.Lock()
@@ -61,7 +62,7 @@ func tallyBars(cfg *market.KafkaConfig) *barsTally {
 	return t
 }
 
-func (t *barsTally) print(w io.Writer, names market.BarNames) {
+func (t *barsTally) print(w io.Writer, names onkafka.BarNames) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	fmt.Fprintf(w, "bars: %d stored in ClickHouse table %s and produced to %s (%d of them updates by late events), %d events too late for any bar produced to %s\n",

@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sluicehq/sluice/cmd/sluice/market"
+	"github.com/sluicehq/sluice/cmd/sluice/market/onkafka"
 )
 
 // The bars tests run `sluice serve` on the real broker and ClickHouse,
@@ -27,15 +28,15 @@ import (
 type barsRun struct {
 	s     services
 	name  string
-	names market.Names
-	bars  market.BarNames
+	names onkafka.Names
+	bars  onkafka.BarNames
 	adm   *kadm.Client
 }
 
 func newBarsRun(t *testing.T, name string, partitions int, extra ...string) *barsRun {
 	t.Helper()
 	s := needServices(t)
-	r := &barsRun{s: s, name: name, names: market.NamesFor(name), bars: market.BarNamesFor(name)}
+	r := &barsRun{s: s, name: name, names: onkafka.NamesFor(name), bars: onkafka.BarNamesFor(name)}
 	cl, err := kgo.NewClient(kgo.SeedBrokers(s.kafka))
 	if err != nil {
 		t.Fatal(err)
@@ -43,14 +44,14 @@ func newBarsRun(t *testing.T, name string, partitions int, extra ...string) *bar
 	t.Cleanup(cl.Close)
 	r.adm = kadm.NewClient(cl)
 	topics := append([]string{r.names.In, r.names.Out, r.names.Dead, r.bars.Topic, r.bars.Late}, extra...)
-	if err := market.ResetTopics(ctxTest(t, 30*time.Second), r.adm, partitions, r.names.Group, topics...); err != nil {
+	if err := onkafka.ResetTopics(ctxTest(t, 30*time.Second), r.adm, partitions, r.names.Group, topics...); err != nil {
 		t.Fatal(err)
 	}
 	db := openCH(t, s.clickhouse)
-	if err := market.CreateTable(ctxTest(t, 30*time.Second), db, r.names.Table, true); err != nil {
+	if err := onkafka.CreateTable(ctxTest(t, 30*time.Second), db, r.names.Table, true); err != nil {
 		t.Fatal(err)
 	}
-	if err := market.CreateBarsTable(ctxTest(t, 30*time.Second), db, r.bars.Table, true); err != nil {
+	if err := onkafka.CreateBarsTable(ctxTest(t, 30*time.Second), db, r.bars.Table, true); err != nil {
 		t.Fatal(err)
 	}
 	return r
@@ -77,8 +78,8 @@ func (r *barsRun) produce(t *testing.T, first, batches int, byID bool, during fu
 		if i < 8 {
 			times.Late = 0
 		}
-		pr := market.Producing{Brokers: r.s.kafka, Topic: r.names.In, First: first + i*500, N: 500, Malformed: 0.01, Times: times, KeyByID: byID}
-		k, err := market.ProduceEvents(context.Background(), pr)
+		pr := onkafka.Producing{Brokers: r.s.kafka, Topic: r.names.In, First: first + i*500, N: 500, Malformed: 0.01, Times: times, KeyByID: byID}
+		k, err := onkafka.ProduceEvents(context.Background(), pr)
 		n += k
 		if err != nil {
 			t.Errorf("producing: %v", err)
@@ -115,9 +116,9 @@ func (r *barsRun) flush(t *testing.T, first int, byID bool) int64 {
 		time.Sleep(200 * time.Millisecond)
 	}
 	at := time.Now().Add(time.Hour).UnixNano()
-	pr := market.Producing{Brokers: r.s.kafka, Topic: r.names.In, First: first, N: 400, KeyByID: byID,
+	pr := onkafka.Producing{Brokers: r.s.kafka, Topic: r.names.In, First: first, N: 400, KeyByID: byID,
 		Clock: func(int) int64 { return at }}
-	if _, err := market.ProduceEvents(context.Background(), pr); err != nil {
+	if _, err := onkafka.ProduceEvents(context.Background(), pr); err != nil {
 		t.Fatalf("producing the flush events: %v", err)
 	}
 	return market.WindowStart(at)
@@ -174,7 +175,7 @@ func (r *barsRun) awaitBars(t *testing.T, want map[market.BarKey]market.Bar, cut
 	db := openCH(t, r.s.clickhouse)
 	deadline := time.Now().Add(90 * time.Second)
 	for {
-		got, raw, err := market.ReadBars(ctxTest(t, 20*time.Second), db, r.bars.Table)
+		got, raw, err := onkafka.ReadBars(ctxTest(t, 20*time.Second), db, r.bars.Table)
 		if err != nil {
 			t.Fatal(err)
 		}

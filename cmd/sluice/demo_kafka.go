@@ -9,7 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/sluicehq/sluice/cmd/sluice/market"
+	"github.com/sluicehq/sluice/cmd/sluice/market/onkafka"
 	"github.com/sluicehq/sluice/connect/clickhousex"
 )
 
@@ -22,7 +22,7 @@ const demoPartitions = 4
 // settled, counts the table's rows back and prints the summary.
 func demoKafka(ctx context.Context, in *interrupts, f demoFlags, stdout io.Writer) error {
 	drain := in.Draining()
-	names := market.NamesFor(f.name)
+	names := onkafka.NamesFor(f.name)
 	fmt.Fprintf(stdout, "Kafka at %s, ClickHouse at %s: topics %s → %s (dead letters %s), group %s, table %s, all reset first\n",
 		f.kafka, f.clickhouse, names.In, names.Out, names.Dead, names.Group, names.Table)
 	db, err := clickhousex.Open(ctx, f.clickhouse)
@@ -36,16 +36,16 @@ func demoKafka(ctx context.Context, in *interrupts, f demoFlags, stdout io.Write
 	}
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
-	if err := market.ResetTopics(ctx, adm, demoPartitions, names.Group, names.In, names.Out, names.Dead); err != nil {
+	if err := onkafka.ResetTopics(ctx, adm, demoPartitions, names.Group, names.In, names.Out, names.Dead); err != nil {
 		return err
 	}
-	if err := market.CreateTable(ctx, db, names.Table, true); err != nil {
+	if err := onkafka.CreateTable(ctx, db, names.Table, true); err != nil {
 		return err
 	}
 
 	gctx, stop := context.WithCancel(ctx)
 	defer context.AfterFunc(drain, stop)()
-	n, err := market.Produce(gctx, f.kafka, names.In, 0, f.events, f.malformed)
+	n, err := onkafka.Produce(gctx, f.kafka, names.In, 0, f.Events, f.Malformed)
 	stop()
 	if drain.Err() != nil {
 		fmt.Fprintf(stdout, "interrupted (%v) while producing: %d events in %s; the pipeline did not run\n", context.Cause(drain), n, names.In)
@@ -56,9 +56,9 @@ func demoKafka(ctx context.Context, in *interrupts, f demoFlags, stdout io.Write
 	}
 	fmt.Fprintf(stdout, "produced %d events to %s; the pipeline starts\n", n, names.In)
 
-	cfg := market.KafkaConfig{Brokers: f.kafka, Names: names, Decoders: f.decoders, Lookup: f.lookup, MaxInFlight: 5000,
-		Observe: f.ob.observe()}
-	res, err := runKafka(ctx, drain, db, cfg, n, f.ob.show, stdout)
+	cfg := onkafka.KafkaConfig{Brokers: f.kafka, Names: names, Decoders: f.Decoders, Lookup: f.Lookup, MaxInFlight: 5000,
+		Observe: f.ob.Observing()}
+	res, err := runKafka(ctx, drain, db, cfg, n, f.ob.Show, stdout)
 	if err != nil {
 		return err
 	}

@@ -20,7 +20,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/sluicehq/sluice/cmd/sluice/internal/cli"
 	"github.com/sluicehq/sluice/cmd/sluice/market"
+	"github.com/sluicehq/sluice/cmd/sluice/market/onkafka"
 	"github.com/sluicehq/sluice/connect/clickhousex"
 	"github.com/sluicehq/sluice/connect/kafkax"
 )
@@ -116,12 +118,14 @@ func expected(t *testing.T, brokers, topic string) (good map[string]bool, dead m
 }
 
 // readTopic returns every record of topic, reading up to the end offsets
-// it has when called.
+// it has when called: uncommitted records too, and those of aborted
+// transactions (see readCommitted), but not the transactions' markers
+// (control records, which it reads to reach the end offsets).
 func readTopic(t *testing.T, brokers, topic string) []*kgo.Record {
 	t.Helper()
 	ctx := ctxTest(t, 60*time.Second)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers), kgo.ConsumeTopics(topic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.KeepControlRecords())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +152,9 @@ func readTopic(t *testing.T, brokers, topic string) []*kgo.Record {
 			t.Fatalf("reading %s: %v (have %v of %v)", topic, ctx.Err(), at, ends)
 		}
 		fs.EachRecord(func(r *kgo.Record) {
-			recs = append(recs, r)
+			if !r.Attrs.IsControl() {
+				recs = append(recs, r)
+			}
 			at[r.Partition] = r.Offset + 1
 		})
 	}
@@ -175,7 +181,7 @@ func openCH(t *testing.T, addr string) *sql.DB {
 // a rerun: at least once), no other, and that the downstream topic holds
 // every good id after de-duplication and the dead-letter topic every dead
 // event; it returns the table's row count.
-func checkStored(t *testing.T, s services, names market.Names, good, dead map[string]bool) int64 {
+func checkStored(t *testing.T, s services, names onkafka.Names, good, dead map[string]bool) int64 {
 	t.Helper()
 	db := openCH(t, s.clickhouse)
 	var rows, ids uint64
@@ -256,7 +262,7 @@ func TestKafkaDemoStoresEveryEventAndDeadLettersTheMalformed(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	t.Log(out.String())
-	names := market.NamesFor("e2e")
+	names := onkafka.NamesFor("e2e")
 	good, dead := expected(t, s.kafka, names.In)
 	if len(good)+len(dead) != n || len(dead) == 0 {
 		t.Fatalf("input topic: %d valid and %d bad events, want %d in all with some bad", len(good), len(dead), n)
@@ -278,8 +284,8 @@ func TestKafkaDemoStoresEveryEventAndDeadLettersTheMalformed(t *testing.T) {
 }
 
 func kafkaTestFlags(s services, name string, n int) demoFlags {
-	return demoFlags{kafka: s.kafka, clickhouse: s.clickhouse, name: name, events: n, malformed: 0.01,
-		decoders: 4, lookup: time.Millisecond}
+	return demoFlags{kafka: s.kafka, clickhouse: s.clickhouse, name: name,
+		DemoFlags: cli.DemoFlags{Events: n, Malformed: 0.01, Decoders: 4, Lookup: time.Millisecond}}
 }
 
 // SIGTERM in the middle of a run of the built binary drains (summary,
@@ -299,7 +305,7 @@ func TestKafkaDemoSIGTERMMidRunThenServiceLosesNothing(t *testing.T) {
 	if !strings.Contains(d.out(), "interrupted (terminated), drained") || !strings.Contains(d.out(), "consumed from Kafka → row committed in ClickHouse") {
 		t.Fatalf("no drained summary after SIGTERM:\n%s", d.out())
 	}
-	names := market.NamesFor("sigterm")
+	names := onkafka.NamesFor("sigterm")
 	good, dead := expected(t, s.kafka, names.In)
 	db := openCH(t, s.clickhouse)
 	first, err := clickhousex.Count(ctxTest(t, 20*time.Second), db, names.Table)
@@ -315,7 +321,7 @@ func TestKafkaDemoSIGTERMMidRunThenServiceLosesNothing(t *testing.T) {
 	drain, stop := context.WithCancel(context.Background())
 	defer stop()
 	served := make(chan error, 1)
-	cfg := market.KafkaConfig{Brokers: s.kafka, Names: names, Decoders: 4, Lookup: time.Millisecond, MaxInFlight: 5000, Member: true}
+	cfg := onkafka.KafkaConfig{Brokers: s.kafka, Names: names, Decoders: 4, Lookup: time.Millisecond, MaxInFlight: 5000, Member: true}
 	go func() { served <- serve(ctxTest(t, 120*time.Second), drain, s.clickhouse, 4, cfg, nil, &out) }()
 	for deadline := time.Now().Add(60 * time.Second); ; {
 		var ids uint64

@@ -28,6 +28,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/sluicehq/sluice/cmd/sluice/market"
+	"github.com/sluicehq/sluice/cmd/sluice/market/onkafka"
 )
 
 // The tracing test runs a real Jaeger (scripts/jaeger, which builds it
@@ -202,17 +203,17 @@ func TestServeTracesEachMessageFromItsProducerToClickHouseInJaeger(t *testing.T)
 	s := needServices(t)
 	j := needJaeger(t)
 	const n = 20
-	names := market.NamesFor(fmt.Sprintf("traced%d", time.Now().UnixNano()%1_000_000))
+	names := onkafka.NamesFor(fmt.Sprintf("traced%d", time.Now().UnixNano()%1_000_000))
 	cl, err := kgo.NewClient(kgo.SeedBrokers(s.kafka))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
-	if err := market.ResetTopics(ctxTest(t, 30*time.Second), adm, 2, names.Group, names.In, names.Out, names.Dead); err != nil {
+	if err := onkafka.ResetTopics(ctxTest(t, 30*time.Second), adm, 2, names.Group, names.In, names.Out, names.Dead); err != nil {
 		t.Fatal(err)
 	}
-	if err := market.CreateTable(ctxTest(t, 30*time.Second), openCH(t, s.clickhouse), names.Table, true); err != nil {
+	if err := onkafka.CreateTable(ctxTest(t, 30*time.Second), openCH(t, s.clickhouse), names.Table, true); err != nil {
 		t.Fatal(err)
 	}
 	serve := startCLI(t, "serve", "--kafka", s.kafka, "--clickhouse", s.clickhouse, "--name", names.Group,

@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice"
+	"github.com/sluicehq/sluice/cmd/sluice/internal/cli"
 	"github.com/sluicehq/sluice/cmd/sluice/market"
+	"github.com/sluicehq/sluice/cmd/sluice/market/onkafka"
 	"github.com/sluicehq/sluice/connect/kafkax"
 )
 
@@ -39,11 +41,11 @@ type kafkaTally struct {
 // (takes no new record, stores and commits those inside). It prints a
 // line each second in which records were settled. show gets the pipeline
 // before it runs.
-func runKafka(ctx, drain context.Context, db *sql.DB, cfg market.KafkaConfig, target int64, show func(*sluice.Pipeline), stdout io.Writer) (res kafkaResult, err error) {
+func runKafka(ctx, drain context.Context, db *sql.DB, cfg onkafka.KafkaConfig, target int64, show func(*sluice.Pipeline), stdout io.Writer) (res kafkaResult, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	t := &kafkaTally{reasons: map[string]int64{}}
-	cfg.OnStored = func(rows []market.Row, at time.Time) {
+	cfg.OnStored = func(rows []onkafka.Row, at time.Time) {
 		t.mu.Lock()
 		defer t.mu.Unlock()
 		for i := range rows {
@@ -57,7 +59,7 @@ func runKafka(ctx, drain context.Context, db *sql.DB, cfg market.KafkaConfig, ta
 		t.reasons[reason]++
 		t.mu.Unlock()
 	}
-	k, err := market.StartKafka(ctx, db, cfg)
+	k, err := onkafka.StartKafka(ctx, db, cfg)
 	if err != nil {
 		return res, err
 	}
@@ -126,7 +128,7 @@ func runKafka(ctx, drain context.Context, db *sql.DB, cfg market.KafkaConfig, ta
 
 // print writes the run's summary: what was stored where, the latency,
 // and the stages.
-func (r kafkaResult) print(w io.Writer, names market.Names, what string) {
+func (r kafkaResult) print(w io.Writer, names onkafka.Names, what string) {
 	fmt.Fprintln(w)
 	if r.drained != nil {
 		fmt.Fprintf(w, "interrupted (%v), drained: of the %d records the pipeline had received, %d were stored or dead-lettered and committed, %d left unsettled (read again by the next run)\n",
@@ -136,7 +138,12 @@ func (r kafkaResult) print(w io.Writer, names market.Names, what string) {
 		what, r.settled, r.wall.Seconds(), market.SI(float64(r.settled)/r.wall.Seconds()))
 	t := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(t, "  stored\t%d\trows inserted into ClickHouse table %s, records produced to %s\n", r.stored, names.Table, names.Out)
-	fmt.Fprintf(t, "  dead-lettered\t%d\trecords produced to %s with their reason%s\n", r.dead, names.Dead, reasons(r.reasons))
+	fmt.Fprintf(t, "  dead-lettered\t%d\trecords produced to %s with their reason%s\n", r.dead, names.Dead, cli.Reasons(r.reasons))
+	if s := r.src; s.TxnCommitted+s.TxnAborted > 0 {
+		mean := func(d time.Duration) string { return market.Ms(d / time.Duration(max(s.TxnCommitted, 1))) }
+		fmt.Fprintf(t, "  transactions\t%d\tcommitted (epochs of %s on average, %s to commit each), %d aborted (their inputs delivered again)\n",
+			s.TxnCommitted, mean(s.TxnEpochTime), mean(s.TxnCommitTime), s.TxnAborted)
+	}
 	fmt.Fprintf(t, "  time per event\tp50 %s  p99 %s  max %s\tconsumed from Kafka → row committed in ClickHouse\n",
 		market.Ms(r.lat.Q(0.5)), market.Ms(r.lat.Q(0.99)), market.Ms(r.lat.Max()))
 	t.Flush()
@@ -144,5 +151,5 @@ func (r kafkaResult) print(w io.Writer, names market.Names, what string) {
 		fmt.Fprintf(w, "  the last offset commit failed, so those records will be read again: %v\n", r.commitErr)
 	}
 	fmt.Fprintln(w)
-	printStages(w, r.stages)
+	cli.PrintStages(w, r.stages)
 }

@@ -7,12 +7,12 @@
 //	sluice serve --kafka BROKERS --clickhouse ADDR # as a service, one member of a consumer group
 //
 // `sluice COMMAND -h` prints a command's flags. The pipeline itself is the
-// package market.
+// package market (on Kafka and ClickHouse, market/onkafka). The demo on
+// NATS alone is also a command of its own, cmd/sluice/demo, which builds
+// without the Kafka, ClickHouse and OpenTelemetry clients.
 package main
 
 import (
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -61,39 +61,4 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-6s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nRun `sluice COMMAND -h` for a command's flags.")
-}
-
-// parseFlags parses args with fs. -h prints help, then fs's flags, to
-// stdout. A bad flag prints what is wrong (fs does) and one usage line to
-// stderr. ok is false when the command ends here, with code: 0 after -h,
-// 2 after a bad flag or an argument that is no flag.
-func parseFlags(fs *flag.FlagSet, help string, args []string, stdout, stderr io.Writer) (code int, ok bool) {
-	fs.SetOutput(stderr)
-	fs.Usage = func() {}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stdout, help)
-			return 0, false
-		}
-		usageLine(fs, stderr)
-		return 2, false
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "sluice %s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
-		usageLine(fs, stderr)
-		return 2, false
-	}
-	return 0, true
-}
-
-// badFlags reports what is wrong with a command line that parsed, and the
-// usage line; it returns 2, the status of a command line that cannot run.
-func badFlags(fs *flag.FlagSet, stderr io.Writer, msg string) int {
-	fmt.Fprintf(stderr, "sluice %s: %s\n", fs.Name(), msg)
-	usageLine(fs, stderr)
-	return 2
-}
-
-func usageLine(fs *flag.FlagSet, w io.Writer) {
-	fmt.Fprintf(w, "usage: sluice %s [flags] (sluice %[1]s -h lists them)\n", fs.Name())
 }

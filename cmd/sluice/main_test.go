@@ -77,6 +77,11 @@ func TestABadFlagPrintsTheErrorAndOneUsageLine(t *testing.T) {
 		{[]string{"demo", "--events", "0"}, "--events must be"},
 		{[]string{"serve", "--kafka", "k:1"}, "--kafka and --clickhouse are required"},
 		{[]string{"serve", "extra"}, "unexpected argument"},
+		{[]string{"serve", "--kafka", "k:1", "--clickhouse", "c:1", "--epoch", "1s"}, "--epoch goes with --exactly-once"},
+		{[]string{"serve", "--kafka", "k:1", "--clickhouse", "c:1", "--exactly-once", "--epoch", "1ms"}, "--epoch must be ≥ 10ms"},
+		{[]string{"serve", "--kafka", "k:1", "--clickhouse", "c:1", "--exactly-once", "--repartition"}, "--exactly-once and --repartition do not go together"},
+		{[]string{"serve", "--kafka", "k:1", "--clickhouse", "c:1", "--member", "a b"}, "--member must be"},
+		{[]string{"serve", "--kafka", "k:1", "--clickhouse", "c:1", "--member", ""}, "--member must be"},
 	} {
 		code, out, errOut := runCLI(t, c.args...)
 		lines := strings.Split(strings.TrimSpace(errOut), "\n")

@@ -24,14 +24,12 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/sluicehq/sluice"
-	"github.com/sluicehq/sluice/cmd/sluice/market"
-	"github.com/sluicehq/sluice/dash"
+	"github.com/sluicehq/sluice/cmd/sluice/internal/cli"
 	"github.com/sluicehq/sluice/otelx"
 )
 
 // observeHelp is the help's lines for the flags observeFlags registers.
-const observeHelp = `  --log-format F     log to stderr as text or json (default text)
-  --otlp URL         send traces and metrics over OTLP/HTTP to URL, e.g. http://localhost:4318
+const observeHelp = cli.LogHelp + `  --otlp URL         send traces and metrics over OTLP/HTTP to URL, e.g. http://localhost:4318
   --trace-sample R   fraction of traces kept with --otlp, 0 to 1 (default 1)
 `
 
@@ -39,22 +37,38 @@ const observeHelp = `  --log-format F     log to stderr as text or json (default
 // where its traces and metrics go.
 type observeFlags struct {
 	logFormat string
-	otlp      string
-	sample    float64
+	otlpFlags
 }
 
 func (o *observeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.logFormat, "log-format", "text", "")
+	o.otlpFlags.register(fs)
+}
+
+// check returns what is wrong with the flags, or "". set tells which were
+// given on the command line.
+func (o *observeFlags) check(set map[string]bool) string {
+	if msg := cli.CheckLogFormat(o.logFormat); msg != "" {
+		return msg
+	}
+	return o.otlpFlags.check(set)
+}
+
+// otlpFlags say where a run's traces and metrics go, if anywhere.
+type otlpFlags struct {
+	otlp   string
+	sample float64
+}
+
+func (o *otlpFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.otlp, "otlp", "", "")
 	fs.Float64Var(&o.sample, "trace-sample", 1, "")
 }
 
 // check returns what is wrong with the flags, or "". set tells which were
 // given on the command line.
-func (o *observeFlags) check(set map[string]bool) string {
+func (o *otlpFlags) check(set map[string]bool) string {
 	switch {
-	case o.logFormat != "text" && o.logFormat != "json":
-		return fmt.Sprintf("--log-format must be text or json, got %q", o.logFormat)
 	case !(o.sample >= 0 && o.sample <= 1): // NaN too
 		return fmt.Sprintf("--trace-sample must be in [0, 1], got %v", o.sample)
 	case set["trace-sample"] && o.otlp == "":
@@ -91,52 +105,43 @@ func signalURL(base *url.URL, signal string) string {
 // spanQueue is the most spans waiting to be exported; more are dropped.
 const spanQueue = 1 << 17
 
-// observer is a run's log, tracer and metrics, made from observeFlags.
-type observer struct {
-	live   *liveDash // nil without --dash
-	log    *slog.Logger
-	obs    market.Observe
-	tp     *sdktrace.TracerProvider // nil without --otlp
-	mp     *sdkmetric.MeterProvider
-	meters *otelx.Metrics
-}
-
 // startObserving makes the run's logger (to stderr, and to the page's
 // event list when live is not nil) and, with --otlp, its tracer and
-// metrics exporters. Call stop once the run is over: it sends what is
-// left.
-func startObserving(ctx context.Context, o observeFlags, stderr io.Writer, live *liveDash) (*observer, error) {
-	var h slog.Handler
-	if o.logFormat == "json" {
-		h = slog.NewJSONHandler(stderr, nil)
-	} else {
-		h = slog.NewTextHandler(stderr, nil)
+// metrics exporters. Call the observer's Stop once the run is over: it
+// sends what is left.
+func startObserving(ctx context.Context, o observeFlags, stderr io.Writer, live *cli.Dash) (*cli.Observer, error) {
+	ob := cli.StartObserving(o.logFormat, stderr, live)
+	if err := startOTLP(ctx, o.otlpFlags, ob, stderr); err != nil {
+		return nil, err
 	}
-	if live != nil {
-		events := dash.Events(200, h)
-		live.board.ShowEvents(events)
-		h = events
-	}
-	ob := &observer{live: live, log: slog.New(h)}
-	ob.obs.Logger = ob.log
+	return ob, nil
+}
+
+// startOTLP, with --otlp, starts the tracer and metrics exporters and
+// adds them to ob: its tracer and propagator, each pipeline's metrics
+// (OnShow), and sending what is left at the end, for at most 10 s
+// (OnStop). A receiver that fails them is logged, not an error of the
+// run: the run did its job.
+func startOTLP(ctx context.Context, o otlpFlags, ob *cli.Observer, stderr io.Writer) error {
 	if o.otlp == "" {
-		return ob, nil
+		return nil
 	}
 	base, err := otlpBase(o.otlp)
 	if err != nil {
-		return nil, err
+		return err
 	}
+	log := ob.Observe.Logger
 	// The exporters' own failures (the receiver down, or one that takes
 	// traces only) go to the log, at most a line per sluice.LogInterval.
-	otel.SetErrorHandler(&exportErrors{log: ob.log})
+	otel.SetErrorHandler(&exportErrors{log: log})
 	res := resource.NewSchemaless(attribute.String("service.name", "sluice"))
 	texp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(signalURL(base, "traces")))
 	if err != nil {
-		return nil, fmt.Errorf("--otlp: %w", err)
+		return fmt.Errorf("--otlp: %w", err)
 	}
 	mexp, err := otlpmetrichttp.New(ctx, otlpmetrichttp.WithEndpointURL(signalURL(base, "metrics")))
 	if err != nil {
-		return nil, errors.Join(fmt.Errorf("--otlp: %w", err), texp.Shutdown(ctx))
+		return errors.Join(fmt.Errorf("--otlp: %w", err), texp.Shutdown(ctx))
 	}
 	// A message's trace is kept or dropped as a whole: its producer's
 	// decision, carried in its traceparent, holds for every stage's span;
@@ -144,19 +149,35 @@ func startObserving(ctx context.Context, o observeFlags, stderr io.Writer, live 
 	// probability --trace-sample.
 	// The batcher's queue holds a few seconds of spans at a sustained
 	// rate: the SDK's default (2048) drops spans under any load.
-	ob.tp = sdktrace.NewTracerProvider(sdktrace.WithResource(res),
+	tp := sdktrace.NewTracerProvider(sdktrace.WithResource(res),
 		sdktrace.WithBatcher(texp, sdktrace.WithMaxQueueSize(spanQueue), sdktrace.WithMaxExportBatchSize(4096)),
 		sdktrace.WithSampler(sdktrace.ParentBased(rootSampler{sdktrace.TraceIDRatioBased(o.sample)})))
-	ob.mp = sdkmetric.NewMeterProvider(sdkmetric.WithResource(res),
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithResource(res),
 		sdkmetric.WithReader(sdkmetric.NewPeriodicReader(mexp, sdkmetric.WithInterval(10*time.Second))))
-	if ob.meters, err = otelx.NewMetrics(ob.mp); err != nil {
-		return nil, errors.Join(err, ob.tp.Shutdown(ctx), ob.mp.Shutdown(ctx))
+	meters, err := otelx.NewMetrics(mp)
+	if err != nil {
+		return errors.Join(err, tp.Shutdown(ctx), mp.Shutdown(ctx))
 	}
-	ob.obs.Tracer = sampledRoots{otelx.NewTracer(ob.tp, otelx.WithParentSampling()), o.sample}
-	ob.obs.Propagator = otelx.W3C()
+	ob.Observe.Tracer = sampledRoots{otelx.NewTracer(tp, otelx.WithParentSampling()), o.sample}
+	ob.Observe.Propagator = otelx.W3C()
+	ob.OnShow(meters.Add)
+	ob.OnStop(func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := meters.Close(); err != nil {
+			return err
+		}
+		if err := tp.Shutdown(ctx); err != nil {
+			log.Warn("OpenTelemetry: the last spans were not sent", "error", err.Error())
+		}
+		if err := mp.Shutdown(ctx); err != nil {
+			log.Warn("OpenTelemetry: the last metrics were not sent", "error", err.Error())
+		}
+		return nil
+	})
 	fmt.Fprintf(stderr, "otlp: traces to %s (sampling %g), metrics to %s every 10 s\n",
 		signalURL(base, "traces"), o.sample, signalURL(base, "metrics"))
-	return ob, nil
+	return nil
 }
 
 // sampledRoots decides itself whether a call on an item that derives from
@@ -211,49 +232,6 @@ func (r rootSampler) ShouldSample(p sdktrace.SamplingParameters) sdktrace.Sampli
 }
 
 func (r rootSampler) Description() string { return "sluice roots: " + r.ratio.Description() }
-
-// observe is what the pipeline and its connectors get; a nil observer
-// gives nothing.
-func (ob *observer) observe() market.Observe {
-	if ob == nil {
-		return market.Observe{}
-	}
-	return ob.obs
-}
-
-// show adds p to the live page and to the metrics exported, if any.
-func (ob *observer) show(p *sluice.Pipeline) {
-	if ob == nil {
-		return
-	}
-	if ob.live != nil {
-		ob.live.show(p)
-	}
-	if ob.meters != nil {
-		ob.meters.Add(p)
-	}
-}
-
-// stop sends the spans and metrics not sent yet, for at most 10 s, and
-// stops the exporters. A receiver that fails them is logged, not an error
-// of the run: the run did its job.
-func (ob *observer) stop() error {
-	if ob == nil || ob.tp == nil {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := ob.meters.Close(); err != nil {
-		return err
-	}
-	if err := ob.tp.Shutdown(ctx); err != nil {
-		ob.log.Warn("OpenTelemetry: the last spans were not sent", "error", err.Error())
-	}
-	if err := ob.mp.Shutdown(ctx); err != nil {
-		ob.log.Warn("OpenTelemetry: the last metrics were not sent", "error", err.Error())
-	}
-	return nil
-}
 
 // exportErrors logs the OpenTelemetry SDK's errors: the first at once,
 // then at most one line per sluice.LogInterval with how many there were.

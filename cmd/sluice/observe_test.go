@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/sluicehq/sluice"
+	"github.com/sluicehq/sluice/cmd/sluice/internal/cli"
 )
 
 func TestObserveFlagsRejectWhatCannotWork(t *testing.T) {
@@ -98,23 +99,23 @@ func TestDemoLogsToStderrInTheFormatAsked(t *testing.T) {
 // With --dash, the log's records are the page's events too.
 func TestLogRecordsAreThePagesEvents(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	live, err := startDash("127.0.0.1:0", &stdout)
+	live, err := cli.StartDash("127.0.0.1:0", &stdout)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer live.stop()
-	ob, err := startObserving(context.Background(), observeFlags{logFormat: "text", sample: 1}, &stderr, live)
+	defer live.Stop()
+	ob, err := startObserving(context.Background(), observeFlags{logFormat: "text", otlpFlags: otlpFlags{sample: 1}}, &stderr, live)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := sluice.New(context.Background(), sluice.Named("rejects"), sluice.Logger(ob.obs.Logger))
+	p := sluice.New(context.Background(), sluice.Named("rejects"), sluice.Logger(ob.Observe.Logger))
 	src := sluice.FromSlice(p, "numbers", make([]int, 100))
 	sluice.ForEach(p, "reject", src, 1, func(context.Context, int) error { return errors.New("no") }, sluice.SkipErrors())
-	ob.show(p)
+	ob.Show(p)
 	if err := p.Wait(); err != nil {
 		t.Fatal(err)
 	}
-	v := live.board.View()
+	v := live.Board.View()
 	var texts []string
 	for _, e := range v.Events {
 		texts = append(texts, e.Level+" "+e.Message)

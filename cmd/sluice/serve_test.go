@@ -9,7 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/sluicehq/sluice/cmd/sluice/market"
+	"github.com/sluicehq/sluice/cmd/sluice/market/onkafka"
 )
 
 // groupMembers returns how many members group has and how many partitions
@@ -51,17 +51,17 @@ func awaitGroup(t *testing.T, adm *kadm.Client, group, topic string, members, pa
 func TestKafkaServiceMembersTakeOverAKilledMembersPartitions(t *testing.T) {
 	s := needServices(t)
 	const partitions = 6
-	names := market.NamesFor("svc")
+	names := onkafka.NamesFor("svc")
 	cl, err := kgo.NewClient(kgo.SeedBrokers(s.kafka))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
-	if err := market.ResetTopics(ctxTest(t, 30*time.Second), adm, partitions, names.Group, names.In, names.Out, names.Dead); err != nil {
+	if err := onkafka.ResetTopics(ctxTest(t, 30*time.Second), adm, partitions, names.Group, names.In, names.Out, names.Dead); err != nil {
 		t.Fatal(err)
 	}
-	if err := market.CreateTable(ctxTest(t, 30*time.Second), openCH(t, s.clickhouse), names.Table, true); err != nil {
+	if err := onkafka.CreateTable(ctxTest(t, 30*time.Second), openCH(t, s.clickhouse), names.Table, true); err != nil {
 		t.Fatal(err)
 	}
 	var members []*demoProcess
@@ -76,7 +76,7 @@ func TestKafkaServiceMembersTakeOverAKilledMembersPartitions(t *testing.T) {
 		var n int64
 		defer func() { produced <- n }()
 		for i := 0; i < 32; i++ {
-			k, err := market.Produce(context.Background(), s.kafka, names.In, i*500, 500, 0.01)
+			k, err := onkafka.Produce(context.Background(), s.kafka, names.In, i*500, 500, 0.01)
 			n += k
 			if err != nil {
 				t.Errorf("producing: %v", err)

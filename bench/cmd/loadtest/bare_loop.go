@@ -4,7 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"github.com/sluicehq/sluice/cmd/sluice/market"
+	"github.com/sluicehq/sluice/cmd/sluice/market/onkafka"
 	"strings"
 	"time"
 
@@ -59,7 +59,7 @@ func bareZero(**kgo.Record) int64   { return 0 }
 func bareEmpty(**kgo.Record) string { return "" }
 
 // openBareLoop connects a bare loop to the topics and table of names.
-func openBareLoop(brokers string, names market.Names, db *sql.DB) (*bareLoop, error) {
+func openBareLoop(brokers string, names onkafka.Names, db *sql.DB) (*bareLoop, error) {
 	seeds := strings.Split(brokers, ",")
 	cons, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.ConsumerGroup(names.Group),
 		kgo.ConsumeTopics(names.In), kgo.DisableAutoCommit())
@@ -144,11 +144,11 @@ func fatalFetchErr(fs kgo.Fetches) error {
 
 // freshBare resets the topics, group and table of names for a bare loop,
 // and returns the function that deletes them again (to free the space).
-func freshBare(ctx context.Context, adm *kadm.Client, db *sql.DB, partitions int, names market.Names) (drop func(), err error) {
-	if err := market.ResetTopics(ctx, adm, partitions, names.Group, names.In, names.Out); err != nil {
+func freshBare(ctx context.Context, adm *kadm.Client, db *sql.DB, partitions int, names onkafka.Names) (drop func(), err error) {
+	if err := onkafka.ResetTopics(ctx, adm, partitions, names.Group, names.In, names.Out); err != nil {
 		return nil, err
 	}
-	if err := market.CreateTable(ctx, db, names.Table, true); err != nil {
+	if err := onkafka.CreateTable(ctx, db, names.Table, true); err != nil {
 		return nil, err
 	}
 	return func() {

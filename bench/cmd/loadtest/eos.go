@@ -18,6 +18,7 @@ import (
 
 	"github.com/sluicehq/sluice"
 	"github.com/sluicehq/sluice/cmd/sluice/market"
+	"github.com/sluicehq/sluice/cmd/sluice/market/onkafka"
 	"github.com/sluicehq/sluice/connect/kafkax"
 )
 
@@ -104,7 +105,7 @@ func demoEOS(ctx context.Context, in *interrupts, f kafkaFlags, stdout io.Writer
 	}
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
-	if err := market.ResetTopics(ctx, adm, f.partitions, f.name+"-eos", topics...); err != nil {
+	if err := onkafka.ResetTopics(ctx, adm, f.partitions, f.name+"-eos", topics...); err != nil {
 		return err
 	}
 

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/bench/internal/cli"
-	"github.com/sluicehq/sluice/cmd/sluice/market"
+	"github.com/sluicehq/sluice/cmd/sluice/market/onkafka"
 )
 
 // pipeFlags are the load on the market pipeline and how it is measured:
@@ -238,7 +238,7 @@ func (f *kafkaFlags) check(set map[string]bool) string {
 			return msg
 		}
 	}
-	if err := market.CheckName(f.name); err != nil {
+	if err := onkafka.CheckName(f.name); err != nil {
 		return err.Error()
 	}
 	return ""
@@ -274,7 +274,7 @@ func (f *kafkaFlags) checkEOS(set map[string]bool) string {
 	if msg := checkRate(f.rate); msg != "" {
 		return msg
 	}
-	if err := market.CheckName(f.name); err != nil {
+	if err := onkafka.CheckName(f.name); err != nil {
 		return err.Error()
 	}
 	return ""

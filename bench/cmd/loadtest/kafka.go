@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"github.com/sluicehq/sluice/cmd/sluice/market"
+	"github.com/sluicehq/sluice/cmd/sluice/market/onkafka"
 	"io"
 	"maps"
 	"strings"
@@ -19,14 +20,14 @@ import (
 	"github.com/sluicehq/sluice/connect/kafkax"
 )
 
-// The Kafka + ClickHouse load test: market.StartKafka's pipeline on real
+// The Kafka + ClickHouse load test: onkafka.StartKafka's pipeline on real
 // brokers, over a backlog (the default), at a sustained rate (--rate and
 // --duration, sustained.go) or swept over rates (--sweep, sweep.go).
 
 // demoKafka runs `loadtest kafka`.
 func demoKafka(ctx context.Context, in *interrupts, f kafkaFlags, stdout, stderr io.Writer) error {
 	drain := in.Draining()
-	names := market.NamesFor(f.name)
+	names := onkafka.NamesFor(f.name)
 	fmt.Fprintf(stdout, "conditions: %s\n", conditions())
 	fmt.Fprintf(stdout, "Kafka at %s, ClickHouse at %s; topics %s → %s (dead letters %s), group %s, table %s\n",
 		f.kafka, f.clickhouse, names.In, names.Out, names.Dead, names.Group, names.Table)
@@ -96,22 +97,22 @@ func demoKafka(ctx context.Context, in *interrupts, f kafkaFlags, stdout, stderr
 }
 
 // prepareKafka deletes and re-creates the topics and the table, empty.
-func prepareKafka(ctx context.Context, adm *kadm.Client, db *sql.DB, names market.Names, f kafkaFlags) error {
-	if err := market.ResetTopics(ctx, adm, f.partitions, names.Group, names.In, names.Out, names.Dead); err != nil {
+func prepareKafka(ctx context.Context, adm *kadm.Client, db *sql.DB, names onkafka.Names, f kafkaFlags) error {
+	if err := onkafka.ResetTopics(ctx, adm, f.partitions, names.Group, names.In, names.Out, names.Dead); err != nil {
 		return err
 	}
-	return market.CreateTable(ctx, db, names.Table, true)
+	return onkafka.CreateTable(ctx, db, names.Table, true)
 }
 
 // generateBacklog fills the input topic before the pipeline starts (the
 // backlog mode). ran is false when the pipeline must not run: err, or nil
 // after drain (a signal) stopped the generator.
-func generateBacklog(ctx, drain context.Context, names market.Names, f kafkaFlags, stdout io.Writer, res *kafkaResult) (ran bool, err error) {
+func generateBacklog(ctx, drain context.Context, names onkafka.Names, f kafkaFlags, stdout io.Writer, res *kafkaResult) (ran bool, err error) {
 	gctx, stop := context.WithCancel(ctx)
 	defer stop()
 	defer context.AfterFunc(drain, stop)()
 	start, m := time.Now(), startMeasure()
-	n, err := market.Produce(gctx, f.kafka, names.In, 0, f.events, f.malformed)
+	n, err := onkafka.Produce(gctx, f.kafka, names.In, 0, f.events, f.malformed)
 	res.generated, res.genWall, res.genCPU = n, time.Since(start), m.stop().CPU()
 	if drain.Err() != nil {
 		fmt.Fprintf(stdout, "interrupted (%v) while generating: %d events in %s; the pipeline did not run\n", context.Cause(drain), n, names.In)
@@ -152,7 +153,7 @@ type kafkaResult struct {
 func (r kafkaResult) perSec() float64 { return float64(r.consumed) / r.wall.Seconds() }
 
 func (r kafkaResult) print(w io.Writer, f kafkaFlags) {
-	names := market.NamesFor(f.name)
+	names := onkafka.NamesFor(f.name)
 	if r.drained != nil {
 		fmt.Fprintf(w, "interrupted (%v): drained: the source took no new records; of the %d it had received, %d were stored or dead-lettered and committed, %d unsettled (read again by the next run)\n",
 			r.drained, r.src.Received, r.src.Acked, r.src.InFlight)
@@ -209,7 +210,7 @@ var genTimes = market.DefaultEventTimes()
 
 // onStored measures, once a batch is committed, how long each row took
 // from the source (and from its produce time) to its commit.
-func (t *ktally) onStored(rows []market.Row, at time.Time) {
+func (t *ktally) onStored(rows []onkafka.Row, at time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for i := range rows {
@@ -243,11 +244,11 @@ func (t *ktally) reason(r string) {
 // runKafkaMarket runs the market-event pipeline over the input topic
 // until watch says it is complete (by default: every generated event is
 // settled), or until drain.
-func runKafkaMarket(ctx, drain context.Context, db *sql.DB, names market.Names, f kafkaFlags, stdout io.Writer, res *kafkaResult, watch watcher) error {
+func runKafkaMarket(ctx, drain context.Context, db *sql.DB, names onkafka.Names, f kafkaFlags, stdout io.Writer, res *kafkaResult, watch watcher) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	tally := &ktally{reasons: map[string]int64{}}
-	k, err := market.StartKafka(ctx, db, market.KafkaConfig{Brokers: f.kafka, Names: names, Decoders: f.decoders,
+	k, err := onkafka.StartKafka(ctx, db, onkafka.KafkaConfig{Brokers: f.kafka, Names: names, Decoders: f.decoders,
 		Lookup: f.lookup, MaxInFlight: f.inflight, OnStored: tally.onStored, OnDead: tally.reason})
 	if err != nil {
 		return err
@@ -264,7 +265,7 @@ func runKafkaMarket(ctx, drain context.Context, db *sql.DB, names market.Names, 
 	start := time.Now()
 	var doneAt time.Time
 	if watch == nil {
-		watch = func(k *market.Kafka, tally *ktally, start time.Time, done func(time.Time)) func() {
+		watch = func(k *onkafka.Kafka, tally *ktally, start time.Time, done func(time.Time)) func() {
 			return watchKafka(k, tally, f, stdout, target, start, done)
 		}
 	}
@@ -315,12 +316,12 @@ func queryBack(db *sql.DB, table string, res *kafkaResult) error {
 // done once it is complete; the returned function stops it and waits for
 // it. watchKafka is the backlog mode's, (*sustainedRun).watch the
 // sustained mode's.
-type watcher func(k *market.Kafka, tally *ktally, start time.Time, done func(time.Time)) (stop func())
+type watcher func(k *onkafka.Kafka, tally *ktally, start time.Time, done func(time.Time)) (stop func())
 
 // watchKafka starts a goroutine that prints progress every second and
 // calls done once every generated event (target) is settled; the
 // returned function stops it and waits for it.
-func watchKafka(k *market.Kafka, tally *ktally, f kafkaFlags, stdout io.Writer, target int64, start time.Time, done func(time.Time)) (stop func()) {
+func watchKafka(k *onkafka.Kafka, tally *ktally, f kafkaFlags, stdout io.Writer, target int64, start time.Time, done func(time.Time)) (stop func()) {
 	w := &backlogWatch{k: k, tally: tally, quiet: f.quiet, stdout: stdout, target: target, done: done,
 		start: start, lastAt: start, nextLine: start.Add(time.Second)}
 	return goWatch(func(stopped <-chan struct{}) {
@@ -353,7 +354,7 @@ func goWatch(watch func(stopped <-chan struct{})) (stop func()) {
 
 // backlogWatch is the state of the backlog mode's watching goroutine.
 type backlogWatch struct {
-	k      *market.Kafka
+	k      *onkafka.Kafka
 	tally  *ktally
 	quiet  bool
 	stdout io.Writer

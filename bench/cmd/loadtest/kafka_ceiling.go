@@ -4,7 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"github.com/sluicehq/sluice/cmd/sluice/market"
+	"github.com/sluicehq/sluice/cmd/sluice/market/onkafka"
 	"os"
 	"strconv"
 	"strings"
@@ -18,13 +18,13 @@ import (
 // loop (bareLoop) consumes them all.
 func runKafkaCeiling(ctx context.Context, adm *kadm.Client, db *sql.DB, f kafkaFlags) (ceilResult, error) {
 	var res ceilResult
-	names := market.NamesFor(f.name + "-ceiling")
+	names := onkafka.NamesFor(f.name + "-ceiling")
 	drop, err := freshBare(ctx, adm, db, f.partitions, names)
 	if err != nil {
 		return res, err
 	}
 	defer drop()
-	n, err := market.Produce(ctx, f.kafka, names.In, 0, f.events, f.malformed)
+	n, err := onkafka.Produce(ctx, f.kafka, names.In, 0, f.events, f.malformed)
 	if err != nil {
 		return res, fmt.Errorf("generator: %w", err)
 	}

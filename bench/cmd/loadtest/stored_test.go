@@ -14,6 +14,7 @@ import (
 
 	"github.com/sluicehq/sluice/bench/internal/services/brokers"
 	"github.com/sluicehq/sluice/cmd/sluice/market"
+	"github.com/sluicehq/sluice/cmd/sluice/market/onkafka"
 	"github.com/sluicehq/sluice/connect/clickhousex"
 	"github.com/sluicehq/sluice/connect/kafkax"
 )
@@ -79,7 +80,7 @@ func sameKeys(t *testing.T, what string, got, want keys) {
 
 // checkStored checks the table, the downstream topic and the dead-letter
 // topic of names against good and dead, and returns the table's rows.
-func checkStored(t *testing.T, s servicesAt, names market.Names, good, dead keys) int64 {
+func checkStored(t *testing.T, s servicesAt, names onkafka.Names, good, dead keys) int64 {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

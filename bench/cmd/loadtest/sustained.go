@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/sluicehq/sluice/cmd/sluice/market"
+	"github.com/sluicehq/sluice/cmd/sluice/market/onkafka"
 )
 
 // Sustained mode of the Kafka load test (`loadtest kafka … --rate R
@@ -79,7 +80,7 @@ func heldVerdict(rate int, window time.Duration, produced int64, samples []lagSa
 // the samples and the window's figures.
 type sustainedRun struct {
 	f              kafkaFlags
-	names          market.Names
+	names          onkafka.Names
 	adm            *kadm.Client
 	in             *interrupts
 	stdout, stderr io.Writer
@@ -249,7 +250,7 @@ func (c *child) end() {
 // watch is runKafkaMarket's watcher for sustained mode: it starts the
 // generator, prints a line a second, judges the window when the generator
 // exits, and calls done once every event in the topic is settled.
-func (s *sustainedRun) watch(k *market.Kafka, tally *ktally, _ time.Time, done func(time.Time)) (stop func()) {
+func (s *sustainedRun) watch(k *onkafka.Kafka, tally *ktally, _ time.Time, done func(time.Time)) (stop func()) {
 	w := &windowWatch{s: s, k: k, tally: tally, done: done}
 	return goWatch(w.run)
 }
@@ -257,7 +258,7 @@ func (s *sustainedRun) watch(k *market.Kafka, tally *ktally, _ time.Time, done f
 // windowWatch is the state of the sustained mode's watching goroutine.
 type windowWatch struct {
 	s     *sustainedRun
-	k     *market.Kafka
+	k     *onkafka.Kafka
 	tally *ktally
 	done  func(time.Time)
 	once  sync.Once

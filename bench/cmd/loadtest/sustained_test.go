@@ -1,7 +1,7 @@
 package main
 
 import (
-	"github.com/sluicehq/sluice/cmd/sluice/market"
+	"github.com/sluicehq/sluice/cmd/sluice/market/onkafka"
 	"net"
 	"os"
 	"path/filepath"
@@ -196,7 +196,7 @@ func TestKafkaSustainedRunReportsEachSecondAndStoresEveryEvent(t *testing.T) {
 	if produced < rate*window*95/100 {
 		t.Fatalf("the generator produced %d events, want about %d", produced, rate*window)
 	}
-	names := market.NamesFor("sustained")
+	names := onkafka.NamesFor("sustained")
 	good, dead := expected(t, s.kafka, names.In)
 	if int64(len(good)+len(dead)) != produced || len(dead) == 0 {
 		t.Fatalf("input topic: %d valid and %d bad events, want %d in all with some bad", len(good), len(dead), produced)
@@ -213,9 +213,9 @@ func TestKafkaSustainedGeneratorDiesWithTheDemo(t *testing.T) {
 	d := startDemo(t, "--kafka", s.kafka, "--clickhouse", s.clickhouse, "--name", "orphan",
 		"--rate", "500", "--duration", "60s")
 	d.await(sustainedLine)
-	pid := genPID(t, market.NamesFor("orphan").In)
+	pid := genPID(t, onkafka.NamesFor("orphan").In)
 	if pid == 0 {
-		t.Fatalf("no `loadtest gen` child producing to %s:\n%s", market.NamesFor("orphan").In, d.Output())
+		t.Fatalf("no `loadtest gen` child producing to %s:\n%s", onkafka.NamesFor("orphan").In, d.Output())
 	}
 	if err := d.Cmd.Process.Kill(); err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/sluicehq/sluice/cmd/sluice/market"
+	"github.com/sluicehq/sluice/cmd/sluice/market/onkafka"
 	"io"
 	"strings"
 	"sync"
@@ -30,7 +31,7 @@ import (
 // bareStep runs one sustained window of the bare loop at rate.
 func bareStep(ctx context.Context, in *interrupts, adm *kadm.Client, db *sql.DB, f kafkaFlags, rate int, stdout, stderr io.Writer) (sweepStep, error) {
 	f.rate = rate
-	names := market.NamesFor(f.name + "-bare")
+	names := onkafka.NamesFor(f.name + "-bare")
 	drop, err := freshBare(ctx, adm, db, f.partitions, names)
 	if err != nil {
 		return sweepStep{rate: rate}, err

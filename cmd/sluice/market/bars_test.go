@@ -129,13 +129,13 @@ func TestReferenceBarsCountsATickLateOnlyOnceItsWindowIsBeyondTheAllowedLateness
 // interleaving of the partitions finds the late ticks EventTimes made.
 func TestReferenceBarsAgreesOverEveryInterleavingOfPartitions(t *testing.T) {
 	times := market.EventTimes{Seed: 3, Disorder: market.DefaultDisorder, Late: 0.002, LateBy: market.DefaultLateBy}
-	pr := market.Producing{First: 0, N: 60_000, Times: times}
-	rng := pr.NewGenerator()
+	const n = 60_000
+	rng := rand.New(rand.NewPCG(4, 4))
 	start := int64(1_800_000_000) * int64(time.Second)
 	var ticks []market.Tick
 	var buf []byte
-	for id := range pr.N {
-		buf = pr.Generated(buf[:0], rng, id, start+int64(id)*int64(50*time.Microsecond))
+	for id := range n {
+		buf = market.Generate(buf[:0], rng, id, times.At(uint64(id), start+int64(id)*int64(50*time.Microsecond)), 0)
 		ev, err := market.Decode(buf)
 		if err != nil {
 			t.Fatal(err)

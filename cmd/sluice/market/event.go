@@ -41,10 +41,10 @@ type Tick struct {
 	Notional int64 // Price4 × Size
 }
 
-// refData is a symbol's reference data.
-type refData struct {
-	name, sector, currency string
-	lot                    int64
+// RefData is a symbol's reference data.
+type RefData struct {
+	Name, Sector, Currency string
+	Lot                    int64 // shares per lot
 }
 
 // symbolNames interns the symbols the generator sends: each of them, upper-
@@ -73,29 +73,29 @@ var upperNames = func() map[string]string {
 var symbols = []string{"AAPL", "MSFT", "GOOG", "AMZN", "NVDA", "META", "TSLA", "BRK.B", "JPM", "V",
 	"XOM", "UNH", "JNJ", "WMT", "PG", "MA", "HD", "CVX", "KO", "PEP"}
 
-// refStore stands in for a reference-data store that the pipeline queries once
-// per batch: one Lookup costs one round trip (the latency newRefs is
+// RefStore stands in for a reference-data store that the pipeline queries once
+// per batch: one Lookup costs one round trip (the latency NewRefs is
 // given). It is safe for concurrent use.
-type refStore struct {
+type RefStore struct {
 	mu      sync.RWMutex
-	data    map[string]refData
+	data    map[string]RefData
 	latency time.Duration // simulated round trip per lookup
 	lookups atomic.Int64
 }
 
-// newRefs returns the reference data of the symbols Generate draws from,
+// NewRefs returns the reference data of the symbols Generate draws from,
 // each Lookup sleeping latency first.
-func newRefs(latency time.Duration) *refStore {
-	r := &refStore{data: make(map[string]refData, len(symbols)), latency: latency}
+func NewRefs(latency time.Duration) *RefStore {
+	r := &RefStore{data: make(map[string]RefData, len(symbols)), latency: latency}
 	sectors := []string{"tech", "energy", "health", "finance", "consumer"}
 	for i, s := range symbols {
-		r.data[s] = refData{name: s + " Inc.", sector: sectors[i%len(sectors)], currency: "USD", lot: 100}
+		r.data[s] = RefData{Name: s + " Inc.", Sector: sectors[i%len(sectors)], Currency: "USD", Lot: 100}
 	}
 	return r
 }
 
 // Lookup returns the reference data of every symbol in syms that it knows.
-func (r *refStore) Lookup(syms map[string]refData) {
+func (r *RefStore) Lookup(syms map[string]RefData) {
 	r.lookups.Add(1)
 	if r.latency > 0 {
 		time.Sleep(r.latency)
@@ -286,10 +286,10 @@ func upper(s string) string {
 	return string(b)
 }
 
-// encodeEnriched appends the enriched event's line to buf:
+// EncodeEnriched appends the enriched event's line to buf:
 //
 //	id,symbol,price4,size,ts,notional,name,sector,currency,lots
-func encodeEnriched(buf []byte, t Tick, r refData) []byte {
+func EncodeEnriched(buf []byte, t Tick, r RefData) []byte {
 	buf = strconv.AppendUint(buf, t.ID, 10)
 	buf = append(buf, ',')
 	buf = append(buf, t.Symbol...)
@@ -302,17 +302,17 @@ func encodeEnriched(buf []byte, t Tick, r refData) []byte {
 	buf = append(buf, ',')
 	buf = strconv.AppendInt(buf, t.Notional, 10)
 	buf = append(buf, ',')
-	buf = append(buf, r.name...)
+	buf = append(buf, r.Name...)
 	buf = append(buf, ',')
-	buf = append(buf, r.sector...)
+	buf = append(buf, r.Sector...)
 	buf = append(buf, ',')
-	buf = append(buf, r.currency...)
+	buf = append(buf, r.Currency...)
 	buf = append(buf, ',')
-	return strconv.AppendInt(buf, (t.Size+r.lot-1)/r.lot, 10)
+	return strconv.AppendInt(buf, (t.Size+r.Lot-1)/r.Lot, 10)
 }
 
 // Lookups returns how many lookups r has answered.
-func (r *refStore) Lookups() int64 { return r.lookups.Load() }
+func (r *RefStore) Lookups() int64 { return r.lookups.Load() }
 
 // Known reports whether symbol, upper-case, has reference data: an event
 // of any other symbol is dead-lettered by the pipelines.
@@ -329,3 +329,6 @@ func EventKey(line []byte) []byte {
 	sym, _, _ := bytes.Cut(rest, []byte{','})
 	return bytes.ToUpper(sym)
 }
+
+// NumSymbols is how many symbols Generate draws from.
+func NumSymbols() int { return len(symbols) }

@@ -129,7 +129,7 @@ func RunNATS(ctx, drain context.Context, url string, cfg NATSConfig) (res NATSRe
 	complete, finish := context.WithCancel(ctx)
 	defer finish()
 	c := &natsCounts{tally: newTally(), finish: finish}
-	refs := newRefs(cfg.Lookup)
+	refs := NewRefs(cfg.Lookup)
 	p := natsPipeline(ctx, src, storedBy(sink, c.onStored), refs, cfg.Decoders, cfg.Observe)
 	p.DrainOn(drain)
 	p.DrainOn(complete)
@@ -173,8 +173,8 @@ type decoded struct {
 // dead-letter subject with their reason and acknowledged once stored.
 // write stores a batch (see storedBy); the publish stages acknowledge
 // what it stored.
-func natsPipeline(ctx context.Context, src *natsx.Source, write func(context.Context, []outMsg) error, refs *refStore, decoders int, obs Observe) *sluice.Pipeline {
-	p := sluice.New(ctx, obs.options()...)
+func natsPipeline(ctx context.Context, src *natsx.Source, write func(context.Context, []outMsg) error, refs *RefStore, decoders int, obs Observe) *sluice.Pipeline {
+	p := sluice.New(ctx, obs.Options()...)
 	msgs := natsx.Read(p, "consume", src)
 	var bad sluice.Stream[sluice.Failed[natsx.Msg]]
 	dec := sluice.Map(p, "decode", msgs, decoders, func(_ context.Context, m natsx.Msg) (decoded, error) {
@@ -229,10 +229,10 @@ func deadLetter(m natsx.Msg, reason string) outMsg {
 // enrich turns a batch into messages to publish, looking up the reference
 // data of all its symbols at once; an event whose symbol has none is
 // dead-lettered.
-func enrich(b []item, refs *refStore) []outMsg {
-	syms := make(map[string]refData, len(symbols))
+func enrich(b []item, refs *RefStore) []outMsg {
+	syms := make(map[string]RefData, len(symbols))
 	for _, it := range b {
-		syms[it.tick.Symbol] = refData{}
+		syms[it.tick.Symbol] = RefData{}
 	}
 	refs.Lookup(syms)
 	outs := make([]outMsg, len(b))
@@ -244,7 +244,7 @@ func enrich(b []item, refs *refStore) []outMsg {
 			continue
 		}
 		n := len(buf)
-		buf = encodeEnriched(buf, it.tick, r)
+		buf = EncodeEnriched(buf, it.tick, r)
 		outs[i] = outMsg{natsx.Out{Subject: NATSOutSubj, Data: buf[n:len(buf):len(buf)], ID: it.msg.ID(), From: it.msg.Receipt}, it.msg}
 	}
 	return outs

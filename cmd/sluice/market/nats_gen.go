@@ -69,14 +69,14 @@ func GenerateNATS(ctx context.Context, nc *nats.Conn, subject string, cfg NATSCo
 		generated.Store(int64(i))
 		if cfg.Rate > 0 {
 			ahead := time.Duration(float64(i)/float64(cfg.Rate)*1e9) - time.Since(start)
-			if ahead > 0 && !sleepCtx(ctx, ahead) {
+			if ahead > 0 && !SleepCtx(ctx, ahead) {
 				return ctx.Err()
 			}
 		}
 	}
 }
 
-func sleepCtx(ctx context.Context, d time.Duration) bool {
+func SleepCtx(ctx context.Context, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

@@ -18,8 +18,8 @@ type Observe struct {
 	Propagator sluice.Propagator
 }
 
-// options are the pipeline's options for o, after its name.
-func (o Observe) options() []sluice.Option {
+// Options are the pipeline's options for o, after its name ("market").
+func (o Observe) Options() []sluice.Option {
 	opts := []sluice.Option{sluice.Named("market")}
 	if o.Logger != nil {
 		opts = append(opts, sluice.Logger(o.Logger))

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"fmt"
@@ -10,9 +10,9 @@ import (
 	"github.com/sluicehq/sluice"
 )
 
-// reasons lists dead letters by reason, most frequent first: ": bad
+// Reasons lists dead letters by reason, most frequent first: ": bad
 // price 405, unknown symbol 390", or "".
-func reasons(m map[string]int64) string {
+func Reasons(m map[string]int64) string {
 	if len(m) == 0 {
 		return ""
 	}
@@ -33,8 +33,8 @@ func reasons(m map[string]int64) string {
 	return ": " + strings.Join(parts, ", ")
 }
 
-// printStages writes where the pipeline's time went, stage by stage.
-func printStages(w io.Writer, s sluice.Snapshot) {
+// PrintStages writes where the pipeline's time went, stage by stage.
+func PrintStages(w io.Writer, s sluice.Snapshot) {
 	t := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(t, "  stage          \tworkers\tin\tout\tfailed\tbusy\twaiting\t")
 	for _, st := range s.Stages {

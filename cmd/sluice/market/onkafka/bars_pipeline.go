@@ -1,4 +1,4 @@
-package market
+package onkafka
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice"
+	"github.com/sluicehq/sluice/cmd/sluice/market"
 	"github.com/sluicehq/sluice/connect/clickhousex"
 	"github.com/sluicehq/sluice/connect/kafkax"
 )
@@ -16,8 +17,8 @@ import (
 // OHLC + volume + VWAP bars by event time, stored in a ClickHouse table
 // (CreateBarsTable) and produced to a topic. The zero value computes none.
 type BarsConfig struct {
-	Names    BarNames // the topic and table; an empty Table computes no bars
-	Lateness Lateness // zero: DefaultLateness
+	Names    BarNames        // the topic and table; an empty Table computes no bars
+	Lateness market.Lateness // zero: market.DefaultLateness
 	// Idle is how long a partition may send nothing before the watermark
 	// stops waiting for it (one this member no longer owns, or one the
 	// generator sends nothing to); zero: DefaultBarIdle.
@@ -25,7 +26,7 @@ type BarsConfig struct {
 	// OnStored, if not nil, is called with each batch of bars once its
 	// insert has committed, with when each window's pane left the window
 	// stage, before they are settled; on the store stage's goroutines.
-	OnStored func(bars []Bar, emitted []time.Time, committed time.Time)
+	OnStored func(bars []market.Bar, emitted []time.Time, committed time.Time)
 	// OnLate, if not nil, is called for each event too late for its bar,
 	// as it goes to the late topic.
 	OnLate func()
@@ -40,12 +41,12 @@ const DefaultBarIdle = 2 * time.Second
 // barPane is a window's pane on its way to the bars table and topic, and
 // when it left the window stage.
 type barPane struct {
-	sluice.Pane[string, Bar]
+	sluice.Pane[string, market.Bar]
 	emitted time.Time
 }
 
 // bar returns the pane's bar, its revision set.
-func (b *barPane) bar() Bar {
+func (b *barPane) bar() market.Bar {
 	v := b.Acc
 	v.Revision = int64(b.Revision)
 	return v
@@ -64,29 +65,29 @@ func (k *Kafka) Bars() (stored, late int64) { return k.barsStored.Load(), k.late
 // late rows go to the late topic.
 func (k *Kafka) buildBars(p *sluice.Pipeline, db *sql.DB, cfg KafkaConfig, msgs sluice.Stream[kafkax.Msg]) {
 	bc := cfg.Bars
-	if bc.Lateness == (Lateness{}) {
-		bc.Lateness = DefaultLateness()
+	if bc.Lateness == (market.Lateness{}) {
+		bc.Lateness = market.DefaultLateness()
 	}
 	if bc.Idle == 0 {
 		bc.Idle = DefaultBarIdle
 	}
 	k.bars = NewBarWriter(db, bc.Names.Table, clickhousex.SinkWorkers(1), clickhousex.Logger(cfg.Observe.Logger))
 	known := sluice.FlatMap(p, "decode-bars", msgs, 1, func(_ context.Context, m kafkax.Msg, emit func(Row) bool) error {
-		ev, err := Decode(m.Value())
+		ev, err := market.Decode(m.Value())
 		if err != nil {
 			return nil
 		}
-		if t := Normalise(ev); Known(t.Symbol) {
+		if t := market.Normalise(ev); market.Known(t.Symbol) {
 			emit(Row{msg: m, tick: t})
 		}
 		return nil
 	})
 	var late sluice.Stream[sluice.Late[Row]]
-	panes := sluice.Window(p, "bars", known, 1, sluice.WindowSpec[Row, string, Bar]{
-		Windows:    sluice.Tumbling(BarWidth),
+	panes := sluice.Window(p, "bars", known, 1, sluice.WindowSpec[Row, string, market.Bar]{
+		Windows:    sluice.Tumbling(market.BarWidth),
 		Key:        func(r Row) string { return r.tick.Symbol },
 		Time:       func(r Row) time.Time { return time.Unix(0, r.tick.TS) },
-		Fold:       func(b *Bar, r Row) { b.Add(r.tick) },
+		Fold:       func(b *market.Bar, r Row) { b.Add(r.tick) },
 		OutOfOrder: bc.Lateness.OutOfOrderness,
 		Lateness:   bc.Lateness.AllowedLateness,
 		Idle:       bc.Idle,
@@ -101,12 +102,12 @@ func (k *Kafka) buildBars(p *sluice.Pipeline, db *sql.DB, cfg KafkaConfig, msgs 
 			errLate, l.Time.UTC().Format(time.RFC3339Nano), l.Watermark.UTC().Format(time.RFC3339Nano))), nil
 	})
 	kafkax.Produce(p, "publish-late", lateOuts, k.Sink)
-	stamped := sluice.Map(p, "stamp", panes, 1, func(_ context.Context, pn sluice.Pane[string, Bar]) (barPane, error) {
+	stamped := sluice.Map(p, "stamp", panes, 1, func(_ context.Context, pn sluice.Pane[string, market.Bar]) (barPane, error) {
 		return barPane{Pane: pn, emitted: time.Now()}, nil
 	})
 	copies := sluice.Broadcast(p, "bars-out", stamped, 2)
 	sluice.ForEachChunk(p, "store-bars", copies[0], 1, func(ctx context.Context, ps []barPane) error {
-		bars := make([]Bar, len(ps))
+		bars := make([]market.Bar, len(ps))
 		for i := range ps {
 			bars[i] = ps[i].bar()
 		}
@@ -125,7 +126,7 @@ func (k *Kafka) buildBars(p *sluice.Pipeline, db *sql.DB, cfg KafkaConfig, msgs 
 	}, sluice.Gather(clickhousex.DefaultGather), sluice.Retry(3, 100*time.Millisecond, time.Second))
 	outs := sluice.Map(p, "encode-bars", copies[1], 1, func(_ context.Context, b barPane) (kafkax.Out, error) {
 		v := b.bar()
-		return kafkax.Out{Topic: bc.Names.Topic, Key: []byte(v.Symbol), Value: AppendBar(nil, &v), From: b.Receipt}, nil
+		return kafkax.Out{Topic: bc.Names.Topic, Key: []byte(v.Symbol), Value: market.AppendBar(nil, &v), From: b.Receipt}, nil
 	})
 	kafkax.Produce(p, "publish-bars", outs, k.Sink)
 }

@@ -1,4 +1,4 @@
-package market
+package onkafka
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sluicehq/sluice/cmd/sluice/market"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sluicehq/sluice"
@@ -22,8 +23,8 @@ import (
 type Row struct {
 	msg  kafkax.Msg
 	at   time.Duration // since epoch, when the decode stage received it
-	tick Tick
-	ref  *refData // nil: its symbol has no reference data (dead-lettered)
+	tick market.Tick
+	ref  *market.RefData // nil: its symbol has no reference data (dead-lettered)
 }
 
 // Received returns when the pipeline received the row's record from the
@@ -31,7 +32,7 @@ type Row struct {
 func (r *Row) Received() time.Time { return epoch.Add(r.at) }
 
 // Tick returns the row's event.
-func (r *Row) Tick() Tick { return r.tick }
+func (r *Row) Tick() market.Tick { return r.tick }
 
 // Origin returns the receipt of the record it came from.
 func (r *Row) Origin() sluice.Receipt { return r.msg.Receipt }
@@ -46,10 +47,10 @@ var rowColumns = []clickhousex.Column[Row]{
 	clickhousex.Int64Column("size", func(r *Row) int64 { return r.tick.Size }),
 	clickhousex.Int64Column("ts", func(r *Row) int64 { return r.tick.TS }),
 	clickhousex.Int64Column("notional", func(r *Row) int64 { return r.tick.Notional }),
-	clickhousex.StringColumn("name", func(r *Row) string { return r.ref.name }),
-	clickhousex.StringColumn("sector", func(r *Row) string { return r.ref.sector }),
-	clickhousex.StringColumn("currency", func(r *Row) string { return r.ref.currency }),
-	clickhousex.Int64Column("lots", func(r *Row) int64 { return (r.tick.Size + r.ref.lot - 1) / r.ref.lot }),
+	clickhousex.StringColumn("name", func(r *Row) string { return r.ref.Name }),
+	clickhousex.StringColumn("sector", func(r *Row) string { return r.ref.Sector }),
+	clickhousex.StringColumn("currency", func(r *Row) string { return r.ref.Currency }),
+	clickhousex.Int64Column("lots", func(r *Row) int64 { return (r.tick.Size + r.ref.Lot - 1) / r.ref.Lot }),
 }
 
 var errUnknownSymbol = errors.New("unknown symbol")
@@ -83,6 +84,22 @@ type KafkaConfig struct {
 	// dies gives its partitions up to the others after 6 s without a
 	// heartbeat (the broker's minimum).
 	Member bool
+	// MemberID, if not empty, is the source's client ID: the member's
+	// name in the group, as the group's description lists it.
+	MemberID string
+	// ExactlyOnce, if not zero, is the epoch of the transactional mode
+	// (kafkax.Transactional): the records produced to Names.Out and
+	// Names.Dead and the source's offsets for the inputs they came from
+	// are committed in one Kafka transaction per epoch, so that a
+	// read-committed consumer sees each input's outputs once. The
+	// transactional ID is Names.Group-MemberID: give each member its own
+	// MemberID, and the same after a restart, which fences what the
+	// previous process left open at once (another ID leaves it to the
+	// broker's transaction timeout, 40 s, during which read-committed
+	// consumers of its partitions wait). ClickHouse stays at least once
+	// (its rows are keyed by event id: a table that deduplicates makes
+	// them once). Not with Bars or Repartition.
+	ExactlyOnce time.Duration
 
 	// OnStored, if not nil, is called with each batch of rows once its
 	// insert has committed, at committed, before the rows are settled.
@@ -92,7 +109,7 @@ type KafkaConfig struct {
 	// as it is made.
 	OnDead func(reason string)
 
-	Observe Observe // logs and traces
+	Observe market.Observe // logs and traces
 
 	Bars BarsConfig // the bars computed besides; the zero value computes none
 	// Repartition, if set, names a topic through which the input is
@@ -112,8 +129,9 @@ type Kafka struct {
 	Writer        *clickhousex.Writer[Row]
 
 	stored, dead atomic.Int64
+	exactlyOnce  bool
 
-	bars             *clickhousex.Writer[Bar]
+	bars             *clickhousex.Writer[market.Bar]
 	barsStored, late atomic.Int64
 }
 
@@ -127,6 +145,10 @@ func (k *Kafka) Dead() int64 { return k.dead.Load() }
 // that failed: those records are read again), and the sink. Call it after
 // the pipeline's Wait.
 func (k *Kafka) Close() error {
+	if k.exactlyOnce {
+		k.Sink.Close() // leaves the shared client to the source
+		return k.Source.Close()
+	}
 	err := k.Source.Close()
 	if k.Repartitioned != nil {
 		err = errors.Join(err, k.Repartitioned.Close())
@@ -148,14 +170,24 @@ func (k *Kafka) Close() error {
 // enriched record is acknowledged by the broker: no stage settles
 // anything; every item carries its record's receipt, and the core settles
 // it once the item is stored (both copies, and a dead letter once
-// produced). The topics and the table must exist. The caller waits for
+// produced). With ExactlyOnce, the enriched records and the dead letters
+// are produced in the source's transactions, and an input's offset is
+// committed in the transaction of the epoch in which it settled: what an
+// aborted epoch produced is never seen by a read-committed consumer, and
+// its inputs are delivered again. The topics and the table must exist. The caller waits for
 // the pipeline, drains it to stop it, then calls Close; ctx ends the
 // clients.
 func StartKafka(ctx context.Context, db *sql.DB, cfg KafkaConfig) (*Kafka, error) {
+	if cfg.ExactlyOnce > 0 && (cfg.Bars.Names.Table != "" || cfg.Repartition != "") {
+		return nil, errors.New("onkafka: exactly once computes no bars and reads no repartition topic (a window holds receipts past the epoch; the repartition topic is read by a second source)")
+	}
 	observe := []kafkax.Option{kafkax.Propagate(cfg.Observe.Propagator), kafkax.Logger(cfg.Observe.Logger)}
-	sink, err := kafkax.NewSink(ctx, cfg.Brokers, kafkax.SinkWorkers(2), observe[0], observe[1])
-	if err != nil {
-		return nil, err
+	var sink *kafkax.Sink
+	if cfg.ExactlyOnce == 0 {
+		var err error
+		if sink, err = kafkax.NewSink(ctx, cfg.Brokers, kafkax.SinkWorkers(2), observe[0], observe[1]); err != nil {
+			return nil, err
+		}
 	}
 	// A fetch waits for fetchBytes of records, or fetchWait: at a
 	// sustained rate the broker would otherwise answer each fetch with the
@@ -168,10 +200,25 @@ func StartKafka(ctx context.Context, db *sql.DB, cfg KafkaConfig) (*Kafka, error
 	if cfg.Member {
 		opts = append(opts, kafkax.WithClient(kgo.SessionTimeout(6*time.Second)))
 	}
+	if cfg.MemberID != "" {
+		opts = append(opts, kafkax.WithClient(kgo.ClientID(cfg.MemberID)))
+	}
+	if cfg.ExactlyOnce > 0 {
+		opts = append(opts, kafkax.Transactional(cfg.Names.Group+"-"+cfg.MemberID, cfg.ExactlyOnce))
+	}
 	src, err := kafkax.NewSource(ctx, cfg.Brokers, cfg.Names.Group, []string{cfg.Names.In}, opts...)
 	if err != nil {
-		sink.Close()
+		if sink != nil {
+			sink.Close()
+		}
 		return nil, err
+	}
+	if cfg.ExactlyOnce > 0 {
+		// The sink produces in the source's transactions, through its client.
+		if sink, err = kafkax.NewTxnSink(ctx, src, kafkax.SinkWorkers(2), observe[0], observe[1]); err != nil {
+			src.Close()
+			return nil, err
+		}
 	}
 	var rep *kafkax.Source
 	if cfg.Repartition != "" {
@@ -181,7 +228,7 @@ func StartKafka(ctx context.Context, db *sql.DB, cfg KafkaConfig) (*Kafka, error
 			return nil, err
 		}
 	}
-	k := &Kafka{Source: src, Repartitioned: rep, Sink: sink,
+	k := &Kafka{Source: src, Repartitioned: rep, Sink: sink, exactlyOnce: cfg.ExactlyOnce > 0,
 		Writer: clickhousex.NewColumnWriter(db, cfg.Names.Table, rowColumns, clickhousex.SinkWorkers(storeInserts),
 			clickhousex.Logger(cfg.Observe.Logger))}
 	k.Pipeline = k.build(ctx, db, cfg)
@@ -204,8 +251,8 @@ func (k *Kafka) store(cfg KafkaConfig) func(context.Context, []Row) error {
 }
 
 func (k *Kafka) build(ctx context.Context, db *sql.DB, cfg KafkaConfig) *sluice.Pipeline {
-	refs := newRefs(cfg.Lookup)
-	p := sluice.New(ctx, cfg.Observe.options()...)
+	refs := market.NewRefs(cfg.Lookup)
+	p := sluice.New(ctx, cfg.Observe.Options()...)
 	msgs := kafkax.Read(p, "consume", k.Source)
 	if cfg.Repartition != "" {
 		msgs = k.repartition(p, cfg, msgs)
@@ -218,11 +265,11 @@ func (k *Kafka) build(ctx context.Context, db *sql.DB, cfg KafkaConfig) *sluice.
 	var bad sluice.Stream[sluice.Failed[kafkax.Msg]]
 	norm := sluice.Map(p, "decode", msgs, cfg.Decoders, func(_ context.Context, m kafkax.Msg) (Row, error) {
 		at := time.Since(epoch)
-		ev, err := Decode(m.Value())
+		ev, err := market.Decode(m.Value())
 		if err != nil {
 			return Row{}, err
 		}
-		return Row{msg: m, at: at, tick: Normalise(ev)}, nil
+		return Row{msg: m, at: at, tick: market.Normalise(ev)}, nil
 	}, sluice.DeadLetter(&bad))
 	batches := sluice.Batch(p, "collect", norm, 500, 50*time.Millisecond)
 	enriched := sluice.Map(p, "enrich", batches, 2, func(_ context.Context, b []Row) ([]Row, error) {
@@ -248,7 +295,7 @@ func (k *Kafka) build(ctx context.Context, db *sql.DB, cfg KafkaConfig) *sluice.
 			slab = make([]byte, 0, encodeSlab)
 		}
 		start := len(slab)
-		slab = encodeEnriched(slab, r.tick, *r.ref)
+		slab = market.EncodeEnriched(slab, r.tick, *r.ref)
 		v := slab[start:len(slab):len(slab)]
 		i := bytes.IndexByte(v, ',') + 1 // after the id
 		key := v[i : i+len(r.tick.Symbol) : i+len(r.tick.Symbol)]
@@ -274,14 +321,14 @@ func (k *Kafka) build(ctx context.Context, db *sql.DB, cfg KafkaConfig) *sluice.
 
 // enrichRows looks up the reference data of the symbols of batch b and
 // points each row that has some at it.
-func enrichRows(refs *refStore, b []Row) {
-	syms := make(map[string]refData, len(symbols))
+func enrichRows(refs *market.RefStore, b []Row) {
+	syms := make(map[string]market.RefData, market.NumSymbols())
 	for i := range b {
-		syms[b[i].tick.Symbol] = refData{}
+		syms[b[i].tick.Symbol] = market.RefData{}
 	}
 	refs.Lookup(syms)
-	found := make([]refData, 0, len(syms))
-	bySym := make(map[string]*refData, len(syms))
+	found := make([]market.RefData, 0, len(syms))
+	bySym := make(map[string]*market.RefData, len(syms))
 	for s, d := range syms {
 		found = append(found, d)
 		bySym[s] = &found[len(found)-1]

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -13,19 +13,19 @@ import (
 	"github.com/sluicehq/sluice/dash"
 )
 
-// liveDash is the page served for the length of one run.
-type liveDash struct {
-	board  *dash.Board
+// Dash is the page served for the length of one run.
+type Dash struct {
+	Board  *dash.Board
 	srv    *http.Server
 	addr   net.Addr   // where it listens
 	served chan error // Serve's result, once it has returned
 }
 
-// startDash listens on addr ([HOST]:PORT; loopback when HOST is empty, see
-// dashAddr) and serves a dash board there from a goroutine that stop ends.
+// StartDash listens on addr ([HOST]:PORT; loopback when HOST is empty, see
+// DashAddr) and serves a dash board there from a goroutine that Stop ends.
 // It prints the page's URL to w.
-func startDash(addr string, w io.Writer) (*liveDash, error) {
-	addr, err := dashAddr(addr)
+func StartDash(addr string, w io.Writer) (*Dash, error) {
+	addr, err := DashAddr(addr)
 	if err != nil {
 		return nil, err
 	}
@@ -33,22 +33,22 @@ func startDash(addr string, w io.Writer) (*liveDash, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--dash: %w", err)
 	}
-	d := &liveDash{board: dash.Handler(), addr: ln.Addr(), served: make(chan error, 1)}
-	d.srv = &http.Server{Handler: d.board, ReadHeaderTimeout: 5 * time.Second}
+	d := &Dash{Board: dash.Handler(), addr: ln.Addr(), served: make(chan error, 1)}
+	d.srv = &http.Server{Handler: d.Board, ReadHeaderTimeout: 5 * time.Second}
 	// Shutdown waits for handlers to return, and an event stream returns
 	// only when told.
-	d.srv.RegisterOnShutdown(d.board.Close)
+	d.srv.RegisterOnShutdown(d.Board.Close)
 	go func() { d.served <- d.srv.Serve(ln) }()
 	fmt.Fprintf(w, "dash: live pipeline page at %s\n", pageURL(ln.Addr()))
 	return d, nil
 }
 
-// show adds p to the page; it is the onStart hook of squaresSluice.
-func (d *liveDash) show(p *sluice.Pipeline) { d.board.Add(p) }
+// Show adds p to the page.
+func (d *Dash) Show(p *sluice.Pipeline) { d.Board.Add(p) }
 
-// stop sends open pages the final state, then closes the server and waits
+// Stop sends open pages the final state, then closes the server and waits
 // for its goroutine.
-func (d *liveDash) stop() error {
+func (d *Dash) Stop() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	err := d.srv.Shutdown(ctx)
@@ -61,11 +61,11 @@ func (d *liveDash) stop() error {
 	return err
 }
 
-// dashAddr is the address --dash listens on: addr itself when it names a
+// DashAddr is the address --dash listens on: addr itself when it names a
 // host, else the port on the loopback interface (127.0.0.1), so that ":8080"
 // does not expose the page to the network. Listening on every interface
 // takes an explicit "0.0.0.0:8080" or "[::]:8080".
-func dashAddr(addr string) (string, error) {
+func DashAddr(addr string) (string, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil || port == "" {
 		return "", fmt.Errorf("--dash: want [HOST]:PORT, e.g. :8080 (loopback) or 0.0.0.0:8080 (every interface), got %q", addr)

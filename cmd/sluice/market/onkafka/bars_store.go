@@ -1,4 +1,4 @@
-package market
+package onkafka
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sluicehq/sluice/cmd/sluice/market"
 	"github.com/sluicehq/sluice/connect/clickhousex"
 )
 
@@ -40,23 +41,23 @@ const barsDDL = `(symbol String, start Int64, open Int64, high Int64, low Int64,
 	ENGINE = ReplacingMergeTree(trades) ORDER BY (symbol, start)`
 
 // barColumns are the bars table's columns as a writer appends them.
-var barColumns = []clickhousex.Column[Bar]{
-	clickhousex.StringColumn("symbol", func(b *Bar) string { return b.Symbol }),
-	clickhousex.Int64Column("start", func(b *Bar) int64 { return b.Start }),
-	clickhousex.Int64Column("open", func(b *Bar) int64 { return b.Open }),
-	clickhousex.Int64Column("high", func(b *Bar) int64 { return b.High }),
-	clickhousex.Int64Column("low", func(b *Bar) int64 { return b.Low }),
-	clickhousex.Int64Column("close", func(b *Bar) int64 { return b.Close }),
-	clickhousex.Int64Column("volume", func(b *Bar) int64 { return b.Volume }),
-	clickhousex.Int64Column("notional", func(b *Bar) int64 { return b.Notional }),
-	clickhousex.UInt64Column("trades", func(b *Bar) uint64 { return uint64(b.Trades) }),
-	clickhousex.Int64Column("revision", func(b *Bar) int64 { return b.Revision }),
-	clickhousex.Float64Column("vwap", func(b *Bar) float64 { return b.VWAP() / 1e4 }),
+var barColumns = []clickhousex.Column[market.Bar]{
+	clickhousex.StringColumn("symbol", func(b *market.Bar) string { return b.Symbol }),
+	clickhousex.Int64Column("start", func(b *market.Bar) int64 { return b.Start }),
+	clickhousex.Int64Column("open", func(b *market.Bar) int64 { return b.Open }),
+	clickhousex.Int64Column("high", func(b *market.Bar) int64 { return b.High }),
+	clickhousex.Int64Column("low", func(b *market.Bar) int64 { return b.Low }),
+	clickhousex.Int64Column("close", func(b *market.Bar) int64 { return b.Close }),
+	clickhousex.Int64Column("volume", func(b *market.Bar) int64 { return b.Volume }),
+	clickhousex.Int64Column("notional", func(b *market.Bar) int64 { return b.Notional }),
+	clickhousex.UInt64Column("trades", func(b *market.Bar) uint64 { return uint64(b.Trades) }),
+	clickhousex.Int64Column("revision", func(b *market.Bar) int64 { return b.Revision }),
+	clickhousex.Float64Column("vwap", func(b *market.Bar) float64 { return b.VWAP() / 1e4 }),
 }
 
 // NewBarWriter returns a writer of bars into table (made by
 // CreateBarsTable).
-func NewBarWriter(db *sql.DB, table string, opts ...clickhousex.WriterOption) *clickhousex.Writer[Bar] {
+func NewBarWriter(db *sql.DB, table string, opts ...clickhousex.WriterOption) *clickhousex.Writer[market.Bar] {
 	return clickhousex.NewColumnWriter(db, table, barColumns, opts...)
 }
 
@@ -79,7 +80,7 @@ func CreateBarsTable(ctx context.Context, db *sql.DB, table string, fresh bool) 
 // ReadBars reads table with FINAL — one row per symbol and window, the
 // merged one — and returns its bars by key, and how many rows the table
 // holds before merging (one per insert of a bar, so replays show there).
-func ReadBars(ctx context.Context, db *sql.DB, table string) (map[BarKey]Bar, int64, error) {
+func ReadBars(ctx context.Context, db *sql.DB, table string) (map[market.BarKey]market.Bar, int64, error) {
 	var raw int64
 	if err := db.QueryRowContext(ctx, "SELECT count() FROM "+table).Scan(&raw); err != nil {
 		return nil, 0, fmt.Errorf("counting %s: %w", table, err)
@@ -89,9 +90,9 @@ func ReadBars(ctx context.Context, db *sql.DB, table string) (map[BarKey]Bar, in
 		return nil, 0, fmt.Errorf("reading %s: %w", table, err)
 	}
 	defer rows.Close()
-	out := make(map[BarKey]Bar)
+	out := make(map[market.BarKey]market.Bar)
 	for rows.Next() {
-		var b Bar
+		var b market.Bar
 		var trades uint64
 		if err := rows.Scan(&b.Symbol, &b.Start, &b.Open, &b.High, &b.Low, &b.Close, &b.Volume, &b.Notional, &trades, &b.Revision); err != nil {
 			return nil, 0, fmt.Errorf("reading %s: %w", table, err)

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bufio"
@@ -20,13 +20,13 @@ var pageURLLine = regexp.MustCompile(`dash: live pipeline page at (http://\S+/)`
 
 func TestDashServesTheRunAndSendsOpenPagesTheFinalState(t *testing.T) {
 	var errOut bytes.Buffer
-	d, err := startDash("127.0.0.1:0", &errOut)
+	d, err := StartDash("127.0.0.1:0", &errOut)
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := pageURLLine.FindStringSubmatch(errOut.String())
 	if m == nil {
-		d.stop()
+		d.Stop()
 		t.Fatalf("got stderr %q, want the page's URL", errOut.String())
 	}
 	url := m[1]
@@ -37,7 +37,7 @@ func TestDashServesTheRunAndSendsOpenPagesTheFinalState(t *testing.T) {
 	// from stopping.
 	resp, err := client.Get(url + "events")
 	if err != nil {
-		d.stop()
+		d.Stop()
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
@@ -52,12 +52,12 @@ func TestDashServesTheRunAndSendsOpenPagesTheFinalState(t *testing.T) {
 	})
 	sq := sluice.Map(p, "square", src, 3, func(_ context.Context, v int) (int, error) { return v * v, nil })
 	sum := sluice.Reduce(p, "sum", sq, 0, func(acc, v int) int { return acc + v })
-	d.show(p)
+	d.Show(p)
 	if err := p.Wait(); err != nil || sum.Value() != 1000*328350 {
-		d.stop()
+		d.Stop()
 		t.Fatalf("got sum %d, err %v; want %d", sum.Value(), err, 1000*328350)
 	}
-	if err := d.stop(); err != nil {
+	if err := d.Stop(); err != nil {
 		t.Fatalf("stopping: %v", err)
 	}
 	// The stream ends with a view of the finished run.
@@ -89,9 +89,11 @@ func TestDashFlagIsRejectedWhereItCannotWork(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"demo", "-dash", ln.Addr().String()}, 1, "address already in use"},
+		{[]string{"-dash", ln.Addr().String()}, 1, "address already in use"},
 	} {
-		code, _, errOut := runCLI(t, c.args...)
+		var out, errBuf bytes.Buffer
+		code := Demo(c.args, &out, &errBuf, DemoCommand{})
+		errOut := errBuf.String()
 		if code != c.code || !strings.Contains(errOut, c.want) {
 			t.Fatalf("%v: got exit %d, stderr %q; want exit %d and %q", c.args, code, errOut, c.code, c.want)
 		}
@@ -127,13 +129,13 @@ func TestDashOnAPortAloneListensOnLoopbackOnly(t *testing.T) {
 		{"0.0.0.0:0", false, "localhost"},
 	} {
 		var errOut bytes.Buffer
-		d, err := startDash(c.addr, &errOut)
+		d, err := StartDash(c.addr, &errOut)
 		if err != nil {
 			t.Fatalf("%s: %v", c.addr, err)
 		}
 		la := d.addr.(*net.TCPAddr)
 		m := pageURLLine.FindStringSubmatch(errOut.String())
-		if err := d.stop(); err != nil {
+		if err := d.Stop(); err != nil {
 			t.Fatalf("%s: stopping: %v", c.addr, err)
 		}
 		if la.IP.IsLoopback() != c.loopback || !c.loopback && !la.IP.IsUnspecified() {
@@ -148,13 +150,14 @@ func TestDashOnAPortAloneListensOnLoopbackOnly(t *testing.T) {
 
 func TestDashAddressWithoutAPortIsRejected(t *testing.T) {
 	for _, addr := range []string{"8080", "localhost", "", "127.0.0.1:"} {
-		if got, err := dashAddr(addr); err == nil || !strings.Contains(err.Error(), "[HOST]:PORT") {
-			t.Errorf("dashAddr(%q) = %q, %v; want an error asking for [HOST]:PORT", addr, got, err)
+		if got, err := DashAddr(addr); err == nil || !strings.Contains(err.Error(), "[HOST]:PORT") {
+			t.Errorf("DashAddr(%q) = %q, %v; want an error asking for [HOST]:PORT", addr, got, err)
 		}
 		if addr == "" {
 			continue // --dash "" is no page at all
 		}
-		if code, _, errOut := runCLI(t, "demo", "--dash", addr); code != 2 || !strings.Contains(errOut, "[HOST]:PORT") {
+		var out, errBuf bytes.Buffer
+		if code, errOut := Demo([]string{"--dash", addr}, &out, &errBuf, DemoCommand{}), errBuf.String(); code != 2 || !strings.Contains(errOut, "[HOST]:PORT") {
 			t.Errorf("demo --dash %q: exit %d, stderr %q; want 2 and the expected form", addr, code, errOut)
 		}
 	}

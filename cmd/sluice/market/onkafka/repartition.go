@@ -1,9 +1,10 @@
-package market
+package onkafka
 
 import (
 	"context"
 
 	"github.com/sluicehq/sluice"
+	"github.com/sluicehq/sluice/cmd/sluice/market"
 	"github.com/sluicehq/sluice/connect/kafkax"
 )
 
@@ -19,7 +20,7 @@ import (
 // would never reach it.)
 func (k *Kafka) repartition(p *sluice.Pipeline, cfg KafkaConfig, msgs sluice.Stream[kafkax.Msg]) sluice.Stream[kafkax.Msg] {
 	rekeyed := sluice.Map(p, "rekey", msgs, 1, func(_ context.Context, m kafkax.Msg) (kafkax.Out, error) {
-		return kafkax.Out{Topic: cfg.Repartition, Key: EventKey(m.Value()), Value: m.Value(), From: m.Receipt}, nil
+		return kafkax.Out{Topic: cfg.Repartition, Key: market.EventKey(m.Value()), Value: m.Value(), From: m.Receipt}, nil
 	})
 	kafkax.Produce(p, "repartition", rekeyed, k.Sink)
 	return kafkax.Read(p, "consume-repartitioned", k.Repartitioned)

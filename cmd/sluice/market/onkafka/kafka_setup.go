@@ -1,4 +1,4 @@
-package market
+package onkafka
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sluicehq/sluice/cmd/sluice/market"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -87,7 +88,7 @@ func ResetTopics(ctx context.Context, adm *kadm.Client, partitions int, group st
 		if errors.Is(err, kerr.NonEmptyGroup) {
 			return fmt.Errorf("deleting group %s (is another run using the name %s?): %w", group, group, err)
 		}
-		if !sleepCtx(ctx, 200*time.Millisecond) {
+		if !market.SleepCtx(ctx, 200*time.Millisecond) {
 			return fmt.Errorf("deleting group %s: %w", group, err)
 		}
 	}
@@ -110,7 +111,7 @@ func ResetTopics(ctx context.Context, adm *kadm.Client, partitions int, group st
 				return fmt.Errorf("creating topic %s: %w", t.Topic, t.Err)
 			}
 		}
-		if len(left) > 0 && !sleepCtx(ctx, 100*time.Millisecond) {
+		if len(left) > 0 && !market.SleepCtx(ctx, 100*time.Millisecond) {
 			return fmt.Errorf("creating topics %v: %w", left, ctx.Err())
 		}
 	}
@@ -140,7 +141,7 @@ func EnsureTopics(ctx context.Context, adm *kadm.Client, partitions int, topics 
 // DefaultEventTimes lags them.
 func Produce(ctx context.Context, brokers, topic string, first, n int, malformed float64) (int64, error) {
 	return ProduceEvents(ctx, Producing{Brokers: brokers, Topic: topic, First: first, N: n, Malformed: malformed,
-		Times: DefaultEventTimes()})
+		Times: market.DefaultEventTimes()})
 }
 
 // Producing is what ProduceEvents produces.
@@ -148,7 +149,7 @@ type Producing struct {
 	Brokers, Topic string
 	First, N       int     // event ids First to First+N-1
 	Malformed      float64 // the fraction of malformed events
-	Times          EventTimes
+	Times          market.EventTimes
 	// Clock, if not nil, is when event id is produced (unix
 	// nanoseconds), in place of the wall clock: with it every event —
 	// its time too — follows from the id and the seeds, and a test
@@ -164,7 +165,7 @@ type Producing struct {
 // order from one generator: rng must be pr.NewGenerator()'s, called for
 // ids First, First+1, … in turn.
 func (pr Producing) Generated(buf []byte, rng *rand.Rand, id int, produced int64) []byte {
-	return Generate(buf, rng, id, pr.Times.At(uint64(id), produced), pr.Malformed)
+	return market.Generate(buf, rng, id, pr.Times.At(uint64(id), produced), pr.Malformed)
 }
 
 // NewGenerator returns the generator whose draws make pr's events.
@@ -211,7 +212,7 @@ func ProduceEvents(ctx context.Context, pr Producing) (int64, error) {
 		}
 		buf = pr.Generated(buf[:0], rng, id, at)
 		v := append([]byte(nil), buf...)
-		key := EventKey(v)
+		key := market.EventKey(v)
 		if pr.KeyByID {
 			key = strconv.AppendInt(nil, int64(id), 10)
 		}
