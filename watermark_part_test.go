@@ -341,3 +341,33 @@ func TestWindowAPartitionAheadIsNotJudgedMoreStrictly(t *testing.T) {
 		}
 	})
 }
+
+// Before the stage has a watermark (a listed partition has neither spoken
+// nor idled yet) an item far behind its own partition's watermark is
+// late all the same: the stage's missing watermark is no licence to fold
+// it (a member that starts, or starts again after a kill, read such items
+// into windows the plain loop calls late).
+func TestWindowAnItemFarBehindItsPartitionIsLateBeforeTheStageHasAWatermark(t *testing.T) {
+	for n := 1; n <= 3; n++ {
+		synctest.Test(t, func(t *testing.T) {
+			s := &movingSettler{}
+			s.list(0, 1) // partition 1 stays silent: no stage watermark for Idle
+			got, ws := partWindow(t, s, n, sluice.WindowSpec[mev, uint64, int]{
+				Key:        func(e mev) uint64 { return e.part },
+				OutOfOrder: 100 * time.Millisecond,
+				Idle:       time.Hour,
+			}, func(p *sluice.Pipeline, e *sluice.Emitter[mev]) {
+				seq := sendRange(e, s, 0, 0, 5*time.Second, 10*time.Second, 100*time.Millisecond)
+				sendRange(e, s, 0, seq, 0, 100*time.Millisecond, 100*time.Millisecond) // 10 s behind
+			})
+			if ws.Late+ws.LateDropped != 1 {
+				t.Fatalf("n=%d: %d items late, panes %v; want the one 10 s behind its partition", n, ws.Late+ws.LateDropped, got)
+			}
+			for _, pn := range got {
+				if pn.Start.Before(t0.Add(5 * time.Second)) {
+					t.Fatalf("n=%d: pane %v holds the late item", n, pn)
+				}
+			}
+		})
+	}
+}

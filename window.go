@@ -176,7 +176,7 @@ type WindowStats struct {
 // the others (newly assigned, or active again), and windows not yet
 // emitted then wait for it. An item is late when its window ended before
 // the lower of its own partition's watermark and the highest the stage's
-// has been: within spec.Lateness of its window's end it updates the
+// has been (its partition's alone while the stage has none): within spec.Lateness of its window's end it updates the
 // window (re-emitted with the next Revision), beyond it it goes to
 // spec.Late. So a partition read behind the others — a backlog taken
 // over from a member that left — is not late, and a partition ahead of

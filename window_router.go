@@ -202,8 +202,12 @@ func (r *windowRouter[T, K]) route(kc routeTo[T], v *T) bool {
 	// and holds the watermark back while it catches up. A partition ahead
 	// of the others is judged as leniently as the stage's highest
 	// watermark: its item is late only once its window could have been
-	// emitted.
-	lw := min(satSub(pt.max, r.ws.ooo), r.hw)
+	// emitted. Before the stage has a watermark (a partition listed has
+	// neither spoken nor idled yet), the item's own partition judges it.
+	lw := satSub(pt.max, r.ws.ooo)
+	if r.hw != math.MinInt64 {
+		lw = min(lw, r.hw)
+	}
 	if satAdd(r.ws.win.lastEnd(ts), r.ws.lateness) <= lw {
 		return r.toLate(v, ts, lw)
 	}

@@ -103,19 +103,13 @@ type Lateness struct {
 }
 
 // DefaultLateness is the bar pipelines' rule: out-of-orderness
-// DefaultDisorder (the generators' bound) and 2 minutes of allowed
-// lateness.
-//
-// The lateness is long because a window stage's watermark is the least
-// of the partitions it reads, and a member of a group that takes over a
-// partition from a member that died (after the session timeout, 6 s for
-// sluice serve, and a rebalance or two) reads its backlog behind the
-// watermark its own partitions set: within the allowed lateness those
-// events update their windows (one more revision each) instead of going
-// to the late topic. It costs the windows kept: 2 minutes of them per
-// symbol, an accumulator each.
+// DefaultDisorder (the generators' bound) and 1 second of allowed
+// lateness. A tick is judged against its own partition's watermark (see
+// ReferenceBars), so a member that takes over a partition's backlog after
+// a rebalance does not find it late; the second covers a window emitted
+// before a partition that joined behind was heard from.
 func DefaultLateness() Lateness {
-	return Lateness{OutOfOrderness: DefaultDisorder, AllowedLateness: 2 * time.Minute}
+	return Lateness{OutOfOrderness: DefaultDisorder, AllowedLateness: time.Second}
 }
 
 // IsLate reports whether a tick at event time ts is late once the
@@ -129,7 +123,9 @@ func (l Lateness) IsLate(ts, wm int64) bool {
 // stage: each partition's largest event time (partition says a tick's),
 // their minimum over the partitions seen so far, less OutOfOrderness,
 // never going back; a tick first raises its partition's largest time,
-// then is judged against the watermark. It returns the bars by key and
+// then is judged against the lower of that watermark and its own
+// partition's (a partition behind the others is not late for being
+// behind). It returns the bars by key and
 // the ticks it found late. It is the answer the pipelines' bars are
 // checked against.
 //
@@ -154,7 +150,7 @@ func ReferenceBars(ticks []Tick, partition func(Tick) int, l Lateness) (map[BarK
 			}
 			wm = max(wm, low-int64(l.OutOfOrderness))
 		}
-		if l.IsLate(t.TS, wm) {
+		if l.IsLate(t.TS, min(wm, top[p]-int64(l.OutOfOrderness))) {
 			late = append(late, t)
 			continue
 		}
