@@ -240,9 +240,23 @@ func (s *Source) closeEpoch(ctx context.Context, flush func() bool) (bool, error
 		// reinitialises the producer ID: that aborts the transaction if
 		// the broker still has it open, and changes nothing if it
 		// committed. Then the group's offsets say which it was.
-		_ = s.cl.EndTransaction(ctx, kgo.TryAbort)
-		if cause == nil && len(owed) > 0 && s.landed(ctx, owed) {
-			committed, err = true, nil // EndTxn's answer was lost, not the commit
+		// While the broker is away, neither succeeds: both are tried
+		// again until it answers (a Begin in a transaction never ended
+		// would fail the run, and an outcome guessed could duplicate).
+		if !s.abortOpen(ctx) {
+			return false, nil
+		}
+		if cause == nil && len(owed) > 0 {
+			ok, lerr := s.landed(ctx, owed)
+			if lerr != nil {
+				if ctx.Err() != nil {
+					return false, nil
+				}
+				return false, fmt.Errorf("kafkax: group %q: transactional ID %q: whether the epoch committed is unknown (%v): %w", s.group, t.id, err, lerr)
+			}
+			if ok {
+				committed, err = true, nil // EndTxn's answer was lost, not the commit
+			}
 		}
 	}
 	now := time.Now()
@@ -322,9 +336,13 @@ func (s *Source) txnTimeout() time.Duration {
 // committed — its answer lost — did commit the epoch. The caller has
 // ended the transaction again with an abort first, so no transaction of
 // this member is still open.
-func (s *Source) landed(ctx context.Context, owed []owedCommit) bool {
+//
+// A request that gets no answer is tried again, with a growing pause,
+// for commitTimeout plus the transaction timeout; past that the error.
+func (s *Source) landed(ctx context.Context, owed []owedCommit) (bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, commitTimeout+s.txnTimeout())
 	defer cancel()
+	pause := newBackoff()
 	req := kmsg.NewPtrOffsetFetchRequest()
 	req.Group = s.group
 	req.RequireStable = true
@@ -337,17 +355,14 @@ func (s *Source) landed(ctx context.Context, owed []owedCommit) bool {
 		rt.Topic, rt.Partitions = topic, parts
 		req.Topics = append(req.Topics, rt)
 	}
-	for ctx.Err() == nil {
+	var last error
+	for pause.wait(ctx, last != nil) {
 		resp, err := req.RequestWith(ctx, s.cl)
 		if err == nil {
 			err = kerr.ErrorForCode(resp.ErrorCode)
 		}
-		if errors.Is(err, kerr.UnstableOffsetCommit) || errors.Is(err, kerr.CoordinatorLoadInProgress) || errors.Is(err, kerr.NotCoordinator) {
-			time.Sleep(50 * time.Millisecond)
-			continue
-		}
-		if err != nil {
-			return false
+		if last = err; err != nil {
+			continue // no answer yet, or the coordinator moving or loading
 		}
 		got := make(map[topicPart]kmsg.OffsetFetchResponseTopicPartition)
 		unstable := false
@@ -360,18 +375,60 @@ func (s *Source) landed(ctx context.Context, owed []owedCommit) bool {
 			}
 		}
 		if unstable {
-			time.Sleep(50 * time.Millisecond)
+			last = kerr.UnstableOffsetCommit
 			continue
 		}
 		for _, c := range owed {
 			rp, ok := got[topicPart{c.p.topic, c.p.part}]
 			if !ok || rp.Offset != c.eo.Offset || rp.Metadata == nil || *rp.Metadata != c.meta {
-				return false
+				return false, nil
 			}
 		}
-		return true
+		return true, nil
+	}
+	return false, errors.Join(last, ctx.Err())
+}
+
+// abortOpen ends a transaction whose End failed with an abort, trying
+// again while the broker does not answer, until it does or ctx ends
+// (false). franz-go stays in the transaction until an End succeeds, and
+// the abort reinitialises the producer ID: it aborts the transaction if
+// the broker still has it open and changes nothing if it committed.
+func (s *Source) abortOpen(ctx context.Context) bool {
+	pause := newBackoff()
+	failed := false
+	for pause.wait(ctx, failed) {
+		err := s.cl.EndTransaction(ctx, kgo.TryAbort)
+		if err == nil {
+			return true
+		}
+		if !failed {
+			s.tx.log.log(slog.LevelWarn, "transaction end retried", slog.String("transactional_id", s.tx.id), slog.String("cause", err.Error()))
+		}
+		failed = true
 	}
 	return false
+}
+
+// backoff paces retries: 50 ms after the first failure, doubling to 1 s.
+type backoff struct{ d time.Duration }
+
+func newBackoff() *backoff { return &backoff{d: 50 * time.Millisecond} }
+
+// wait returns at once the first time or when the last try did not
+// fail; after a failure it sleeps the next pause. It reports whether ctx
+// is still live.
+func (b *backoff) wait(ctx context.Context, failed bool) bool {
+	if failed {
+		t := time.NewTimer(b.d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+		case <-t.C:
+		}
+		b.d = min(2*b.d, time.Second)
+	}
+	return ctx.Err() == nil
 }
 
 // rewind makes every owned partition that fetched records start again:

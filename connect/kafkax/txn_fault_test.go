@@ -93,14 +93,22 @@ func TestTransactionalEpochTimedOutByTheBrokerIsRedelivered(t *testing.T) {
 		if string(m.Value()) != strconv.Itoa(stuck) || held.Swap(true) {
 			return
 		}
-		// Stuck until the broker has ended the transaction on its own.
+		// Stuck until the broker has ended the transaction on its own:
+		// until it is seen open (the other worker's outputs open it), and
+		// then seen ended. A state read before the epoch produced anything
+		// is the last epoch's end.
+		open := false
 		for ctx.Err() == nil {
 			time.Sleep(100 * time.Millisecond)
 			ds, err := adm.DescribeTransactions(ctx, id)
 			if err != nil {
 				continue
 			}
-			if d, ok := ds[id]; ok && d.State != "Ongoing" {
+			d, ok := ds[id]
+			switch {
+			case ok && d.State == "Ongoing":
+				open = true
+			case ok && open:
 				return
 			}
 		}
@@ -362,4 +370,39 @@ func TestTransactionalEndErrorAfterTheCommitIsNotAnAbort(t *testing.T) {
 			t.Fatalf("the epoch whose EndTxn answer was lost aborted: %s", l)
 		}
 	}
+}
+
+// TestTransactionalBrokerRestartMidRunStaysExactlyOnce stops the broker
+// for a few epochs while a transactional copy runs and starts it again on
+// the same files and ports: the epoch that was closing when the broker
+// went away ends (committed or aborted, whichever the broker did), the
+// source waits for the broker instead of failing, and a read-committed
+// consumer finds each output once.
+func TestTransactionalBrokerRestartMidRunStaysExactlyOnce(t *testing.T) {
+	in, out := newTopic(t, 4), newTopic(t, 4)
+	const n, group = 20000, "txn-restart"
+	produceN(t, in, n)
+	ctx := ctxT(t, 3*time.Minute)
+	src := txnSource(t, group, []string{in}, 100*time.Millisecond, kafkax.StopWhenCaughtUp(), kafkax.MaxInFlight(500))
+	_, done := txnCopy(ctx, t, src, out, func(kafkax.Msg) { time.Sleep(time.Millisecond) }) // 10 s of work
+	eventually(t, time.Minute, "a few epochs committed", func() bool { return src.Stats().TxnCommitted >= 3 && src.Stats().Acked >= n/10 })
+	at := src.Stats()
+	stopBroker()
+	time.Sleep(3 * time.Second) // thirty epochs' time
+	outB, err := startCmd().Output()
+	if err != nil {
+		t.Fatalf("restarting the broker: %v", err)
+	}
+	if got := strings.TrimSpace(string(outB)); got != broker {
+		t.Fatalf("the broker came back at %s, not %s", got, broker)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	st := src.Stats()
+	t.Logf("source %+v", st)
+	if at.Acked >= n {
+		t.Fatalf("source %+v at the restart: the run was over before it", at)
+	}
+	exactlyOnce(t, "output", readCommitted(t, out, 4), inputIDs(n))
 }
