@@ -26,6 +26,9 @@ func (ww *windowWorker[T, K, A]) aligned(kw *wkey[K, A], ts, wm int64, v *T) int
 // find returns the key's window that starts at s, or nil. It looks from
 // the window opened last, where most items go.
 func (kw *wkey[K, A]) find(s int64) *win[K, A] {
+	if w := kw.last; w != nil && w.start == s {
+		return w
+	}
 	for i := len(kw.wins) - 1; i >= 0; i-- {
 		if w := kw.wins[i]; w.start == s {
 			return w
@@ -46,6 +49,7 @@ func (ww *windowWorker[T, K, A]) open(kw *wkey[K, A], start, end int64) *win[K, 
 	}
 	w.owner, w.start, w.end, w.alive = kw, start, end, true
 	kw.wins = append(kw.wins, w)
+	kw.last = w
 	ww.c.open.Add(1)
 	ww.dues.push(due[K, A]{at: end, w: w, gen: w.gen})
 	return w

@@ -21,6 +21,7 @@ type win[K comparable, A any] struct {
 // wkey is one key's open windows, by start.
 type wkey[K comparable, A any] struct {
 	k    K
+	last *win[K, A] // the window opened last, where most items go; nil once dropped
 	wins []*win[K, A]
 }
 
@@ -261,6 +262,9 @@ func (ww *windowWorker[T, K, A]) drop(w *win[K, A]) {
 // its gen moves on, so that the heap entries still pointing at it are
 // skipped.
 func (ww *windowWorker[T, K, A]) release(w *win[K, A]) {
+	if w.owner != nil && w.owner.last == w {
+		w.owner.last = nil
+	}
 	*w = win[K, A]{gen: w.gen + 1}
 	ww.free = append(ww.free, w)
 }
