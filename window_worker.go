@@ -90,8 +90,9 @@ type windowWorker[T any, K comparable, A any] struct {
 	rc    receipts[T]
 	m     map[K]*wkey[K, A]
 	dues  dues[K, A]
-	free  []*win[K, A] // dropped window records, to be reused
-	wm    int64        // the watermark as this worker knows it
+	free  []*win[K, A]  // dropped window records, to be reused
+	freeK []*wkey[K, A] // dropped keys' records, to be reused
+	wm    int64         // the watermark as this worker knows it
 	c     *windowCounters
 	timer *time.Timer // processing time: fires when the next window is due
 	now   int64       // processing time: the time of the batch at hand
@@ -135,7 +136,7 @@ func (ww *windowWorker[T, K, A]) handle(m *kmsg[T]) error {
 	k := ww.key(m.v)
 	kw := ww.m[k]
 	if kw == nil {
-		kw = &wkey[K, A]{k: k}
+		kw = ww.newKey(k)
 		ww.m[k] = kw
 		ww.c.keys.Store(int64(len(ww.m)))
 	}
@@ -273,7 +274,24 @@ func (ww *windowWorker[T, K, A]) dropKey(kw *wkey[K, A]) {
 	if ww.m[kw.k] == kw {
 		delete(ww.m, kw.k)
 		ww.c.keys.Store(int64(len(ww.m)))
+		// Kept for reuse, its slice of windows with it: a key whose last
+		// window closes before its next item costs no allocation.
+		*kw = wkey[K, A]{wins: kw.wins[:0]}
+		ww.freeK = append(ww.freeK, kw)
 	}
+}
+
+// newKey returns a record for key k, a dropped one if there is one.
+func (ww *windowWorker[T, K, A]) newKey(k K) *wkey[K, A] {
+	n := len(ww.freeK)
+	if n == 0 {
+		return &wkey[K, A]{k: k}
+	}
+	kw := ww.freeK[n-1]
+	ww.freeK[n-1] = nil
+	ww.freeK = ww.freeK[:n-1]
+	kw.k = k
+	return kw
 }
 
 func (ww *windowWorker[T, K, A]) alarm() <-chan time.Time {
