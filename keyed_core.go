@@ -53,31 +53,36 @@ type router[T any] interface {
 	flush() bool // hands on what the router sends itself (late items)
 }
 
-// routeTo is what a router sends through.
-type routeTo[T any] interface {
-	to(hash uint64, m kmsg[T]) bool
-	toAll(m kmsg[T]) bool
+// routeTo is what a router sends through: the batches of the workers.
+// A struct rather than an interface, so that a router's calls of to are
+// direct (and inlined) on the per-item path.
+type routeTo[T any] struct{ *kroute[T] }
+
+// kroute is the router's side of a keyed stage: the batch being filled
+// for each worker and the workers' queues.
+type kroute[T any] struct {
+	p    *Pipeline
+	s    *stage
+	n    int
+	qs   []chan *kbatch[T]
+	bufs []*kbatch[T] // the router's batch being filled, per worker
+	pool sync.Pool
+	rc   receipts[T] // the receipts of an item; nil when T carries none
 }
 
 // keyedCore is the machinery of Keyed and Window: a stage with n + 1
 // goroutines — slot 0 the router, slots 1..n the workers — and a queue
 // of batches per worker.
 type keyedCore[T, U any] struct {
-	p    *Pipeline
-	s    *stage
-	n    int
-	ie   *edge[T]
-	oe   *edge[U]
-	qs   []chan *kbatch[T]
-	bufs []*kbatch[T] // the router's batch being filled, per worker
-	pool sync.Pool
-	kws  []keyWorker[T]
-	rc   receipts[T] // the receipts of an item; nil when T carries none
+	kroute[T]
+	ie  *edge[T]
+	oe  *edge[U]
+	kws []keyWorker[T]
 }
 
 func newKeyedCore[T, U any](p *Pipeline, kind stageKind, name string, in Stream[T], n int, cfg stageConfig) *keyedCore[T, U] {
 	s := newStage(p, kind, name, n+1)
-	kc := &keyedCore[T, U]{p: p, s: s, n: n, rc: receiptsOf[T]()}
+	kc := &keyedCore[T, U]{kroute: kroute[T]{p: p, s: s, n: n, rc: receiptsOf[T]()}}
 	kc.ie = consume(p, s, in, 1)
 	kc.ie.unmeasured()
 	kc.oe = newEdge[U](p, s, n+1, cfg)
@@ -97,22 +102,35 @@ func newKeyedCore[T, U any](p *Pipeline, kind stageKind, name string, in Stream[
 	return kc
 }
 
-func (kc *keyedCore[T, U]) batch() *kbatch[T] {
+func (kc *kroute[T]) batch() *kbatch[T] {
 	if b, _ := kc.pool.Get().(*kbatch[T]); b != nil {
 		return b
 	}
 	return &kbatch[T]{items: make([]kmsg[T], 0, kbatchSize)}
 }
 
-func (kc *keyedCore[T, U]) recycle(b *kbatch[T]) {
+func (kc *kroute[T]) recycle(b *kbatch[T]) {
 	clear(b.items)
 	b.items = b.items[:0]
 	kc.pool.Put(b)
 }
 
 // to appends m to the batch of the worker that owns hash.
-func (kc *keyedCore[T, U]) to(hash uint64, m kmsg[T]) bool {
-	i := int(hash % uint64(kc.n))
+func (kc *kroute[T]) to(hash uint64, m kmsg[T]) bool {
+	i := 0
+	if kc.n > 1 {
+		i = int(hash % uint64(kc.n))
+	}
+	b := kc.bufs[i]
+	if b == nil || len(b.items) == kbatchSize-1 {
+		return kc.toSlow(i, m)
+	}
+	b.items = append(b.items, m)
+	return true
+}
+
+// toSlow is to's path when worker i has no batch yet or m fills it.
+func (kc *kroute[T]) toSlow(i int, m kmsg[T]) bool {
 	b := kc.bufs[i]
 	if b == nil {
 		b = kc.batch()
@@ -127,7 +145,7 @@ func (kc *keyedCore[T, U]) to(hash uint64, m kmsg[T]) bool {
 
 // toAll appends m to every worker's batch, holding its receipts once per
 // extra copy.
-func (kc *keyedCore[T, U]) toAll(m kmsg[T]) bool {
+func (kc *kroute[T]) toAll(m kmsg[T]) bool {
 	if kc.n > 1 && !m.isMarker() {
 		if kc.rc != nil {
 			kc.rc(&m.v, settleOp{hold: int32(kc.n - 1)})
@@ -148,7 +166,7 @@ func (m *kmsg[T]) isMarker() bool { return m.ctl && m.wm != noMarker }
 const noMarker = -1 << 63
 
 // send hands worker i's batch on, waiting for room.
-func (kc *keyedCore[T, U]) send(i int) bool {
+func (kc *kroute[T]) send(i int) bool {
 	b := kc.bufs[i]
 	kc.bufs[i] = nil
 	select {
@@ -168,7 +186,7 @@ func (kc *keyedCore[T, U]) send(i int) bool {
 }
 
 // sendAll hands every partial batch on.
-func (kc *keyedCore[T, U]) sendAll() bool {
+func (kc *kroute[T]) sendAll() bool {
 	for i, b := range kc.bufs {
 		if b != nil && len(b.items) > 0 && !kc.send(i) {
 			return false
@@ -197,21 +215,22 @@ func (kc *keyedCore[T, U]) start(r router[T], mk func(i int, w *worker, out *sen
 	copy(kc.kws, kws)
 	p.mu.Unlock()
 	rw := s.workers[0]
+	rt := routeTo[T]{&kc.kroute}
 	loop(p, s, rw, newReceiver(kc.ie, 0, rw), body[T]{
 		each: func(c *chunk[T]) error {
 			for j := range c.items {
-				if !r.route(kc, &c.items[j]) {
+				if !r.route(rt, &c.items[j]) {
 					return errStopped
 				}
 			}
-			if !r.chunkDone(kc) || !kc.sendAll() {
+			if !r.chunkDone(rt) || !kc.sendAll() {
 				return errStopped
 			}
 			return nil
 		},
 		idle:  func() bool { return kc.sendAll() && r.flush() },
 		alarm: r.alarm,
-		ring:  func() bool { return r.ring(kc) && kc.sendAll() },
+		ring:  func() bool { return r.ring(rt) && kc.sendAll() },
 		end: func() bool {
 			ok := kc.sendAll() && r.flush()
 			for _, q := range kc.qs {

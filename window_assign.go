@@ -3,10 +3,6 @@ package sluice
 // How a Window worker puts an item into its windows: aligned (tumbling,
 // hopping) or sessions, each within its lateness.
 
-import (
-	"container/heap"
-)
-
 // aligned folds item v at ts into its tumbling or hopping windows that
 // are not past their lateness; it returns how many.
 func (ww *windowWorker[T, K, A]) aligned(kw *wkey[K, A], ts, wm int64, v *T) int {
@@ -27,10 +23,14 @@ func (ww *windowWorker[T, K, A]) aligned(kw *wkey[K, A], ts, wm int64, v *T) int
 	return joined
 }
 
-// find returns the key's window that starts at s, or nil.
+// find returns the key's window that starts at s, or nil. It looks from
+// the window opened last, where most items go.
 func (kw *wkey[K, A]) find(s int64) *win[K, A] {
-	for _, w := range kw.wins {
-		if w.start == s {
+	if w := kw.last; w != nil && w.start == s {
+		return w
+	}
+	for i := len(kw.wins) - 1; i >= 0; i-- {
+		if w := kw.wins[i]; w.start == s {
 			return w
 		}
 	}
@@ -39,10 +39,19 @@ func (kw *wkey[K, A]) find(s int64) *win[K, A] {
 
 // open opens a window of kw.
 func (ww *windowWorker[T, K, A]) open(kw *wkey[K, A], start, end int64) *win[K, A] {
-	w := &win[K, A]{owner: kw, start: start, end: end, alive: true}
+	var w *win[K, A]
+	if n := len(ww.free); n > 0 {
+		w = ww.free[n-1]
+		ww.free[n-1] = nil
+		ww.free = ww.free[:n-1]
+	} else {
+		w = new(win[K, A])
+	}
+	w.owner, w.start, w.end, w.alive = kw, start, end, true
 	kw.wins = append(kw.wins, w)
+	kw.last = w
 	ww.c.open.Add(1)
-	heap.Push(&ww.dues, due[K, A]{at: end, w: w})
+	ww.dues.push(due[K, A]{at: end, w: w, gen: w.gen})
 	return w
 }
 
@@ -86,8 +95,8 @@ func (ww *windowWorker[T, K, A]) session(kw *wkey[K, A], ts, wm int64, v *T) int
 		into.rs = append(into.rs, w.rs...)
 		into.rev = max(into.rev, w.rev)
 		into.dirty = into.dirty || w.dirty
-		w.alive, w.rs = false, nil
 		ww.c.open.Add(-1)
+		ww.release(w)
 	}
 	kw.wins = keep
 	if into == nil {
@@ -95,7 +104,7 @@ func (ww *windowWorker[T, K, A]) session(kw *wkey[K, A], ts, wm int64, v *T) int
 	} else {
 		into.start, into.end = min(into.start, start), max(into.end, end)
 		if into.end != intoEnd {
-			heap.Push(&ww.dues, due[K, A]{at: into.end, w: into})
+			ww.dues.push(due[K, A]{at: into.end, w: into, gen: into.gen})
 		}
 	}
 	ww.fold(into, v)

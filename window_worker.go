@@ -1,7 +1,6 @@
 package sluice
 
 import (
-	"container/heap"
 	"math"
 	"time"
 )
@@ -14,39 +13,70 @@ type win[K comparable, A any] struct {
 	items      int
 	rev        int       // the Revision of its next emission
 	rs         []Receipt // the receipts of the inputs folded since its last emission
-	held       []*heldCount
-	dirty      bool // folded into since its last emission
-	alive      bool // false once dropped or merged away
+	gen        uint32    // bumped when the record is dropped, to be reused
+	dirty      bool      // folded into since its last emission
+	alive      bool      // false once dropped or merged away
 }
 
 // wkey is one key's open windows, by start.
 type wkey[K comparable, A any] struct {
 	k    K
+	last *win[K, A] // the window opened last, where most items go; nil once dropped
 	wins []*win[K, A]
 }
 
 // due is a heap entry: at `at`, window w fires (emitted once the
 // watermark passes its end) or, with purge, is dropped (its lateness
-// is over). Entries of windows dropped or whose end moved (a session
-// grown) are skipped when popped.
+// is over). Entries of windows dropped (their record's gen moved on,
+// the record reused) or whose end moved (a session grown) are skipped
+// when popped.
 type due[K comparable, A any] struct {
 	at    int64
 	w     *win[K, A]
+	gen   uint32
 	purge bool
 }
 
+// dues is a min-heap of due entries by at, typed so that a push or a pop
+// allocates nothing (container/heap would box each entry).
 type dues[K comparable, A any] []due[K, A]
 
-func (h dues[K, A]) Len() int           { return len(h) }
-func (h dues[K, A]) Less(i, j int) bool { return h[i].at < h[j].at }
-func (h dues[K, A]) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *dues[K, A]) Push(x any)        { *h = append(*h, x.(due[K, A])) }
-func (h *dues[K, A]) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	old[len(old)-1] = due[K, A]{}
-	*h = old[:len(old)-1]
-	return x
+func (h *dues[K, A]) push(d due[K, A]) {
+	*h = append(*h, d)
+	q := *h
+	for i := len(q) - 1; i > 0; {
+		up := (i - 1) / 2
+		if q[up].at <= q[i].at {
+			break
+		}
+		q[up], q[i] = q[i], q[up]
+		i = up
+	}
+}
+
+func (h *dues[K, A]) pop() due[K, A] {
+	q := *h
+	d := q[0]
+	n := len(q) - 1
+	q[0] = q[n]
+	q[n] = due[K, A]{}
+	q = q[:n]
+	for i := 0; ; {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		if r := l + 1; r < n && q[r].at < q[l].at {
+			l = r
+		}
+		if q[i].at <= q[l].at {
+			break
+		}
+		q[i], q[l] = q[l], q[i]
+		i = l
+	}
+	*h = q
+	return d
 }
 
 // windowWorker is one worker of a Window stage: the windows of the keys
@@ -60,7 +90,9 @@ type windowWorker[T any, K comparable, A any] struct {
 	rc    receipts[T]
 	m     map[K]*wkey[K, A]
 	dues  dues[K, A]
-	wm    int64 // the watermark as this worker knows it
+	free  []*win[K, A]  // dropped window records, to be reused
+	freeK []*wkey[K, A] // dropped keys' records, to be reused
+	wm    int64         // the watermark as this worker knows it
 	c     *windowCounters
 	timer *time.Timer // processing time: fires when the next window is due
 	now   int64       // processing time: the time of the batch at hand
@@ -105,7 +137,7 @@ func (ww *windowWorker[T, K, A]) handle(m *kmsg[T]) error {
 	k := ww.key(m.v)
 	kw := ww.m[k]
 	if kw == nil {
-		kw = &wkey[K, A]{k: k}
+		kw = ww.newKey(k)
 		ww.m[k] = kw
 		ww.c.keys.Store(int64(len(ww.m)))
 	}
@@ -168,9 +200,9 @@ func (ww *windowWorker[T, K, A]) advance(wm int64) error {
 // window updated after that), and drops those past their lateness.
 func (ww *windowWorker[T, K, A]) fireDue() error {
 	for len(ww.dues) > 0 && ww.dues[0].at <= ww.wm {
-		d := heap.Pop(&ww.dues).(due[K, A])
+		d := ww.dues.pop()
 		w := d.w
-		if !w.alive {
+		if !w.alive || w.gen != d.gen {
 			continue
 		}
 		if d.purge {
@@ -187,7 +219,7 @@ func (ww *windowWorker[T, K, A]) fireDue() error {
 			return errStopped
 		}
 		if !d.purge && ww.ws.lateness > 0 {
-			heap.Push(&ww.dues, due[K, A]{at: satAdd(w.end, ww.ws.lateness), w: w, purge: true})
+			ww.dues.push(due[K, A]{at: satAdd(w.end, ww.ws.lateness), w: w, gen: w.gen, purge: true})
 			continue
 		}
 		ww.drop(w)
@@ -217,25 +249,54 @@ func (ww *windowWorker[T, K, A]) emit(w *win[K, A]) bool {
 
 // drop removes w from its key, and the key if it has no window left.
 func (ww *windowWorker[T, K, A]) drop(w *win[K, A]) {
-	w.alive = false
 	ww.c.open.Add(-1)
 	kw := w.owner
 	for i, x := range kw.wins {
 		if x == w {
 			kw.wins = append(kw.wins[:i], kw.wins[i+1:]...)
+			kw.wins[len(kw.wins):cap(kw.wins)][0] = nil
 			break
 		}
 	}
 	if len(kw.wins) == 0 {
 		ww.dropKey(kw)
 	}
+	ww.release(w)
+}
+
+// release keeps the record of a window dropped or merged away for reuse;
+// its gen moves on, so that the heap entries still pointing at it are
+// skipped.
+func (ww *windowWorker[T, K, A]) release(w *win[K, A]) {
+	if w.owner != nil && w.owner.last == w {
+		w.owner.last = nil
+	}
+	*w = win[K, A]{gen: w.gen + 1}
+	ww.free = append(ww.free, w)
 }
 
 func (ww *windowWorker[T, K, A]) dropKey(kw *wkey[K, A]) {
 	if ww.m[kw.k] == kw {
 		delete(ww.m, kw.k)
 		ww.c.keys.Store(int64(len(ww.m)))
+		// Kept for reuse, its slice of windows with it: a key whose last
+		// window closes before its next item costs no allocation.
+		*kw = wkey[K, A]{wins: kw.wins[:0]}
+		ww.freeK = append(ww.freeK, kw)
 	}
+}
+
+// newKey returns a record for key k, a dropped one if there is one.
+func (ww *windowWorker[T, K, A]) newKey(k K) *wkey[K, A] {
+	n := len(ww.freeK)
+	if n == 0 {
+		return &wkey[K, A]{k: k}
+	}
+	kw := ww.freeK[n-1]
+	ww.freeK[n-1] = nil
+	ww.freeK = ww.freeK[:n-1]
+	kw.k = k
+	return kw
 }
 
 func (ww *windowWorker[T, K, A]) alarm() <-chan time.Time {

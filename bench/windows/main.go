@@ -4,13 +4,14 @@
 // read as JSON lines from a file (-in) or, for the cheap-items runs, made
 // in memory (-cheap -n N). It prints its answer and its VmHWM.
 //
-//	windows -variant loop|chans|sluice (-in FILE | -cheap -n N)
+//	windows -variant loop|chans|sluice (-in FILE | -cheap -n N) [-cpuprofile FILE]
 package main
 
 import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/pprof"
 
 	"github.com/sluicehq/sluice/bench/internal/windows"
 )
@@ -20,6 +21,7 @@ func main() {
 	in := flag.String("in", "", "JSON lines of trades to read")
 	cheap := flag.Bool("cheap", false, "make the trades in memory, no JSON")
 	n := flag.Int("n", 0, "trades to make with -cheap")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to this file")
 	flag.Parse()
 	if (*in != "") == *cheap || *cheap && *n < 1 || flag.NArg() > 0 {
 		fmt.Fprintln(os.Stderr, "windows: give -in FILE, or -cheap and -n ≥ 1")
@@ -41,6 +43,17 @@ func main() {
 		}
 		defer f.Close()
 		src = source{file: f}
+	}
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "windows:", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
 	}
 	res, err := run(src)
 	if err != nil {

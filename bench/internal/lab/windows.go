@@ -37,7 +37,7 @@ func windowsVariants() []windowsVariant {
 			cheapNote: "make a trade, fold it into a map of accumulators"},
 		{name: "goroutines + channels + mutex", prog: "chans", note: "a reader sends each line on a channel; GOMAXPROCS workers decode and fold under one mutex",
 			cheapNote: "a generator sends each trade on a channel; GOMAXPROCS workers fold under one mutex"},
-		{name: "sluice", prog: "sluice", note: "read 64 KiB blocks → OrderedMap decode (2) → Unbatch → Window(Tumbling(1s), keyed by symbol) → ForEach",
+		{name: "sluice", prog: "sluice", note: "read 16 KiB blocks → FlatMap decode (2) → Window(Tumbling(1s), keyed by symbol) → ForEach",
 			cheapNote: "From (make the trades) → Window(Tumbling(1s), keyed by symbol) → ForEach"},
 	}
 }
