@@ -58,6 +58,21 @@ func startCmd() *exec.Cmd {
 	return cmd
 }
 
+// restartBroker stops the broker, waits off, and starts it again on the
+// same files and ports.
+func restartBroker(t testing.TB, off time.Duration) {
+	t.Helper()
+	stopBroker()
+	time.Sleep(off)
+	out, err := startCmd().Output()
+	if err != nil {
+		t.Fatalf("restarting the broker: %v", err)
+	}
+	if got := strings.TrimSpace(string(out)); got != broker {
+		t.Fatalf("the broker came back at %s, not %s", got, broker)
+	}
+}
+
 func stopBroker() {
 	if out, err := exec.Command(kafkaScript, "stop", brokerDir).CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "stopping the broker: %v: %s\n", err, out)

@@ -387,15 +387,7 @@ func TestTransactionalBrokerRestartMidRunStaysExactlyOnce(t *testing.T) {
 	_, done := txnCopy(ctx, t, src, out, func(kafkax.Msg) { time.Sleep(time.Millisecond) }) // 10 s of work
 	eventually(t, time.Minute, "a few epochs committed", func() bool { return src.Stats().TxnCommitted >= 3 && src.Stats().Acked >= n/10 })
 	at := src.Stats()
-	stopBroker()
-	time.Sleep(3 * time.Second) // thirty epochs' time
-	outB, err := startCmd().Output()
-	if err != nil {
-		t.Fatalf("restarting the broker: %v", err)
-	}
-	if got := strings.TrimSpace(string(outB)); got != broker {
-		t.Fatalf("the broker came back at %s, not %s", got, broker)
-	}
+	restartBroker(t, 3*time.Second)
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
