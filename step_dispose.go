@@ -1,7 +1,6 @@
 package sluice
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"reflect"
@@ -76,12 +75,13 @@ func newItemCalls[T any](p *Pipeline, s *stage, c callConfig) itemCalls[T] {
 	return itemCalls[T]{cs: newCalls[T](p, s, c, d != nil), d: d}
 }
 
-// worker builds worker i's chain around f; nil when the stage has none.
-func (ic itemCalls[T]) worker(i int, w *worker, f func(ctx context.Context, v *T) error) *chain[T] {
+// disposal returns worker i's end of ic's dispose step; nil (an
+// interface that is nil, not a nil *disposer) when the stage has none.
+func (ic itemCalls[T]) disposal(i int, w *worker) settler[T] {
 	if ic.d == nil {
-		return ic.cs.worker(w, f, nil)
+		return nil
 	}
-	return ic.cs.worker(w, f, ic.d.worker(i, w))
+	return ic.d.worker(i, w)
 }
 
 // disposer is worker i's end of a dispose step.
