@@ -84,15 +84,16 @@ func (c *callConfig) use(st step) {
 	c.steps = append(c.steps, st)
 }
 
-// errSettled is what a chain returns for an item whose call failed and
-// that its dispose step settled: the stage hands nothing on for it.
-var errSettled = errors.New("sluice: settled as failed")
+// errDisposed is what a chain returns for an item whose call failed and
+// that its dispose step took (skipped or dead-lettered): the stage hands
+// nothing on for it.
+var errDisposed = errors.New("sluice: disposed of as failed")
 
-// settler settles an item of type X whose call failed for good: it skips
-// or dead-letters it (step_dispose.go) and returns errSettled, or
+// disposal takes an item of type X whose call failed for good: it skips
+// or dead-letters it (step_dispose.go) and returns errDisposed, or
 // errStopped.
-type settler[X any] interface {
-	settle(v *X, err error) error
+type disposal[X any] interface {
+	dispose(v *X, err error) error
 	sends() bool // it hands dead letters on: flush and flushHeld have work to do
 	flush() bool
 	flushHeld(start, now int64) bool
@@ -126,10 +127,10 @@ func newCalls[X any](p *Pipeline, s *stage, c callConfig, chained bool) *calls[X
 // which the body's loop calls directly, as it would f), else a call of f
 // through the chain that ends in d (nil: a failed item fails the
 // pipeline). A body checks p.halted() before each call, then makes it: a
-// call through the chain returns f's result, or errSettled (the item
-// failed and was settled), errStopped, or the error that fails the
+// call through the chain returns f's result, or errDisposed (the item
+// failed and dispose took it), errStopped, or the error that fails the
 // pipeline.
-func callOf[X, U any](cs *calls[X], w *worker, d settler[X], f func(context.Context, X) (U, error)) (func(context.Context, X) (U, error), *chain[X]) {
+func callOf[X, U any](cs *calls[X], w *worker, d disposal[X], f func(context.Context, X) (U, error)) (func(context.Context, X) (U, error), *chain[X]) {
 	if cs == nil {
 		return f, nil
 	}
@@ -151,7 +152,7 @@ func callOf[X, U any](cs *calls[X], w *worker, d settler[X], f func(context.Cont
 }
 
 // sinkCallOf is callOf for a function with no result (ForEach's).
-func sinkCallOf[X any](cs *calls[X], w *worker, d settler[X], f func(context.Context, X) error) (func(context.Context, X) error, *chain[X]) {
+func sinkCallOf[X any](cs *calls[X], w *worker, d disposal[X], f func(context.Context, X) error) (func(context.Context, X) error, *chain[X]) {
 	if cs == nil {
 		return f, nil
 	}
@@ -169,13 +170,13 @@ func sinkCallOf[X any](cs *calls[X], w *worker, d settler[X], f func(context.Con
 type chain[X any] struct {
 	cur     *X // the item of the call under way
 	call    call
-	dispose settler[X] // nil: a failed item fails the pipeline
+	dispose disposal[X] // nil: a failed item fails the pipeline
 	at      site
 }
 
 // worker builds worker w's chain around f, the stage's function on an
 // item, ending in d (nil: none); nil when cs is.
-func (cs *calls[X]) worker(w *worker, f func(ctx context.Context, v *X) error, d settler[X]) *chain[X] {
+func (cs *calls[X]) worker(w *worker, f func(ctx context.Context, v *X) error, d disposal[X]) *chain[X] {
 	if cs == nil {
 		return nil
 	}
@@ -196,7 +197,7 @@ func (cs *calls[X]) worker(w *worker, f func(ctx context.Context, v *X) error, d
 }
 
 // run calls the stage's function on *v through the chain. It returns nil
-// when a call succeeded, errSettled when the item failed and was settled,
+// when a call succeeded, errDisposed when the item failed and dispose took it,
 // errStopped when the pipeline is stopping, or the error that fails it.
 func (c *chain[X]) run(ctx context.Context, v *X) error {
 	c.cur = v
@@ -205,7 +206,7 @@ func (c *chain[X]) run(ctx context.Context, v *X) error {
 	if err == nil || err == errStopped || c.dispose == nil {
 		return err
 	}
-	return c.dispose.settle(v, err)
+	return c.dispose.dispose(v, err)
 }
 
 // flush hands on the worker's partial chunk of dead letters; true when

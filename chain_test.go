@@ -16,7 +16,7 @@ func TestAStageWithoutCallOptionsHasNoChain(t *testing.T) {
 	defer p.cancel(nil)
 	s := newStage(p, kindMap, "m", 1)
 	ic := newItemCalls[int](p, s, stageOptions(kindMap, "m", []StageOption{Buffer(10), Auto(1, 4)}).calls)
-	if _, ch := callOf(ic.cs, s.workers[0], ic.disposal(0, s.workers[0]), func(context.Context, int) (int, error) { return 0, nil }); ic.cs != nil || ic.d != nil || ch != nil {
+	if _, ch := callOf(ic.cs, s.workers[0], ic.disposalOf(0, s.workers[0]), func(context.Context, int) (int, error) { return 0, nil }); ic.cs != nil || ic.d != nil || ch != nil {
 		t.Fatalf("calls %+v, dispose %+v; want no chain", ic.cs, ic.d)
 	}
 }
@@ -119,7 +119,7 @@ func TestTheChainAllocatesNothingPerCall(t *testing.T) {
 	ctx := context.Background()
 	v := 1
 	for _, cs := range []*calls[int]{ic.cs, nil} {
-		call, _ := callOf(cs, s.workers[0], ic.disposal(0, s.workers[0]), f)
+		call, _ := callOf(cs, s.workers[0], ic.disposalOf(0, s.workers[0]), f)
 		if n := testing.AllocsPerRun(1000, func() { _, _ = call(ctx, v) }); n != 0 {
 			t.Fatalf("chain %v: %v allocations per call; want 0", cs != nil, n)
 		}

@@ -39,7 +39,7 @@ func OrderedMap[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(
 		r := newReceiver(ie, i, w)
 		r.order = order
 		out := newPassSender(oe, i, w)
-		call, ch := callOf(ic.cs, w, ic.disposal(i, w), f)
+		call, ch := callOf(ic.cs, w, ic.disposalOf(i, w), f)
 		flush := withFlush(nil, ch)
 		loop(p, s, w, r, body[T]{idle: flush, end: flush, held: withHeld(nil, ch), each: func(c *chunk[T]) error {
 			if !ro.admit(p, w, c.seq, len(c.items)) {

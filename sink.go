@@ -48,7 +48,7 @@ func ForEach[T any](p *Pipeline, name string, in Stream[T], n int, f func(ctx co
 	ctx := p.ctx
 	rc := receiptsOf[T]()
 	sinkStage(p, s, ie, true, 0, func(i int, w *worker) (func([]T) error, *chain[T]) {
-		call, ch := sinkCallOf(ic.cs, w, ic.disposal(i, w), f)
+		call, ch := sinkCallOf(ic.cs, w, ic.disposalOf(i, w), f)
 		return func(items []T) error {
 			for i, v := range items {
 				if p.halted() {
@@ -59,7 +59,7 @@ func ForEach[T any](p *Pipeline, name string, in Stream[T], n int, f func(ctx co
 					if rc != nil {
 						rc(&items[i], ack)
 					}
-				case errSettled:
+				case errDisposed:
 				default:
 					return err
 				}
@@ -97,7 +97,7 @@ func ForEachChunk[T any](p *Pipeline, name string, in Stream[T], n int, f func(c
 	rc := receiptsOf[T]()
 	sinkStage(p, s, ie, false, cfg.gather, func(i int, w *worker) (func([]T) error, *chain[[]T]) {
 		cc := &chunkCall[T]{stage: name, f: f, rc: rc}
-		var d settler[[]T] // nil unless the stage disposes
+		var d disposal[[]T] // nil unless the stage disposes
 		if ds != nil {
 			cc.ds = ds.worker(i, w)
 			d = cc

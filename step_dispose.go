@@ -77,7 +77,7 @@ func newItemCalls[T any](p *Pipeline, s *stage, c callConfig) itemCalls[T] {
 
 // disposal returns worker i's end of ic's dispose step; nil (an
 // interface that is nil, not a nil *disposer) when the stage has none.
-func (ic itemCalls[T]) disposal(i int, w *worker) settler[T] {
+func (ic itemCalls[T]) disposalOf(i int, w *worker) disposal[T] {
 	if ic.d == nil {
 		return nil
 	}
@@ -99,11 +99,11 @@ func (d *dispose[T]) worker(i int, w *worker) *disposer[T] {
 	return ds
 }
 
-// settle settles *v, whose last call failed with err.
-func (ds *disposer[T]) settle(v *T, err error) error { return ds.item(*v, err, attemptsOf(err)) }
+// dispose skips or dead-letters *v, whose last call failed with err.
+func (ds *disposer[T]) dispose(v *T, err error) error { return ds.item(*v, err, attemptsOf(err)) }
 
 // item skips or dead-letters v after attempts calls, the last failing with
-// err, and counts it. It returns errSettled, or errStopped when the
+// err, and counts it. It returns errDisposed, or errStopped when the
 // pipeline stopped before the dead letter could be handed on.
 func (ds *disposer[T]) item(v T, err error, attempts int) error {
 	ds.w.failed.Add(1)
@@ -114,12 +114,12 @@ func (ds *disposer[T]) item(v T, err error, attempts int) error {
 		if ds.d.receipts != nil {
 			ds.d.receipts(&v, ack)
 		}
-		return errSettled
+		return errDisposed
 	}
 	if !ds.dead.send(Failed[T]{Item: v, Err: err, Stage: ds.d.s.name, Attempts: attempts}) {
 		return errStopped
 	}
-	return errSettled
+	return errDisposed
 }
 
 func (ds *disposer[T]) sends() bool { return ds.dead != nil }

@@ -39,7 +39,7 @@ func apply[T, U any](p *Pipeline, ctx context.Context, call func(context.Context
 		case nil:
 			dst[k] = u
 			k++
-		case errSettled:
+		case errDisposed:
 		default:
 			return k, err
 		}
@@ -64,7 +64,7 @@ func Map[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(ctx con
 	ic := newItemCalls[T](p, s, cfg.calls)
 	ctx := p.ctx
 	mapStage(p, s, ie, oe, func(i int, w *worker, out *sender[U]) (func([]T) error, *chain[T]) {
-		call, ch := callOf(ic.cs, w, ic.disposal(i, w), f)
+		call, ch := callOf(ic.cs, w, ic.disposalOf(i, w), f)
 		return func(items []T) error {
 			// Results go straight into the free part of the output chunk:
 			// the per-item work is then one call of f and one store.
@@ -103,7 +103,7 @@ func Filter[T any](p *Pipeline, name string, in Stream[T], n int, keep func(ctx 
 	ctx := p.ctx
 	rc := receiptsOf[T]()
 	mapStage(p, s, ie, oe, func(i int, w *worker, out *sender[T]) (func([]T) error, *chain[T]) {
-		call, ch := callOf(ic.cs, w, ic.disposal(i, w), keep)
+		call, ch := callOf(ic.cs, w, ic.disposalOf(i, w), keep)
 		return func(items []T) error {
 			for i, v := range items {
 				if p.halted() {
@@ -111,7 +111,7 @@ func Filter[T any](p *Pipeline, name string, in Stream[T], n int, keep func(ctx 
 				}
 				ok, err := call(ctx, v)
 				switch {
-				case err == errSettled:
+				case err == errDisposed:
 					continue
 				case err != nil:
 					return err
@@ -157,7 +157,7 @@ func FlatMap[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(ctx
 				return !p.halted() && out.send(u)
 			}
 		}
-		call, ch := sinkCallOf(ic.cs, w, ic.disposal(i, w), func(ctx context.Context, v T) error { return f(ctx, v, emit) })
+		call, ch := sinkCallOf(ic.cs, w, ic.disposalOf(i, w), func(ctx context.Context, v T) error { return f(ctx, v, emit) })
 		return func(items []T) error {
 			for i, v := range items {
 				if p.halted() {
@@ -168,7 +168,7 @@ func FlatMap[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(ctx
 					if rin != nil {
 						rin(&items[i], ack) // the input's own hold: its results hold it now
 					}
-				case errSettled:
+				case errDisposed:
 				default:
 					return err
 				}
