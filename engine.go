@@ -203,17 +203,3 @@ func (p *Pipeline) endedWith(s *stage, err error) {
 		p.fail(&StageError{Stage: s.name, Err: err})
 	}
 }
-
-// flushAll hands a stage's partial chunks on; false means the pipeline
-// stopped.
-func flushAll(outs []flusher) bool {
-	for _, o := range outs {
-		if !o.flush() {
-			return false
-		}
-	}
-	return true
-}
-
-// flusher is a sender of any element type.
-type flusher interface{ flush() bool }
