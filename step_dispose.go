@@ -133,3 +133,16 @@ func (ds *disposer[T]) flush() bool { return ds.dead == nil || ds.dead.flush() }
 func (ds *disposer[T]) flushHeld(start, now int64) bool {
 	return ds.dead == nil || ds.dead.flushHeld(start, now)
 }
+
+// newFailureLog returns the tally of stage's failed items ("items
+// failed": how many, the latest's error and its calls), written out when
+// the pipeline ends; nil when the pipeline has no logger.
+func newFailureLog(p *Pipeline, stage string) *Tally {
+	if p.log == nil {
+		return nil
+	}
+	t := &Tally{Logger: p.log, Level: slog.LevelWarn, Msg: "items failed", CountKey: "failed",
+		Attrs: []slog.Attr{slog.String("pipeline", p.name), slog.String("stage", stage)}}
+	p.onFinish(t.Flush)
+	return t
+}
