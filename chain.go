@@ -12,12 +12,13 @@ import (
 // the engine's loop (engine.go) takes the input's chunks, the stage's body
 // calls its function on each item through its worker's call chain, and
 // the worker's senders hand the results on. The chain runs around each
-// call, outermost first: span → retry → halt → throttle → timeout → f,
+// call, outermost first: span → retry → throttle → timeout → f,
 // then dispose (skip or dead-letter, then settle) for an error that
 // survives them. Each step is a small type in a file of its
 // own (step_*.go); a worker builds its chain once, when it starts. A stage
-// whose options add no step has no chain: its body calls the function
-// directly, in a plain loop.
+// body has one loop, which checks the halt flag and makes one call per
+// item, whether the stage has a chain or not (callOf): a stage whose
+// options add no step has no chain, and that call is then its function.
 
 // call is one call of a stage's function on the item at hand, as a step
 // sees it: ctx is the context the call gets (a step may pass on another,
@@ -43,7 +44,6 @@ type step interface {
 const (
 	rankSpan     = 50  // a span per call of the stage on an item, retries inside
 	rankRetry    = 100 // repeats what follows while the call fails
-	rankHalt     = 200 // no call once the pipeline has stopped
 	rankThrottle = 300 // waits on the limiter before each call
 	rankTimeout  = 400 // the call's context expires
 )
@@ -84,15 +84,16 @@ func (c *callConfig) use(st step) {
 	c.steps = append(c.steps, st)
 }
 
-// errSettled is what a chain returns for an item whose call failed and
-// that its dispose step settled: the stage hands nothing on for it.
-var errSettled = errors.New("sluice: settled as failed")
+// errDisposed is what a chain returns for an item whose call failed and
+// that its dispose step took (skipped or dead-lettered): the stage hands
+// nothing on for it.
+var errDisposed = errors.New("sluice: disposed of as failed")
 
-// settler settles an item of type X whose call failed for good: it skips
-// or dead-letters it (step_dispose.go) and returns errSettled, or
+// disposal takes an item of type X whose call failed for good: it skips
+// or dead-letters it (step_dispose.go) and returns errDisposed, or
 // errStopped.
-type settler[X any] interface {
-	settle(v *X, err error) error
+type disposal[X any] interface {
+	dispose(v *X, err error) error
 	sends() bool // it hands dead letters on: flush and flushHeld have work to do
 	flush() bool
 	flushHeld(start, now int64) bool
@@ -103,16 +104,17 @@ type settler[X any] interface {
 type calls[X any] struct {
 	p     *Pipeline
 	s     *stage
-	steps []step // outermost first, halt included
+	steps []step // outermost first
 }
 
 // newCalls returns stage s's calls from c, or nil when there is nothing
-// around the call: no step, and no dispose (settles: the stage has one).
-func newCalls[X any](p *Pipeline, s *stage, c callConfig, settles bool) *calls[X] {
-	if len(c.steps) == 0 && !settles && p.tracer == nil {
+// around the call: no step, and not chained (chained: the stage has a
+// dispose step, or calls per chunk and always has a chain).
+func newCalls[X any](p *Pipeline, s *stage, c callConfig, chained bool) *calls[X] {
+	if len(c.steps) == 0 && !chained && p.tracer == nil {
 		return nil
 	}
-	steps := append([]step{haltStep{}}, c.steps...)
+	steps := slices.Clone(c.steps)
 	if p.tracer != nil {
 		steps = append(steps, spanStep{p.tracer})
 	}
@@ -120,17 +122,61 @@ func newCalls[X any](p *Pipeline, s *stage, c callConfig, settles bool) *calls[X
 	return &calls[X]{p: p, s: s, steps: steps}
 }
 
+// callOf returns what worker w of a stage calls for each item, and its
+// chain: f itself when the stage has no chain (cs nil: the bare call,
+// which the body's loop calls directly, as it would f), else a call of f
+// through the chain that ends in d (nil: a failed item fails the
+// pipeline). A body checks p.halted() before each call, then makes it: a
+// call through the chain returns f's result, or errDisposed (the item
+// failed and dispose took it), errStopped, or the error that fails the
+// pipeline.
+func callOf[X, U any](cs *calls[X], w *worker, d disposal[X], f func(context.Context, X) (U, error)) (func(context.Context, X) (U, error), *chain[X]) {
+	if cs == nil {
+		return f, nil
+	}
+	var (
+		cur X // the item of the call under way, which the chain's steps read
+		res U
+	)
+	ch := cs.worker(w, func(ctx context.Context, v *X) (err error) {
+		res, err = f(ctx, *v)
+		return err
+	}, d)
+	return func(ctx context.Context, v X) (U, error) {
+		cur = v
+		err := ch.run(ctx, &cur)
+		u := res
+		cur, res = *new(X), *new(U) // keep nothing alive
+		return u, err
+	}, ch
+}
+
+// sinkCallOf is callOf for a function with no result (ForEach's).
+func sinkCallOf[X any](cs *calls[X], w *worker, d disposal[X], f func(context.Context, X) error) (func(context.Context, X) error, *chain[X]) {
+	if cs == nil {
+		return f, nil
+	}
+	var cur X // as in callOf
+	ch := cs.worker(w, func(ctx context.Context, v *X) error { return f(ctx, *v) }, d)
+	return func(ctx context.Context, v X) error {
+		cur = v
+		err := ch.run(ctx, &cur)
+		cur = *new(X)
+		return err
+	}, ch
+}
+
 // chain is one worker's call chain.
 type chain[X any] struct {
 	cur     *X // the item of the call under way
 	call    call
-	dispose settler[X] // nil: a failed item fails the pipeline
+	dispose disposal[X] // nil: a failed item fails the pipeline
 	at      site
 }
 
 // worker builds worker w's chain around f, the stage's function on an
 // item, ending in d (nil: none); nil when cs is.
-func (cs *calls[X]) worker(w *worker, f func(ctx context.Context, v *X) error, d settler[X]) *chain[X] {
+func (cs *calls[X]) worker(w *worker, f func(ctx context.Context, v *X) error, d disposal[X]) *chain[X] {
 	if cs == nil {
 		return nil
 	}
@@ -151,7 +197,7 @@ func (cs *calls[X]) worker(w *worker, f func(ctx context.Context, v *X) error, d
 }
 
 // run calls the stage's function on *v through the chain. It returns nil
-// when a call succeeded, errSettled when the item failed and was settled,
+// when a call succeeded, errDisposed when the item failed and dispose took it,
 // errStopped when the pipeline is stopping, or the error that fails it.
 func (c *chain[X]) run(ctx context.Context, v *X) error {
 	c.cur = v
@@ -160,7 +206,7 @@ func (c *chain[X]) run(ctx context.Context, v *X) error {
 	if err == nil || err == errStopped || c.dispose == nil {
 		return err
 	}
-	return c.dispose.settle(v, err)
+	return c.dispose.dispose(v, err)
 }
 
 // flush hands on the worker's partial chunk of dead letters; true when

@@ -3,25 +3,26 @@ package sluice
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"time"
 )
 
-// A stage whose options add no step has no chain: its body calls the
-// function in its plain loop.
+// A stage whose options add no step has no chain: its worker's caller is
+// the bare call.
 func TestAStageWithoutCallOptionsHasNoChain(t *testing.T) {
 	p := New(t.Context())
 	defer p.cancel(nil)
 	s := newStage(p, kindMap, "m", 1)
 	ic := newItemCalls[int](p, s, stageOptions(kindMap, "m", []StageOption{Buffer(10), Auto(1, 4)}).calls)
-	if ic.cs != nil || ic.d != nil || ic.worker(0, s.workers[0], func(context.Context, *int) error { return nil }) != nil {
+	if _, ch := callOf(ic.cs, s.workers[0], ic.disposalOf(0, s.workers[0]), func(context.Context, int) (int, error) { return 0, nil }); ic.cs != nil || ic.d != nil || ch != nil {
 		t.Fatalf("calls %+v, dispose %+v; want no chain", ic.cs, ic.d)
 	}
 }
 
 // The steps wrap the call in rank order whatever the order of the
-// options, halt included; a step given twice is replaced.
+// options; a step given twice is replaced.
 func TestStepsWrapTheCallInRankOrder(t *testing.T) {
 	cfg := stageOptions(kindForEach, "f", []StageOption{
 		Timeout(time.Second), Throttle(nopLimiter{}), Retry(2, 0, 0), Retry(3, 0, 0),
@@ -33,8 +34,8 @@ func TestStepsWrapTheCallInRankOrder(t *testing.T) {
 	for _, st := range cs.steps {
 		ranks = append(ranks, st.rank())
 	}
-	want := []int{rankRetry, rankHalt, rankThrottle, rankTimeout}
-	if len(ranks) != len(want) || ranks[0] != want[0] || ranks[1] != want[1] || ranks[2] != want[2] || ranks[3] != want[3] {
+	want := []int{rankRetry, rankThrottle, rankTimeout}
+	if !slices.Equal(ranks, want) {
 		t.Fatalf("ranks %v; want %v", ranks, want)
 	}
 	if r := cs.steps[0].(*retryStep); r.attempts != 3 {
@@ -106,6 +107,7 @@ func TestAStepWrapsTheCallWithAContextAndSeesTheItem(t *testing.T) {
 }
 
 // The chain allocates nothing per call: steps are built once per worker.
+// Nor does the bare call.
 func TestTheChainAllocatesNothingPerCall(t *testing.T) {
 	p := New(t.Context())
 	defer p.cancel(nil)
@@ -113,11 +115,14 @@ func TestTheChainAllocatesNothingPerCall(t *testing.T) {
 	cfg := stageOptions(kindMap, "m", []StageOption{Retry(3, 0, 0), Throttle(nopLimiter{}), SkipErrors()})
 	ic := newItemCalls[int](p, s, cfg.calls)
 	sum := 0
-	ch := ic.worker(0, s.workers[0], func(_ context.Context, v *int) error { sum += *v; return nil })
+	f := func(_ context.Context, v int) (int, error) { sum += v; return sum, nil }
 	ctx := context.Background()
 	v := 1
-	if n := testing.AllocsPerRun(1000, func() { _ = ch.run(ctx, &v) }); n != 0 {
-		t.Fatalf("%v allocations per call; want 0", n)
+	for _, cs := range []*calls[int]{ic.cs, nil} {
+		call, _ := callOf(cs, s.workers[0], ic.disposalOf(0, s.workers[0]), f)
+		if n := testing.AllocsPerRun(1000, func() { _, _ = call(ctx, v) }); n != 0 {
+			t.Fatalf("chain %v: %v allocations per call; want 0", cs != nil, n)
+		}
 	}
 }
 

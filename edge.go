@@ -306,3 +306,21 @@ func (e *edge[T]) close() {
 		close(e.ch)
 	}
 }
+
+// edgeInfo is the type-independent view of an edge: what Wait (streams
+// nobody consumes), a stage closing its outputs and Stats read of it.
+type edgeInfo interface {
+	name() string
+	deadLetter() bool
+	branchName() string
+	producer() *stage
+	consumer() *stage
+	stats() EdgeStats
+	close()
+}
+
+func (e *edge[T]) name() string       { return e.from.name }
+func (e *edge[T]) deadLetter() bool   { return e.deadLetters }
+func (e *edge[T]) branchName() string { return e.branch }
+func (e *edge[T]) producer() *stage   { return e.from }
+func (e *edge[T]) consumer() *stage   { return e.to.Load() }

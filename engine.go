@@ -16,7 +16,7 @@ import (
 //     runtime.Goexit an error naming the stage (never a silent exit that
 //     would leave the producer blocked); the last goroutine of a stage to
 //     exit closes its output edges; and how the goroutine ended is turned
-//     into the pipeline's error by settle: once the pipeline is stopping,
+//     into the pipeline's error by endedWith: once the pipeline is stopping,
 //     whatever the body returned, the error is the stop's cause (the first
 //     failure, or the parent context's cause), so a function that answers
 //     a cancelled context with ctx.Err() does not mask it.
@@ -32,7 +32,7 @@ import (
 //   - Before each call of a user function, check p.halted() (two atomic
 //     loads) and return errStopped if it is set: a stop is then noticed
 //     within one item, even in the middle of a chunk.
-//   - Return a user function's error as it is (settle wraps it in a
+//   - Return a user function's error as it is (endedWith wraps it in a
 //     *StageError), and errStopped when an output's send returns false.
 //   - Send output through its own sender (one per worker and output edge);
 //     never keep an input chunk's items past the call (copy what it
@@ -156,7 +156,7 @@ func runStage(p *Pipeline, s *stage, w *worker, run func() error) {
 	}()
 	err := run()
 	returned = true
-	p.settle(s, err)
+	p.endedWith(s, err)
 }
 
 // stageEntry is runStage's name as the runtime reports it in a frame.
@@ -188,11 +188,11 @@ func onStageGoroutine() bool {
 	}
 }
 
-// settle turns how a goroutine of stage s ended into the pipeline's error.
+// endedWith turns how a goroutine of stage s ended into the pipeline's error.
 // Once the pipeline is stopping, the error is the stop's cause whatever
 // run returned: an error returned then is an echo of the cancellation
 // (ctx.Err() from a function, a failed send), not news.
-func (p *Pipeline) settle(s *stage, err error) {
+func (p *Pipeline) endedWith(s *stage, err error) {
 	if p.stopping() {
 		if c := p.cause(); c != nil {
 			p.fail(c)
@@ -203,17 +203,3 @@ func (p *Pipeline) settle(s *stage, err error) {
 		p.fail(&StageError{Stage: s.name, Err: err})
 	}
 }
-
-// flushAll hands a stage's partial chunks on; false means the pipeline
-// stopped.
-func flushAll(outs []flusher) bool {
-	for _, o := range outs {
-		if !o.flush() {
-			return false
-		}
-	}
-	return true
-}
-
-// flusher is a sender of any element type.
-type flusher interface{ flush() bool }

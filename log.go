@@ -33,35 +33,9 @@ func (p *Pipeline) logFailed(err error) {
 	p.logAt(slog.LevelError, "pipeline failed", attrs...)
 }
 
-// newFailureLog returns the tally of stage's failed items ("items
-// failed": how many, the latest's error and its calls), written out when
-// the pipeline ends; nil when the pipeline has no logger.
-func newFailureLog(p *Pipeline, stage string) *Tally {
-	if p.log == nil {
-		return nil
-	}
-	t := &Tally{Logger: p.log, Level: slog.LevelWarn, Msg: "items failed", CountKey: "failed",
-		Attrs: []slog.Attr{slog.String("pipeline", p.name), slog.String("stage", stage)}}
-	p.onFinish(t.Flush)
-	return t
-}
-
-// onFinish registers f to run when Wait has seen every goroutine exit.
-func (p *Pipeline) onFinish(f func()) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.finishers = append(p.finishers, f)
-}
-
-// finish runs the onFinish functions and logs the pipeline's end; Wait
-// calls it once, after every goroutine has exited.
-func (p *Pipeline) finish() {
-	p.mu.Lock()
-	fs := p.finishers
-	p.mu.Unlock()
-	for _, f := range fs {
-		f()
-	}
+// logFinished logs the pipeline's end: elapsed time, Wait's error and
+// each stage's totals. finish calls it once every goroutine has exited.
+func (p *Pipeline) logFinished() {
 	if p.log == nil || !p.log.Enabled(context.Background(), slog.LevelInfo) {
 		return
 	}

@@ -39,9 +39,9 @@ func OrderedMap[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(
 		r := newReceiver(ie, i, w)
 		r.order = order
 		out := newPassSender(oe, i, w)
-		m := newMapper(p, ic, i, w, f)
-		flush := withFlush(nil, m.ch)
-		loop(p, s, w, r, body[T]{idle: flush, end: flush, held: withHeld(nil, m.ch), each: func(c *chunk[T]) error {
+		call, ch := callOf(ic.cs, w, ic.disposalOf(i, w), f)
+		flush := withFlush(nil, ch)
+		loop(p, s, w, r, body[T]{idle: flush, end: flush, held: withHeld(nil, ch), each: func(c *chunk[T]) error {
 			if !ro.admit(p, w, c.seq, len(c.items)) {
 				return errStopped
 			}
@@ -53,7 +53,7 @@ func OrderedMap[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(
 			}
 			dst := oc.items[:len(c.items)]
 			clear(dst) // take its cache lines here at once (see sender.take)
-			k, err := m.apply(ctx, c.items, dst)
+			k, err := apply(p, ctx, call, c.items, dst)
 			if err != nil {
 				oe.put(oc)
 				return err

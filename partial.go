@@ -131,10 +131,10 @@ func (c *chunkCall[T]) record(v *[]T, err error) error {
 	return err
 }
 
-// settle is the chain's dispose step: it skips or dead-letters every item
+// dispose is the chain's dispose step: it skips or dead-letters every item
 // of the call that failed, each with its own last error (said to come
 // after retries, as err does).
-func (c *chunkCall[T]) settle(v *[]T, err error) error {
+func (c *chunkCall[T]) dispose(v *[]T, err error) error {
 	var re *retryError
 	errors.As(err, &re)
 	for i, item := range *v {
@@ -149,7 +149,7 @@ func (c *chunkCall[T]) settle(v *[]T, err error) error {
 	if err := c.settleGaveUp(); err != nil {
 		return err
 	}
-	return errSettled
+	return errDisposed
 }
 
 // settleGaveUp settles the items that failed for good; without a dispose
@@ -177,7 +177,7 @@ func (c *chunkCall[T]) done(err error) error {
 	case nil:
 		c.rc.each(items, ack)
 		return c.settleGaveUp()
-	case errSettled:
+	case errDisposed:
 		return nil
 	}
 	return err

@@ -183,6 +183,25 @@ func (p *Pipeline) Wait() error {
 	return p.waitErr
 }
 
+// onFinish registers f to run when Wait has seen every goroutine exit.
+func (p *Pipeline) onFinish(f func()) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.finishers = append(p.finishers, f)
+}
+
+// finish runs the onFinish functions and logs the pipeline's end; Wait
+// calls it once, after every goroutine has exited.
+func (p *Pipeline) finish() {
+	p.mu.Lock()
+	fs := p.finishers
+	p.mu.Unlock()
+	for _, f := range fs {
+		f()
+	}
+	p.logFinished()
+}
+
 // unnamed counts the pipelines made without a name.
 var unnamed atomic.Int64
 

@@ -246,3 +246,17 @@ func (s *sender[T]) evictAndSend(c *chunk[T]) {
 		}
 	}
 }
+
+// flushAll hands a stage's partial chunks on; false means the pipeline
+// stopped.
+func flushAll(outs []flusher) bool {
+	for _, o := range outs {
+		if !o.flush() {
+			return false
+		}
+	}
+	return true
+}
+
+// flusher is a sender of any element type.
+type flusher interface{ flush() bool }

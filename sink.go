@@ -48,31 +48,18 @@ func ForEach[T any](p *Pipeline, name string, in Stream[T], n int, f func(ctx co
 	ctx := p.ctx
 	rc := receiptsOf[T]()
 	sinkStage(p, s, ie, true, 0, func(i int, w *worker) (func([]T) error, *chain[T]) {
-		if ic.cs == nil { // the plain loop
-			return func(items []T) error {
-				for i, v := range items {
-					if p.halted() {
-						return errStopped
-					}
-					if err := f(ctx, v); err != nil {
-						return err
-					}
-					if rc != nil {
-						rc(&items[i], ack)
-					}
-				}
-				return nil
-			}, nil
-		}
-		ch := ic.worker(i, w, func(ctx context.Context, v *T) error { return f(ctx, *v) })
+		call, ch := sinkCallOf(ic.cs, w, ic.disposalOf(i, w), f)
 		return func(items []T) error {
-			for i := range items {
-				switch err := ch.run(ctx, &items[i]); err {
+			for i, v := range items {
+				if p.halted() {
+					return errStopped
+				}
+				switch err := call(ctx, v); err {
 				case nil:
 					if rc != nil {
 						rc(&items[i], ack)
 					}
-				case errSettled:
+				case errDisposed:
 				default:
 					return err
 				}
@@ -102,27 +89,27 @@ func ForEach[T any](p *Pipeline, name string, in Stream[T], n int, f func(ctx co
 func ForEachChunk[T any](p *Pipeline, name string, in Stream[T], n int, f func(ctx context.Context, items []T) error, opts ...StageOption) {
 	defer guard(p)
 	s, cfg, ie := openPool(p, kindForEachChunk, name, in, n, f == nil, opts)
-	d := newDispose[T](p, s, s.slots(), cfg.calls)
-	cs := newCalls[[]T](p, s, cfg.calls, d != nil)
+	ds := newDispose[T](p, s, s.slots(), cfg.calls)
+	// A call on a chunk always goes through a chain, if only its base
+	// when no option adds a step: its cost is per chunk.
+	cs := newCalls[[]T](p, s, cfg.calls, true)
 	ctx := p.ctx
 	rc := receiptsOf[T]()
 	sinkStage(p, s, ie, false, cfg.gather, func(i int, w *worker) (func([]T) error, *chain[[]T]) {
 		cc := &chunkCall[T]{stage: name, f: f, rc: rc}
-		var ch *chain[[]T]
-		if d != nil {
-			cc.ds = d.worker(i, w)
-			ch = cs.worker(w, cc.call, cc)
-		} else {
-			ch = cs.worker(w, cc.call, nil)
+		var d disposal[[]T] // nil unless the stage disposes
+		if ds != nil {
+			cc.ds = ds.worker(i, w)
+			d = cc
 		}
+		// The chain runs on cc.cur, the items still to store, which a
+		// call compacts in place (see chunkCall.call).
+		ch := cs.worker(w, cc.call, d)
 		return func(items []T) error {
-			if ch == nil && p.halted() {
+			if p.halted() {
 				return errStopped
 			}
 			cc.begin(items)
-			if ch == nil {
-				return cc.done(cc.call(ctx, &cc.cur))
-			}
 			return cc.done(ch.run(ctx, &cc.cur))
 		}, ch
 	})

@@ -63,22 +63,6 @@ func (l *latency) addTo(h *Histogram) {
 	h.Sum += time.Duration(c.Sum)
 }
 
-// edgeInfo is the type-independent view of an edge that snapshots read.
-type edgeInfo interface {
-	name() string
-	deadLetter() bool
-	branchName() string
-	producer() *stage
-	consumer() *stage
-	stats() EdgeStats
-	close()
-}
-
-func (e *edge[T]) name() string       { return e.from.name }
-func (e *edge[T]) deadLetter() bool   { return e.deadLetters }
-func (e *edge[T]) branchName() string { return e.branch }
-func (e *edge[T]) producer() *stage   { return e.from }
-func (e *edge[T]) consumer() *stage   { return e.to.Load() }
 func (e *edge[T]) stats() EdgeStats {
 	var sent, recvd int64
 	for _, c := range e.sent {

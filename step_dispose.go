@@ -1,7 +1,6 @@
 package sluice
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"reflect"
@@ -76,12 +75,13 @@ func newItemCalls[T any](p *Pipeline, s *stage, c callConfig) itemCalls[T] {
 	return itemCalls[T]{cs: newCalls[T](p, s, c, d != nil), d: d}
 }
 
-// worker builds worker i's chain around f; nil when the stage has none.
-func (ic itemCalls[T]) worker(i int, w *worker, f func(ctx context.Context, v *T) error) *chain[T] {
+// disposal returns worker i's end of ic's dispose step; nil (an
+// interface that is nil, not a nil *disposer) when the stage has none.
+func (ic itemCalls[T]) disposalOf(i int, w *worker) disposal[T] {
 	if ic.d == nil {
-		return ic.cs.worker(w, f, nil)
+		return nil
 	}
-	return ic.cs.worker(w, f, ic.d.worker(i, w))
+	return ic.d.worker(i, w)
 }
 
 // disposer is worker i's end of a dispose step.
@@ -99,11 +99,11 @@ func (d *dispose[T]) worker(i int, w *worker) *disposer[T] {
 	return ds
 }
 
-// settle settles *v, whose last call failed with err.
-func (ds *disposer[T]) settle(v *T, err error) error { return ds.item(*v, err, attemptsOf(err)) }
+// dispose skips or dead-letters *v, whose last call failed with err.
+func (ds *disposer[T]) dispose(v *T, err error) error { return ds.item(*v, err, attemptsOf(err)) }
 
 // item skips or dead-letters v after attempts calls, the last failing with
-// err, and counts it. It returns errSettled, or errStopped when the
+// err, and counts it. It returns errDisposed, or errStopped when the
 // pipeline stopped before the dead letter could be handed on.
 func (ds *disposer[T]) item(v T, err error, attempts int) error {
 	ds.w.failed.Add(1)
@@ -114,12 +114,12 @@ func (ds *disposer[T]) item(v T, err error, attempts int) error {
 		if ds.d.receipts != nil {
 			ds.d.receipts(&v, ack)
 		}
-		return errSettled
+		return errDisposed
 	}
 	if !ds.dead.send(Failed[T]{Item: v, Err: err, Stage: ds.d.s.name, Attempts: attempts}) {
 		return errStopped
 	}
-	return errSettled
+	return errDisposed
 }
 
 func (ds *disposer[T]) sends() bool { return ds.dead != nil }
@@ -132,4 +132,17 @@ func (ds *disposer[T]) flush() bool { return ds.dead == nil || ds.dead.flush() }
 // rule of a stage's main output.
 func (ds *disposer[T]) flushHeld(start, now int64) bool {
 	return ds.dead == nil || ds.dead.flushHeld(start, now)
+}
+
+// newFailureLog returns the tally of stage's failed items ("items
+// failed": how many, the latest's error and its calls), written out when
+// the pipeline ends; nil when the pipeline has no logger.
+func newFailureLog(p *Pipeline, stage string) *Tally {
+	if p.log == nil {
+		return nil
+	}
+	t := &Tally{Logger: p.log, Level: slog.LevelWarn, Msg: "items failed", CountKey: "failed",
+		Attrs: []slog.Attr{slog.String("pipeline", p.name), slog.String("stage", stage)}}
+	p.onFinish(t.Flush)
+	return t
 }

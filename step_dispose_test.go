@@ -33,8 +33,8 @@ func TestDisposeSkipsOrDeadLettersAFailedItem(t *testing.T) {
 		ds := d.worker(0, s.workers[0])
 		var st countingSettler
 		v := carried{NewReceipt(&st, 1), 1}
-		if err := ds.settle(&v, bad); err != errSettled || st.acks != 1 || st.fails != 0 || s.workers[0].failed.Load() != 1 {
-			t.Fatalf("settle returned %v; acks %d, fails %d, failed %d; want errSettled, the receipt acknowledged, one failed",
+		if err := ds.dispose(&v, bad); err != errDisposed || st.acks != 1 || st.fails != 0 || s.workers[0].failed.Load() != 1 {
+			t.Fatalf("dispose returned %v; acks %d, fails %d, failed %d; want errDisposed, the receipt acknowledged, one failed",
 				err, st.acks, st.fails, s.workers[0].failed.Load())
 		}
 		if ds.sends() {
@@ -52,8 +52,8 @@ func TestDisposeSkipsOrDeadLettersAFailedItem(t *testing.T) {
 		ds := d.worker(0, s.workers[0])
 		var st countingSettler
 		v := carried{NewReceipt(&st, 1), 1}
-		if err := ds.settle(&v, &retryError{attempts: 3, exhausted: true, err: bad}); err != errSettled || !ds.flush() {
-			t.Fatalf("settle returned %v; want errSettled", err)
+		if err := ds.dispose(&v, &retryError{attempts: 3, exhausted: true, err: bad}); err != errDisposed || !ds.flush() {
+			t.Fatalf("dispose returned %v; want errDisposed", err)
 		}
 		c := <-e.ch
 		f := c.items[0]

@@ -78,6 +78,9 @@ func (r *retryStep) again(ctx context.Context, at *site, next call, err error) e
 		if at.w.room != nil {
 			at.w.room(ctx) // Auto: shed workers finishing their items make room first
 		}
+		if p.halted() {
+			return errStopped // no call once the pipeline has stopped
+		}
 		at.w.retries.Add(1)
 		made++
 		if err = next(ctx); err == nil || err == errStopped {

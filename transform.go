@@ -24,53 +24,22 @@ func mapStage[T, U any](p *Pipeline, s *stage, ie *edge[T], oe *edge[U], work fu
 	})
 }
 
-// mapper is one worker's way of calling a Map or OrderedMap function:
-// directly, or through its chain, which leaves each result in res.
-type mapper[T, U any] struct {
-	p   *Pipeline
-	f   func(context.Context, T) (U, error)
-	ch  *chain[T] // nil: no chain
-	res U
-}
-
-func newMapper[T, U any](p *Pipeline, ic itemCalls[T], i int, w *worker, f func(context.Context, T) (U, error)) *mapper[T, U] {
-	m := &mapper[T, U]{p: p, f: f}
-	if ic.cs != nil {
-		// The chain's call of f on *v, which leaves its result in m.res.
-		m.ch = ic.worker(i, w, func(ctx context.Context, v *T) (err error) {
-			m.res, err = f(ctx, *v)
-			return err
-		})
-	}
-	return m
-}
-
-// apply calls f on items into dst (len(dst) ≥ len(items)). It returns how
-// many results it stored — an item settled as failed leaves none — and
-// errStopped or the error that fails the pipeline if it stopped early.
-func (m *mapper[T, U]) apply(ctx context.Context, items []T, dst []U) (int, error) {
+// apply calls call (see callOf) on each of items, storing the results in
+// dst (len(dst) ≥ len(items)). It returns how many results it stored — an
+// item settled as failed leaves none — and errStopped or the error that
+// fails the pipeline if it stopped early.
+func apply[T, U any](p *Pipeline, ctx context.Context, call func(context.Context, T) (U, error), items []T, dst []U) (int, error) {
 	dst = dst[:len(items)]
-	if m.ch == nil { // the plain loop
-		p, f := m.p, m.f
-		for i, v := range items {
-			if p.halted() {
-				return i, errStopped
-			}
-			u, err := f(ctx, v)
-			if err != nil {
-				return i, err
-			}
-			dst[i] = u
-		}
-		return len(items), nil
-	}
 	k := 0
-	for i := range items {
-		switch err := m.ch.run(ctx, &items[i]); err {
+	for _, v := range items {
+		if p.halted() {
+			return k, errStopped
+		}
+		switch u, err := call(ctx, v); err {
 		case nil:
-			dst[k] = m.res
+			dst[k] = u
 			k++
-		case errSettled:
+		case errDisposed:
 		default:
 			return k, err
 		}
@@ -95,21 +64,21 @@ func Map[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(ctx con
 	ic := newItemCalls[T](p, s, cfg.calls)
 	ctx := p.ctx
 	mapStage(p, s, ie, oe, func(i int, w *worker, out *sender[U]) (func([]T) error, *chain[T]) {
-		m := newMapper(p, ic, i, w, f)
+		call, ch := callOf(ic.cs, w, ic.disposalOf(i, w), f)
 		return func(items []T) error {
 			// Results go straight into the free part of the output chunk:
 			// the per-item work is then one call of f and one store.
 			for len(items) > 0 {
 				dst := out.space()
 				k := min(len(dst), len(items))
-				done, err := m.apply(ctx, items[:k], dst)
+				done, err := apply(p, ctx, call, items[:k], dst)
 				if !out.commit(done) || err != nil {
 					return orStopped(err)
 				}
 				items = items[k:]
 			}
 			return nil
-		}, m.ch
+		}, ch
 	})
 	return Stream[U]{oe}
 }
@@ -134,12 +103,15 @@ func Filter[T any](p *Pipeline, name string, in Stream[T], n int, keep func(ctx 
 	ctx := p.ctx
 	rc := receiptsOf[T]()
 	mapStage(p, s, ie, oe, func(i int, w *worker, out *sender[T]) (func([]T) error, *chain[T]) {
-		m := newMapper(p, ic, i, w, keep)
+		call, ch := callOf(ic.cs, w, ic.disposalOf(i, w), keep)
 		return func(items []T) error {
 			for i, v := range items {
-				ok, err := m.one(ctx, &items[i])
+				if p.halted() {
+					return errStopped
+				}
+				ok, err := call(ctx, v)
 				switch {
-				case err == errSettled:
+				case err == errDisposed:
 					continue
 				case err != nil:
 					return err
@@ -152,24 +124,9 @@ func Filter[T any](p *Pipeline, name string, in Stream[T], n int, keep func(ctx 
 				}
 			}
 			return nil
-		}, m.ch
+		}, ch
 	})
 	return Stream[T]{oe}
-}
-
-// one calls f on *v, directly or through the chain: its result, or
-// errSettled, errStopped or the error that fails the pipeline.
-func (m *mapper[T, U]) one(ctx context.Context, v *T) (u U, err error) {
-	if m.ch == nil {
-		if m.p.halted() {
-			return u, errStopped
-		}
-		return m.f(ctx, *v)
-	}
-	if err = m.ch.run(ctx, v); err != nil {
-		return u, err
-	}
-	return m.res, nil
 }
 
 // FlatMap starts n workers that call f for each item; f sends any number of
@@ -200,21 +157,24 @@ func FlatMap[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(ctx
 				return !p.halted() && out.send(u)
 			}
 		}
-		m := newMapper(p, ic, i, w, func(ctx context.Context, v T) (struct{}, error) { return struct{}{}, f(ctx, v, emit) })
+		call, ch := sinkCallOf(ic.cs, w, ic.disposalOf(i, w), func(ctx context.Context, v T) error { return f(ctx, v, emit) })
 		return func(items []T) error {
-			for i := range items {
-				switch _, err := m.one(ctx, &items[i]); err {
+			for i, v := range items {
+				if p.halted() {
+					return errStopped
+				}
+				switch err := call(ctx, v); err {
 				case nil:
 					if rin != nil {
 						rin(&items[i], ack) // the input's own hold: its results hold it now
 					}
-				case errSettled:
+				case errDisposed:
 				default:
 					return err
 				}
 			}
 			return nil
-		}, m.ch
+		}, ch
 	})
 	return Stream[U]{oe}
 }
