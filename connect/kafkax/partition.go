@@ -268,39 +268,6 @@ func (p *partition) owed() (c owedCommit, ok bool) {
 	return c, c.eo.Offset > p.committed || c.meta != p.meta
 }
 
-// settledPast returns the ranges of offsets settled past the settled
-// prefix: runs of settled entries, then the ranges still to skip. Called
-// with mu held.
-func (p *partition) settledPast() []offRange {
-	var rs []offRange
-	in := false
-	for i := range p.entries {
-		e := &p.entries[i]
-		switch {
-		case !e.settled:
-			in = false
-		case in:
-			rs[len(rs)-1].hi = e.rec.Offset
-		default:
-			rs = append(rs, offRange{e.rec.Offset, e.rec.Offset})
-			in = true
-		}
-	}
-	for _, r := range p.skip {
-		if r.hi <= p.last {
-			continue
-		}
-		r.lo = max(r.lo, p.last+1)
-		if n := len(rs); in && rs[n-1].hi+1 == r.lo {
-			rs[n-1].hi = r.hi // one run with the records fetched
-		} else {
-			rs = append(rs, r)
-		}
-		in = false
-	}
-	return rs
-}
-
 // fetchedCommit records the group's commit as fetched at assignment
 // (Transactional: a rewind goes back to it).
 func (p *partition) fetchedCommit(offset int64, meta *string) {

@@ -188,3 +188,40 @@ func txnFatal(err error) bool {
 		errors.Is(err, kerr.InvalidProducerIDMapping) || errors.Is(err, kgo.ErrAborting) ||
 		err != nil && strings.Contains(err.Error(), "cannot produce record transactionally if not in a transaction")
 }
+
+// txnDelivery returns which delivery of rec, tracked as seq in p, this
+// is, for a Transactional source: a record that failed comes again after
+// its epoch aborted. One whose deliveries are spent is not emitted: it
+// goes to the dead-letter topic in the open transaction (false), or the
+// run fails.
+func (s *Source) txnDelivery(p *partition, seq uint64, rec *kgo.Record) (int32, bool) {
+	f, ok := s.tx.failures(rec)
+	if !ok {
+		return 1, true
+	}
+	if int(f.deliveries) < s.cfg.deliveries {
+		// Counted in Redelivered as it was fetched again (track).
+		p.setDeliveries(seq, f.deliveries+1)
+		return f.deliveries + 1, true
+	}
+	s.received.Add(-1)
+	if s.cfg.deadOwn {
+		s.deadLetterInTxn(s.rd.context(), p, seq, rec, f)
+		return 0, false
+	}
+	s.fail(fmt.Errorf("kafkax: record %s/%d/%d failed %d deliveries and no dead-letter topic is set: %w", rec.Topic, rec.Partition, rec.Offset, f.deliveries, f.cause))
+	return 0, false
+}
+
+// checkTxn reports options that contradict each other.
+func (c *sourceConfig) checkTxn() error {
+	switch {
+	case c.txnID == "" && c.deadOwn:
+		return errors.New("kafkax: DeadLetterTopic needs a Transactional source (use DeadLetterTo)")
+	case c.txnID != "" && c.deadLetter != nil:
+		return errors.New("kafkax: a Transactional source's dead letters go through its own transaction: use DeadLetterTopic, not DeadLetterTo (a Sink of its own is outside the transaction)")
+	case c.txnID != "" && c.uncommitted:
+		return errors.New("kafkax: a Transactional source reads committed records only: drop ReadUncommitted")
+	}
+	return nil
+}

@@ -277,3 +277,26 @@ func (t *txn) stats(st *SourceStats) {
 func (id recID) String() string {
 	return id.topic + "/" + strconv.Itoa(int(id.part)) + "/" + strconv.FormatInt(id.offset, 10)
 }
+
+// closeTxn aborts the epoch still open and closes the client.
+func (s *Source) closeTxn() {
+	t := s.tx
+	t.gate.Lock()
+	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
+	t.mu.Lock()
+	touched := t.touched || t.doom != nil
+	t.mu.Unlock()
+	if _, err := t.sess.End(ctx, kgo.TryAbort); touched {
+		t.aborted.Add(1)
+		msg := "closed with the epoch open"
+		if err != nil {
+			msg += ": " + err.Error()
+		}
+		t.log.log(slog.LevelWarn, "transaction aborted", slog.String("transactional_id", t.id), slog.String("cause", msg))
+	}
+	cancel()
+	t.gate.Unlock()
+	t.sess.Close()
+	s.logRedelivered.flush()
+	s.logDead.flush()
+}
