@@ -190,6 +190,12 @@ type StageStats struct {
 	// Window describes a [Window] stage's event time and windows; nil for
 	// every other stage.
 	Window *WindowStats
+	// Connector is the counts of the broker connector the stage reads
+	// from or writes to, as the connector's Stats method returns them
+	// (kafkax.SourceStats, natsx.SinkStats, …): see
+	// [Pipeline.AttachConnector]. Nil for a stage without one. A connector
+	// that several stages share reports its totals under each.
+	Connector any
 }
 
 // Snapshot is a consistent-enough picture of a running pipeline: each
@@ -305,6 +311,9 @@ func (s *stage) stats(edgeStats map[edgeInfo]EdgeStats) StageStats {
 	}
 	for _, f := range s.extra {
 		f(&st)
+	}
+	if s.connector != nil {
+		st.Connector = s.connector()
 	}
 	return st
 }

@@ -50,6 +50,6 @@ func ExampleEverySeries() {
 	s := metrics.EverySeries("p")
 	names := map[string]bool{}
 	metrics.Read(s, func(x metrics.Sample) { names[x.Metric.Name] = true })
-	fmt.Println(len(names) == len(metrics.All))
+	fmt.Println(len(names) == len(metrics.List()))
 	// Output: true
 }

@@ -18,9 +18,17 @@
 // [sluice.AutoStats] is read by no metric and not listed as not
 // exported, and the tests of prom and otelx check that each exposes
 // every series this list reads.
+//
+// A broker connector's metrics ("sluice.kafka.source.records.received",
+// …) are described once, in the connector's module, with [For] and
+// [Register]; they follow All in [List], and an exporter renders them as
+// it renders All, for every stage to which the connector attached its
+// statistics ([sluice.Pipeline.AttachConnector]). [Unread] is the
+// connectors' check that each field of their statistics is exported.
 package metrics
 
 import (
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -52,7 +60,8 @@ type Metric struct {
 	// "stage" label.
 	PerPipeline bool
 
-	read func(r *reader) // puts the metric's samples of r's snapshot (and stage)
+	read  func(r *reader) // puts the metric's samples of r's snapshot (and stage)
+	stats reflect.Type    // the connector statistics it reads (For); nil for the core's
 }
 
 // LabelNames returns every label of m, in the order a [Sample]'s Labels
@@ -109,10 +118,12 @@ func (r *reader) putHistogram(h *sluice.Histogram) {
 }
 
 // Read calls f with every sample of s, metric by metric in the order of
-// [All], stage by stage in the order of s.Stages. Stages without an input
+// [List], stage by stage in the order of s.Stages. Stages without an input
 // (sources) have no queue and latency samples; only stages with
 // [sluice.Auto] have the workers' target, bounds, changes, reason and
-// time of change; only stages whose output drops have a dropped count.
+// time of change; only stages whose output drops have a dropped count;
+// only stages with a connector's statistics attached have that
+// connector's metrics ([For]).
 func Read(s sluice.Snapshot, f func(Sample)) {
 	policy := make(map[string]string, len(s.Stages)) // of each stage's output
 	for _, e := range s.Edges {
@@ -120,8 +131,7 @@ func Read(s sluice.Snapshot, f func(Sample)) {
 			policy[e.From] = e.Policy
 		}
 	}
-	for i := range All {
-		m := &All[i]
+	for _, m := range List() {
 		if m.PerPipeline {
 			m.read(&reader{snap: &s, m: m, base: []string{s.Pipeline}, f: f})
 			continue
@@ -318,10 +328,12 @@ var All = []Metric{
 }
 
 // EverySeries returns a snapshot of a pipeline named pipeline in which
-// every metric of [All] has series: a source whose output drops, and a
+// every metric of [List] has series: a source whose output drops, a
 // stage with [sluice.Auto] for each reason ([AutoReasons]), every field
-// set, window figures included. An exporter's test renders it and checks that it shows every
-// sample [Read] reads from it.
+// set, window figures included, and for each type of connector
+// statistics registered, a stage named after the type with such
+// statistics attached, every field set. An exporter's test renders it and
+// checks that it shows every sample [Read] reads from it.
 func EverySeries(pipeline string) sluice.Snapshot {
 	s := sluice.Snapshot{Pipeline: pipeline, Done: true, Err: "failed",
 		Stages: []sluice.StageStats{{Name: "src", Kind: "source", Out: 10, Running: 1}},
@@ -338,6 +350,9 @@ func EverySeries(pipeline string) sluice.Snapshot {
 				Open: 16, Held: 17, Emitted: 18, Updated: 2, Late: 19, LateDropped: 20, Revoked: 21},
 		})
 		s.Edges = append(s.Edges, sluice.EdgeStats{From: "auto-" + r.String(), Policy: sluice.DropNewest.String()})
+	}
+	for _, t := range connectorTypes() {
+		s.Stages = append(s.Stages, sluice.StageStats{Name: t.String(), Kind: "for-each-chunk", Connector: filled(t).Interface()})
 	}
 	return s
 }

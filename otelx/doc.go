@@ -28,8 +28,10 @@
 //
 // # Metrics
 //
-// The metrics are those of the core's one list, [metrics.All], which the
-// prom module renders too: named and with units as the list has them, each
+// The metrics are those of the core's one list, [metrics.List] — the
+// core's own and those of the connectors a program imports, which a stage
+// reading from or writing to one carries (sluice.kafka.source.*,
+// sluice.kafka.sink.*, …) — which the prom module renders too: named and with units as the list has them, each
 // label the attribute sluice.<label> — sluice.pipeline, sluice.stage,
 // sluice.direction, sluice.reason, sluice.bound, sluice.policy,
 // sluice.state — except the stage's kind, sluice.stage.kind as on spans. A

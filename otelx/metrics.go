@@ -87,7 +87,7 @@ func NewMetrics(mp metric.MeterProvider, pipelines ...*sluice.Pipeline) (*Metric
 	m := &Metrics{
 		seen:  map[*sluice.Pipeline]map[string][]uint64{},
 		sums:  map[*sluice.Pipeline]map[string]time.Duration{},
-		in:    make(map[*metrics.Metric]instrument, len(metrics.All)),
+		in:    map[*metrics.Metric]instrument{},
 		stats: steady,
 	}
 	for _, p := range pipelines {
@@ -96,8 +96,7 @@ func NewMetrics(mp metric.MeterProvider, pipelines ...*sluice.Pipeline) (*Metric
 	meter := mp.Meter(ScopeName)
 	var errs []error
 	var observables []metric.Observable
-	for i := range metrics.All {
-		d := &metrics.All[i]
+	for _, d := range metrics.List() {
 		unit, help := metric.WithUnit(d.Unit), metric.WithDescription(d.Help)
 		var in instrument
 		var err error

@@ -21,7 +21,18 @@
 //	                                                                nanoseconds, ~1 µs to ~34 s
 //	sluice_pipeline_state{pipeline,state="running"|"done"}          gauge, 1 for the current state
 //
-// and so on for every entry of the list.
+// and so on for every entry of the list. A stage that reads from or
+// writes to a broker connector (kafkax.Read, kafkax.Produce, natsx.Read,
+// clickhousex.Insert, …) has the connector's series too, with the same
+// pipeline and stage labels: the connector attaches its statistics to the
+// stage, so a pipeline added to the Collector brings its connectors'
+// series with it:
+//
+//	sluice_kafka_source_records_received_total{pipeline,stage}            counter
+//	sluice_kafka_source_transactions_total{pipeline,stage,outcome}        counter: committed or aborted
+//	sluice_kafka_source_transaction_epoch_seconds_total{pipeline,stage}  counter: summed epoch length
+//
+// (docs/observability.md lists them all).
 //
 // Stages without an input (sources) have no queue and latency series.
 // A pipeline keeps being exported after it is done, with its final counts,
@@ -39,6 +50,7 @@ package prom
 
 import (
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -78,15 +90,17 @@ func (c *Collector) Add(p *sluice.Pipeline) {
 // Removing a pipeline that is not exported does nothing.
 func (c *Collector) Remove(p *sluice.Pipeline) { c.pipelines.Remove(p) }
 
-// descs are the descriptors of metrics.All, in its order.
-var descs = func() map[*metrics.Metric]*prometheus.Desc {
-	d := make(map[*metrics.Metric]*prometheus.Desc, len(metrics.All))
-	for i := range metrics.All {
-		m := &metrics.All[i]
+// descs are the descriptors of metrics.List(): the core's and the
+// registered connectors'. Made at the first Describe or Collect, once the
+// connector packages that register metrics are initialised.
+var descs = sync.OnceValue(func() map[*metrics.Metric]*prometheus.Desc {
+	l := metrics.List()
+	d := make(map[*metrics.Metric]*prometheus.Desc, len(l))
+	for _, m := range l {
 		d[m] = prometheus.NewDesc(promName(m), m.Help, m.LabelNames(), nil)
 	}
 	return d
-}()
+})
 
 // promName is the Prometheus name of m: its name with underscores for dots,
 // "_seconds" after a metric in seconds, "_total" after a counter's
@@ -104,8 +118,9 @@ func promName(m *metrics.Metric) string {
 
 // Describe sends the descriptors of every metric the collector exports.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for i := range metrics.All {
-		ch <- descs[&metrics.All[i]]
+	d := descs()
+	for _, m := range metrics.List() {
+		ch <- d[m]
 	}
 }
 
@@ -117,8 +132,9 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 }
 
 func collect(ch chan<- prometheus.Metric, s sluice.Snapshot) {
+	all := descs()
 	metrics.Read(s, func(x metrics.Sample) {
-		d := descs[x.Metric]
+		d := all[x.Metric]
 		switch x.Metric.Kind {
 		case metrics.Counter:
 			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, x.Value, x.Labels...)

@@ -1,13 +1,38 @@
 package prom
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/sluicehq/sluice"
 	"github.com/sluicehq/sluice/metrics"
+)
+
+// fakeStats stands for a connector's statistics: prom cannot import a
+// connector, so it renders a fake one's metrics, registered as a
+// connector module registers its own.
+type fakeStats struct {
+	Sent, Lost int64
+	Waited     time.Duration
+	Open       int64
+}
+
+var _ = metrics.Register(
+	metrics.For(metrics.Metric{Name: "sluice.fake.messages", Unit: "{message}", Kind: metrics.Counter, Labels: []string{"result"},
+		Help: "Messages the fake connector sent (result=sent) or lost (result=lost)."},
+		func(s fakeStats, put metrics.Put) {
+			put(float64(s.Sent), "sent")
+			put(float64(s.Lost), "lost")
+		}),
+	metrics.For(metrics.Metric{Name: "sluice.fake.waited", Unit: "s", Kind: metrics.Counter, Help: "Time the fake connector waited."},
+		func(s fakeStats, put metrics.Put) { put(s.Waited.Seconds()) }),
+	metrics.For(metrics.Metric{Name: "sluice.fake.open", Unit: "{message}", Kind: metrics.Gauge, Help: "Messages the fake connector holds."},
+		func(s fakeStats, put metrics.Put) { put(float64(s.Open)) }),
 )
 
 // snapshotCollector collects a fixed snapshot, for tests.
@@ -29,8 +54,11 @@ func TestTheCollectorExposesEverySeriesOfTheListAllAutoReasonsIncluded(t *testin
 		want[promName(x.Metric)+"{"+strings.Join(ls, ",")+"}"] = true
 		names[promName(x.Metric)] = true
 	})
-	if len(names) != len(metrics.All) {
-		t.Fatalf("the snapshot has series of %d metrics, want all %d", len(names), len(metrics.All))
+	if len(names) != len(metrics.List()) {
+		t.Fatalf("the snapshot has series of %d metrics, want all %d", len(names), len(metrics.List()))
+	}
+	if !names["sluice_fake_messages_total"] || !names["sluice_fake_waited_seconds_total"] || !names["sluice_fake_open"] {
+		t.Fatalf("the snapshot has no series of the fake connector's metrics: %v", names)
 	}
 	fams, err := registry(t, snapshotCollector{s}).Gather()
 	if err != nil {
@@ -65,5 +93,32 @@ func TestTheCollectorExposesEverySeriesOfTheListAllAutoReasonsIncluded(t *testin
 		if !reasons[r.String()] {
 			t.Errorf("no series has the Auto reason %s", r)
 		}
+	}
+}
+
+func TestACollectorShowsTheConnectorsAttachedToAPipelinesStages(t *testing.T) {
+	p := sluice.New(context.Background(), sluice.Named("orders"))
+	sluice.Collect(p, "store", sluice.FromSlice(p, "in", []int{1, 2, 3}))
+	p.AttachConnector("store", func() any { return fakeStats{Sent: 3, Lost: 1, Waited: 1500 * time.Millisecond, Open: 2} })
+	if err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	reg := registry(t, NewCollector(p))
+	for _, c := range []struct {
+		name   string
+		labels []string
+		want   float64
+	}{
+		{"sluice_fake_messages_total", []string{"pipeline=orders", "stage=store", "result=sent"}, 3},
+		{"sluice_fake_messages_total", []string{"pipeline=orders", "stage=store", "result=lost"}, 1},
+		{"sluice_fake_waited_seconds_total", []string{"pipeline=orders", "stage=store"}, 1.5},
+		{"sluice_fake_open", []string{"pipeline=orders", "stage=store"}, 2},
+	} {
+		if got := value(t, reg, c.name, c.labels...); got != c.want {
+			t.Errorf("%s%v: got %v, want %v", c.name, c.labels, got, c.want)
+		}
+	}
+	if n := testutil.CollectAndCount(NewCollector(p), "sluice_fake_open"); n != 1 {
+		t.Errorf("got %d series of sluice_fake_open, want 1: the stage without a connector has none", n)
 	}
 }
