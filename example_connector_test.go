@@ -20,7 +20,7 @@ func ExamplePipeline_AttachConnector() {
 	})
 	// A connector's stage constructor does this: its counts then travel
 	// in every snapshot, under the stage's name.
-	p.AttachConnector("store", func() any { return queueStats{Stored: stored} })
+	p.AttachConnector("store", &stored, func() any { return queueStats{Stored: stored} })
 	_ = p.Wait()
 	st, _ := p.Stats().Stage("store")
 	fmt.Printf("%+v\n", st.Connector)

@@ -26,10 +26,11 @@ type stage struct {
 	// extra adds what a stage kind reports of its own to a snapshot
 	// (Keyed's keys, Window's event time); called with p.mu held.
 	extra []func(st *StageStats)
-	// connector returns the counts of the connector the stage reads from
-	// or writes to (AttachConnector); nil: none. Set and called with p.mu
-	// held.
-	connector func() any
+	// conn is the connector the stage reads from or writes to
+	// (AttachConnector), and connStats returns its counts; nil: none.
+	// Set and called with p.mu held.
+	conn      any
+	connStats func() any
 }
 
 // newStage registers a stage with n ≥ 1 worker goroutines (the public

@@ -194,7 +194,7 @@ type StageStats struct {
 	// from or writes to, as the connector's Stats method returns them
 	// (kafkax.SourceStats, natsx.SinkStats, …): see
 	// [Pipeline.AttachConnector]. Nil for a stage without one. A connector
-	// that several stages share reports its totals under each.
+	// that several stages share reports its totals under the first.
 	Connector any
 }
 
@@ -312,8 +312,8 @@ func (s *stage) stats(edgeStats map[edgeInfo]EdgeStats) StageStats {
 	for _, f := range s.extra {
 		f(&st)
 	}
-	if s.connector != nil {
-		st.Connector = s.connector()
+	if s.connStats != nil {
+		st.Connector = s.connStats()
 	}
 	return st
 }

@@ -65,7 +65,7 @@ func TestAConnectorsSeriesAreThoseOfTheStageItIsAttachedTo(t *testing.T) {
 	p := sluice.New(context.Background(), sluice.Named("p"))
 	src := sluice.FromSlice(p, "src", []int{1, 2, 3})
 	sluice.Collect(p, "store", src)
-	p.AttachConnector("store", func() any { return fakeStats{Sent: 3, Lost: 1, Waited: 1500 * time.Millisecond, Open: 2} })
+	p.AttachConnector("store", new(int), func() any { return fakeStats{Sent: 3, Lost: 1, Waited: 1500 * time.Millisecond, Open: 2} })
 	if err := p.Wait(); err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func TestAttachConnectorPanicsOnAStageItDoesNotHave(t *testing.T) {
 		}
 		_ = p.Wait()
 	}()
-	p.AttachConnector("nope", func() any { return fakeStats{} })
+	p.AttachConnector("nope", new(int), func() any { return fakeStats{} })
 }
 
 func ExampleFor() {
@@ -154,4 +154,44 @@ func ExampleFor() {
 	// package-level variable; its stage constructors attach the stats.
 	fmt.Println(m.Name, m.LabelNames(), m.Connector())
 	// Output: sluice.queue.messages [pipeline stage result] true
+}
+
+func TestAConnectorSharedByStagesIsShownOnceUnderTheFirst(t *testing.T) {
+	p := sluice.New(context.Background(), sluice.Named("p"))
+	a := sluice.FromSlice(p, "a", []int{1})
+	b := sluice.FromSlice(p, "b", []int{2})
+	sluice.Collect(p, "store-a", a)
+	sluice.Collect(p, "store-b", b)
+	shared, other := new(int), new(int)
+	p.AttachConnector("store-a", shared, func() any { return fakeStats{Open: 1} })
+	p.AttachConnector("store-b", shared, func() any { return fakeStats{Open: 1} })
+	p.AttachConnector("a", other, func() any { return fakeStats{Open: 5} })
+	if err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	metrics.Read(p.Stats(), func(x metrics.Sample) {
+		if x.Metric.Name == "sluice.fake.open" {
+			got = append(got, fmt.Sprint(x.Labels, x.Value))
+		}
+	})
+	if want := []string{"[p a] 5", "[p store-a] 1"}; !slices.Equal(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+}
+
+func TestAttachConnectorPanicsOnAConnectorItCannotTellApart(t *testing.T) {
+	p := sluice.New(context.Background(), sluice.Named("p"))
+	sluice.Collect(p, "store", sluice.FromSlice(p, "src", []int{1}))
+	defer func() { _ = p.Wait() }()
+	for _, conn := range []any{nil, []int{1}} {
+		func() {
+			defer func() {
+				if r := fmt.Sprint(recover()); !strings.HasPrefix(r, `sluice: AttachConnector "store"`) || !strings.Contains(r, "comparable") {
+					t.Errorf("connector %#v: got panic %q, want one saying it must be comparable", conn, r)
+				}
+			}()
+			p.AttachConnector("store", conn, func() any { return fakeStats{} })
+		}()
+	}
 }

@@ -99,7 +99,7 @@ func TestTheCollectorExposesEverySeriesOfTheListAllAutoReasonsIncluded(t *testin
 func TestACollectorShowsTheConnectorsAttachedToAPipelinesStages(t *testing.T) {
 	p := sluice.New(context.Background(), sluice.Named("orders"))
 	sluice.Collect(p, "store", sluice.FromSlice(p, "in", []int{1, 2, 3}))
-	p.AttachConnector("store", func() any { return fakeStats{Sent: 3, Lost: 1, Waited: 1500 * time.Millisecond, Open: 2} })
+	p.AttachConnector("store", new(int), func() any { return fakeStats{Sent: 3, Lost: 1, Waited: 1500 * time.Millisecond, Open: 2} })
 	if err := p.Wait(); err != nil {
 		t.Fatal(err)
 	}

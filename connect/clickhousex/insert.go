@@ -245,13 +245,17 @@ func (w *Writer[T]) insert(ctx context.Context, parts [][]T) (part, row int, err
 // ([sluice.Retry] inserts it again; [sluice.DeadLetter] gets a
 // [sluice.Failed] per item; [sluice.SkipErrors]); a row with a value the
 // driver rejects is left out of the insert and settled alone (see
-// [Writer.Write]).
+// [Writer.Write]). The writer's counts ([Writer.Stats]) are the stage's
+// [sluice.StageStats].Connector (the first such stage's, when several
+// stages of p share the writer), so an exporter of the pipeline shows them
+// (the sluice.clickhouse.writer metrics).
 func Insert[T any](p *sluice.Pipeline, name string, in sluice.Stream[T], w *Writer[T], opts ...sluice.StageOption) {
 	if w == nil {
 		panic(fmt.Sprintf("clickhousex: Insert %q: nil Writer", name))
 	}
 	w.log.flushAtEnd(p)
 	sluice.ForEachChunk(p, name, in, w.workers, w.Write, gathered(opts)...)
+	w.attach(p, name)
 }
 
 // InsertBatches starts a sink stage of [SinkWorkers] goroutines that
@@ -269,6 +273,7 @@ func InsertBatches[T any](p *sluice.Pipeline, name string, in sluice.Stream[[]T]
 	}
 	w.log.flushAtEnd(p)
 	sluice.ForEachChunk(p, name, in, w.workers, w.writeBatches, gathered(opts)...)
+	w.attach(p, name)
 }
 
 // gathered puts the default Gather before opts, which may override it.

@@ -24,7 +24,9 @@ import (
 // until half of them are settled. When the group takes a partition away,
 // the stage stops emitting its records, commits its settled prefix, and
 // lets settlements of its other records go: the new owner processes them
-// again. A source is read by one pipeline at a time.
+// again. A source is read by one pipeline at a time. Its counts
+// ([Source.Stats]) are the stage's [sluice.StageStats].Connector, so an
+// exporter of the pipeline shows them (the sluice.kafka.source metrics).
 //
 // Cost: one poll per batch of fetched records; per record, a receipt (one
 // allocation) and two uncontended mutex operations (tracked when fetched,
@@ -33,7 +35,9 @@ func Read(p *sluice.Pipeline, name string, src *Source, opts ...sluice.StageOpti
 	if src == nil {
 		panic(fmt.Sprintf("kafkax: Read %q: nil Source", name))
 	}
-	return sluice.From(p, name, src.run, opts...)
+	out := sluice.From(p, name, src.run, opts...)
+	src.attach(p, name)
+	return out
 }
 
 func (s *Source) run(ctx context.Context, out *sluice.Emitter[Msg]) error {

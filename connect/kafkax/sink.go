@@ -124,12 +124,16 @@ func (s *Sink) Stats() SinkStats {
 // write that fails fails the pipeline unless opts settle it
 // ([sluice.Retry], [sluice.DeadLetter], [sluice.SkipErrors]); when only
 // some of its records were not stored, only those are retried and
-// settled (see [sluice.ItemErrors]).
+// settled (see [sluice.ItemErrors]). The sink's counts ([Sink.Stats])
+// are the stage's [sluice.StageStats].Connector (the first such stage's,
+// when several stages of p share the sink), so an exporter of the
+// pipeline shows them (the sluice.kafka.sink metrics).
 func Produce(p *sluice.Pipeline, name string, in sluice.Stream[Out], sink *Sink, opts ...sluice.StageOption) {
 	if sink == nil {
 		panic(fmt.Sprintf("kafkax: Produce %q: nil Sink", name))
 	}
 	sluice.ForEachChunk(p, name, in, sink.cfg.workers, sink.Write, gathered(opts)...)
+	sink.attach(p, name)
 }
 
 // ProduceBatches starts a sink stage of [SinkWorkers] goroutines that
@@ -145,6 +149,7 @@ func ProduceBatches(p *sluice.Pipeline, name string, in sluice.Stream[[]Out], si
 		panic(fmt.Sprintf("kafkax: ProduceBatches %q: nil Sink", name))
 	}
 	sluice.ForEachChunk(p, name, in, sink.cfg.workers, sink.writeBatches, gathered(opts)...)
+	sink.attach(p, name)
 }
 
 // gathered puts the default Gather before opts, which may override it.

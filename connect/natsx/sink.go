@@ -116,12 +116,16 @@ func (s *Sink) Stats() SinkStats {
 // options: a write that fails fails the pipeline unless [sluice.Retry]
 // writes again the messages not stored (give each Out an ID, so that one
 // stored but unanswered is stored once) or [sluice.SkipErrors] or
-// [sluice.DeadLetter] settles each of them.
+// [sluice.DeadLetter] settles each of them. The sink's counts
+// ([Sink.Stats]) are the stage's [sluice.StageStats].Connector (the first
+// such stage's, when several stages of p share the sink), so an exporter
+// of the pipeline shows them (the sluice.nats.sink metrics).
 func Publish(p *sluice.Pipeline, name string, in sluice.Stream[Out], sink *Sink, opts ...sluice.StageOption) {
 	if sink == nil {
 		panic(fmt.Sprintf("natsx: Publish %q: nil Sink", name))
 	}
 	sluice.ForEachChunk(p, name, in, sink.cfg.workers, sink.Write, gathered(opts)...)
+	sink.attach(p, name)
 }
 
 // PublishBatches is [Publish] for a stream of batches (from
@@ -134,6 +138,7 @@ func PublishBatches(p *sluice.Pipeline, name string, in sluice.Stream[[]Out], si
 		panic(fmt.Sprintf("natsx: PublishBatches %q: nil Sink", name))
 	}
 	sluice.ForEachChunk(p, name, in, sink.cfg.workers, sink.writeBatches, gathered(opts)...)
+	sink.attach(p, name)
 }
 
 // gathered puts the default Gather before opts, which may override it.

@@ -165,6 +165,9 @@ func explain(err error) error {
 // pipeline stops (or, with [StopWhenCaughtUp], until the consumer has
 // nothing left). Each [Msg] carries a receipt that the pipeline settles
 // (see [Msg]); a message not settled is delivered again after AckWait.
+// The source's counts ([Source.Stats]) are the stage's
+// [sluice.StageStats].Connector, so an exporter of the pipeline shows them
+// (the sluice.nats.source metrics).
 //
 // The stage's goroutine emits messages as nats.go's consumer delivers them
 // (a pull request of [FetchBatch] messages is always outstanding), and
@@ -196,12 +199,14 @@ func Read(p *sluice.Pipeline, name string, src *Source, opts ...sluice.StageOpti
 		panic(fmt.Sprintf("natsx: Read %q: nil Source", name))
 	}
 	pipeline := p.Name()
-	return sluice.From(p, name, func(ctx context.Context, out *sluice.Emitter[Msg]) error {
+	msgs := sluice.From(p, name, func(ctx context.Context, out *sluice.Emitter[Msg]) error {
 		if src.log.log == nil {
 			return src.rd.run(ctx, out, nil)
 		}
 		return src.loggedRun(ctx, out, pipeline, name)
 	}, opts...)
+	src.attach(p, name)
+	return msgs
 }
 
 // Consumer returns the durable consumer the source reads.
