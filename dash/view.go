@@ -1,9 +1,11 @@
 package dash
 
 import (
+	"strings"
 	"time"
 
 	"github.com/sluicehq/sluice"
+	"github.com/sluicehq/sluice/metrics"
 )
 
 // View is what the page shows and what /snapshot.json and each /events
@@ -86,6 +88,10 @@ type StageView struct {
 	// Window stage's event time (nil for other stages).
 	Keys   int64       `json:"keys,omitempty"`
 	Window *WindowView `json:"window,omitempty"`
+	// Connector is the figures of the broker connector the stage reads
+	// from or writes to ([sluice.StageStats].Connector), as the metrics
+	// list names them; absent for a stage without one.
+	Connector []FigureView `json:"connector,omitempty"`
 
 	// The last five minutes, one point per second (see
 	// [PipelineView.HistoryFromSecond]): items per second through the
@@ -95,6 +101,36 @@ type StageView struct {
 	// only at a reading and is null in between.
 	ItemsPerSecondHistory Series `json:"items_per_second_history"`
 	QueueFillHistory      Series `json:"queue_fill_history"`
+}
+
+// FigureView is one series of a connector's metrics: its name as
+// OpenTelemetry writes it ("sluice.kafka.source.transactions"), its own
+// labels ("outcome=committed"; the pipeline and stage are the view's) and
+// its value, in seconds for a metric in seconds.
+type FigureView struct {
+	Name   string  `json:"name"`
+	Labels string  `json:"labels,omitempty"`
+	Value  float64 `json:"value"`
+}
+
+// connectorFigures returns the series of the connectors' metrics in s, by
+// stage.
+func connectorFigures(s sluice.Snapshot) map[string][]FigureView {
+	var by map[string][]FigureView
+	metrics.Read(s, func(x metrics.Sample) {
+		if !x.Metric.Connector() {
+			return
+		}
+		var ls []string
+		for i, n := range x.Metric.Labels {
+			ls = append(ls, n+"="+x.Labels[2+i])
+		}
+		if by == nil {
+			by = map[string][]FigureView{}
+		}
+		by[x.Stage()] = append(by[x.Stage()], FigureView{Name: x.Metric.Name, Labels: strings.Join(ls, ","), Value: x.Value})
+	})
+	return by
 }
 
 // WindowView is a Window stage's event time and windows; see
@@ -159,6 +195,7 @@ func viewOf(base *sluice.Snapshot, cur sluice.Snapshot, past *history) PipelineV
 		Stages: make([]StageView, len(cur.Stages)),
 		Edges:  make([]EdgeView, len(cur.Edges)),
 	}
+	figures := connectorFigures(cur)
 	// Stages and edges are only ever appended to a pipeline, so the same
 	// index names the same one in every reading.
 	for i, s := range cur.Stages {
@@ -183,6 +220,7 @@ func viewOf(base *sluice.Snapshot, cur sluice.Snapshot, past *history) PipelineV
 			}
 		}
 		sv.ThrottledSeconds = s.Throttled.Seconds()
+		sv.Connector = figures[s.Name]
 		if a := s.Auto; a != nil {
 			sv.Auto = &AutoView{Min: a.Min, Max: a.Max, Reason: a.Reason.String(), Detail: a.Detail, Changes: a.Changes,
 				ChangedSecondsAgo: max(0, cur.Taken.Sub(a.Changed).Seconds())}

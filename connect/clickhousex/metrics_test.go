@@ -1,6 +1,7 @@
 package clickhousex_test
 
 import (
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -46,5 +47,39 @@ func TestAWritersCountsReachTheExporters(t *testing.T) {
 		if got[k] != v {
 			t.Errorf("%s: got %v, want %v", k, got[k], v)
 		}
+	}
+}
+
+func TestTheObservingPageListsEveryClickHouseSeries(t *testing.T) {
+	checkDocsList(t, "sluice.clickhouse.")
+}
+
+// checkDocsList checks that docs/observing.md names the Prometheus name of
+// every metric of the list under prefix.
+func checkDocsList(t *testing.T, prefix string) {
+	t.Helper()
+	page, err := os.ReadFile("../../docs/observing.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, m := range metrics.List() {
+		if !strings.HasPrefix(m.Name, prefix) {
+			continue
+		}
+		n++
+		name := strings.ReplaceAll(m.Name, ".", "_")
+		if m.Seconds() {
+			name += "_seconds"
+		}
+		if m.Kind == metrics.Counter {
+			name += "_total"
+		}
+		if !strings.Contains(string(page), "`"+name) {
+			t.Errorf("docs/observing.md does not name %s (%s)", name, m.Name)
+		}
+	}
+	if n == 0 {
+		t.Errorf("no metric under %s", prefix)
 	}
 }

@@ -2,6 +2,7 @@ package kafkax_test
 
 import (
 	"context"
+	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -94,5 +95,39 @@ func TestATransactionalSourcesTransactionsReachTheExporters(t *testing.T) {
 	}
 	if err := src.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestTheObservingPageListsEveryKafkaSeries(t *testing.T) {
+	checkDocsList(t, "sluice.kafka.")
+}
+
+// checkDocsList checks that docs/observing.md names the Prometheus name of
+// every metric of the list under prefix.
+func checkDocsList(t *testing.T, prefix string) {
+	t.Helper()
+	page, err := os.ReadFile("../../docs/observing.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, m := range metrics.List() {
+		if !strings.HasPrefix(m.Name, prefix) {
+			continue
+		}
+		n++
+		name := strings.ReplaceAll(m.Name, ".", "_")
+		if m.Seconds() {
+			name += "_seconds"
+		}
+		if m.Kind == metrics.Counter {
+			name += "_total"
+		}
+		if !strings.Contains(string(page), "`"+name) {
+			t.Errorf("docs/observing.md does not name %s (%s)", name, m.Name)
+		}
+	}
+	if n == 0 {
+		t.Errorf("no metric under %s", prefix)
 	}
 }

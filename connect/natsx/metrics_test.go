@@ -1,6 +1,7 @@
 package natsx_test
 
 import (
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -62,5 +63,39 @@ func TestASourcesAndASinksCountsReachTheExporters(t *testing.T) {
 	}
 	if _, ok := sample(snap, "sluice.nats.source.messages.received", "copy"); ok {
 		t.Error("the stage copy, which has no connector, has a NATS source's series")
+	}
+}
+
+func TestTheObservingPageListsEveryNATSSeries(t *testing.T) {
+	checkDocsList(t, "sluice.nats.")
+}
+
+// checkDocsList checks that docs/observing.md names the Prometheus name of
+// every metric of the list under prefix.
+func checkDocsList(t *testing.T, prefix string) {
+	t.Helper()
+	page, err := os.ReadFile("../../docs/observing.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, m := range metrics.List() {
+		if !strings.HasPrefix(m.Name, prefix) {
+			continue
+		}
+		n++
+		name := strings.ReplaceAll(m.Name, ".", "_")
+		if m.Seconds() {
+			name += "_seconds"
+		}
+		if m.Kind == metrics.Counter {
+			name += "_total"
+		}
+		if !strings.Contains(string(page), "`"+name) {
+			t.Errorf("docs/observing.md does not name %s (%s)", name, m.Name)
+		}
+	}
+	if n == 0 {
+		t.Errorf("no metric under %s", prefix)
 	}
 }

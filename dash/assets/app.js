@@ -184,6 +184,13 @@
     if (s.failed > 0 || s.retries > 0) {
       lines.push({ cls: "drops failed", text: `failed ${count(s.failed)} · retries ${count(s.retries)}` });
     }
+    if (s.connector) {
+      // The broker connector's own figures: the family on the box, each
+      // series on hover.
+      const family = s.connector[0].name.split(".").slice(1, 3).join(" ");
+      lines.push({ cls: "connector", text: `${family}: ${s.connector.length} figures`,
+        title: s.connector.map(f => `${f.name}${f.labels ? "{" + f.labels + "}" : ""} ${Number.isInteger(f.value) ? count(f.value) : secs(f.value)}`).join("\n") });
+    }
     return { source, lines };
   }
 
