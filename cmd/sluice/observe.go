@@ -164,16 +164,16 @@ func startOTLP(ctx context.Context, o otlpFlags, ob *cli.Observer, stderr io.Wri
 	ob.OnStop(func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		if err := meters.Close(); err != nil {
-			return err
-		}
 		if err := tp.Shutdown(ctx); err != nil {
 			log.Warn("OpenTelemetry: the last spans were not sent", "error", err.Error())
 		}
+		// The provider's last collection reads the pipelines through
+		// meters' callback: close meters after it, not before (a callback
+		// unregistered first leaves the last export without a series).
 		if err := mp.Shutdown(ctx); err != nil {
 			log.Warn("OpenTelemetry: the last metrics were not sent", "error", err.Error())
 		}
-		return nil
+		return meters.Close()
 	})
 	fmt.Fprintf(stderr, "otlp: traces to %s (sampling %g), metrics to %s every 10 s\n",
 		signalURL(base, "traces"), o.sample, signalURL(base, "metrics"))

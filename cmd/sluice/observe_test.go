@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	colmetrics "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
 	coltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	"google.golang.org/protobuf/proto"
 
@@ -135,6 +136,7 @@ type otlpReceiver struct {
 	mu           sync.Mutex
 	spans        map[string]int // by name
 	metricPosts  int
+	metricNames  map[string]bool
 	badRequests  []string
 	traceContent string
 }
@@ -163,6 +165,21 @@ func (o *otlpReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodPost && r.URL.Path == "/otel/v1/metrics":
 		if len(body) > 0 {
 			o.metricPosts++
+		}
+		var req colmetrics.ExportMetricsServiceRequest
+		if err := proto.Unmarshal(body, &req); err != nil {
+			o.badRequests = append(o.badRequests, "metrics: "+err.Error())
+			break
+		}
+		for _, rm := range req.ResourceMetrics {
+			for _, sm := range rm.ScopeMetrics {
+				for _, m := range sm.Metrics {
+					if o.metricNames == nil {
+						o.metricNames = map[string]bool{}
+					}
+					o.metricNames[m.Name] = true
+				}
+			}
 		}
 	default:
 		o.badRequests = append(o.badRequests, r.Method+" "+r.URL.Path)
@@ -194,6 +211,12 @@ func TestDemoSendsTracesAndMetricsOverOTLP(t *testing.T) {
 	}
 	if rec.traceContent != "application/x-protobuf" || rec.metricPosts < 1 {
 		t.Fatalf("got traces as %q and %d metric exports, want protobuf and at least the last one at exit", rec.traceContent, rec.metricPosts)
+	}
+	// The NATS source's figures come with the pipeline's.
+	for _, name := range []string{"sluice.stage.items", "sluice.nats.source.messages.received", "sluice.nats.source.messages.acked"} {
+		if !rec.metricNames[name] {
+			t.Errorf("got no metric %s among %d exported", name, len(rec.metricNames))
+		}
 	}
 	if !strings.Contains(errOut, "otlp: traces to "+srv.URL+"/otel/v1/traces (sampling 1)") {
 		t.Fatalf("got stderr %q, want where the traces go", errOut)
