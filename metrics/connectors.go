@@ -35,7 +35,7 @@ func For[T any](m Metric, read func(s T, put Put)) Metric {
 	m.stats = reflect.TypeFor[T]()
 	m.read = func(r *reader) {
 		if s, ok := r.stage.Connector.(T); ok {
-			read(s, func(v float64, labels ...string) { r.put(v, labels...) })
+			read(s, r.put)
 		}
 	}
 	return m
