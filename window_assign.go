@@ -10,8 +10,10 @@ func (ww *windowWorker[T, K, A]) aligned(kw *wkey[K, A], ts, wm int64, v *T) int
 	joined := 0
 	for s := floorDiv(ts, slide) * slide; s > ts-size; s -= slide {
 		end := satAdd(s, size)
-		if satAdd(end, ww.ws.lateness) <= wm {
-			break // this window and every earlier one are past their lateness
+		if satAdd(end, ww.ws.lateness) <= wm || end <= kw.done {
+			// This window and every earlier one are past their lateness,
+			// or were emitted and dropped for this key (window_rejoin.go).
+			break
 		}
 		w := kw.find(s)
 		if w == nil {
@@ -72,8 +74,8 @@ func (ww *windowWorker[T, K, A]) fold(w *win[K, A], v *T) {
 func (ww *windowWorker[T, K, A]) session(kw *wkey[K, A], ts, wm int64, v *T) int {
 	gap := int64(ww.spec.Windows.gap)
 	start, end := ts, satAdd(ts, gap)
-	if satAdd(end, ww.ws.lateness) <= wm {
-		return 0
+	if satAdd(end, ww.ws.lateness) <= wm || ts < kw.done {
+		return 0 // past its lateness, or in a session emitted and dropped
 	}
 	var into *win[K, A]
 	var intoEnd int64 // into's end before this item

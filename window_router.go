@@ -57,9 +57,12 @@ type windowRouter[T any, K comparable] struct {
 	listers map[Settler]PartitionLister
 	listed  int64
 	// The sources that report revoked partitions, and the count of
-	// revokes seen.
+	// revokes seen; processing time: the source of the previous item
+	// and the partitions taken away (window_revoke.go).
 	revokers map[Settler]bool
 	revSeen  int64
+	procTo   Settler
+	procGone goneView
 }
 
 // listEvery is how often a Window's router asks a PartitionLister.
@@ -171,12 +174,15 @@ func (r *windowRouter[T, K]) partOf(v *T) *part {
 func (r *windowRouter[T, K]) route(kc routeTo[T], v *T) bool {
 	h := maphash.Comparable(r.seed, r.key(*v))
 	if r.time == nil { // processing time: the worker stamps it
+		if r.rc != nil && r.procRevoked(v) {
+			return true
+		}
 		return kc.to(h, kmsg[T]{v: *v})
 	}
 	ts := r.time(*v).UnixNano()
 	pt := r.partOf(v)
 	if pt == nil {
-		return true // its partition's new reader gets it again
+		return r.dropRevoked()
 	}
 	pt.sent = true
 	woke := false

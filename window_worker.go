@@ -16,6 +16,7 @@ type win[K comparable, A any] struct {
 	gen        uint32    // bumped when the record is dropped, to be reused
 	dirty      bool      // folded into since its last emission
 	alive      bool      // false once dropped or merged away
+	wait       bool      // an update due when the watermark passes its end again (window_rejoin.go)
 }
 
 // wkey is one key's open windows, by start.
@@ -23,6 +24,10 @@ type wkey[K comparable, A any] struct {
 	k    K
 	last *win[K, A] // the window opened last, where most items go; nil once dropped
 	wins []*win[K, A]
+	// done is the end of its latest window emitted and dropped
+	// (math.MinInt64: none), doneWM the watermark that dropped it
+	// (window_rejoin.go).
+	done, doneWM int64
 }
 
 // due is a heap entry: at `at`, window w fires (emitted once the
@@ -104,11 +109,13 @@ type windowWorker[T any, K comparable, A any] struct {
 	lastH *heldCount
 	// The windows the item at hand was folded into.
 	touched []*win[K, A]
-	revoked goneView // the partitions taken away (window_revoke.go)
+	revoked goneView         // the partitions taken away (window_revoke.go)
+	late    *sender[Late[T]] // the late stream, nil without one
+	logged  bool             // a late item dropped was logged
 }
 
-func newWindowWorker[T any, K comparable, A any](ws *windowShared, kc *keyedCore[T, Pane[K, A]], out *sender[Pane[K, A]], key func(T) K, spec WindowSpec[T, K, A]) *windowWorker[T, K, A] {
-	ww := &windowWorker[T, K, A]{ws: ws, p: ws.p, out: out, key: key, spec: spec, rc: kc.rc,
+func newWindowWorker[T any, K comparable, A any](ws *windowShared, kc *keyedCore[T, Pane[K, A]], out *sender[Pane[K, A]], late *sender[Late[T]], key func(T) K, spec WindowSpec[T, K, A]) *windowWorker[T, K, A] {
+	ww := &windowWorker[T, K, A]{ws: ws, p: ws.p, out: out, late: late, key: key, spec: spec, rc: kc.rc,
 		m: make(map[K]*wkey[K, A]), wm: math.MinInt64, c: new(windowCounters)}
 	ws.counters = append(ws.counters, ww.c)
 	ww.visit = func(r Receipt) { ww.cur = append(ww.cur, r) }
@@ -153,11 +160,11 @@ func (ww *windowWorker[T, K, A]) handle(m *kmsg[T]) error {
 	}
 	switch {
 	case joined == 0:
-		// Every window of the item is past its lateness: the router sends
-		// such items to the late stream, so this is only a Hopping item's
-		// expired windows' remainder; nothing holds it.
-		for _, r := range ww.cur {
-			r.Ack()
+		// Every window of the item was emitted and dropped for its key
+		// (the router sends the items past their lateness by the
+		// watermark to the late stream itself): late.
+		if !ww.toLate(kw, &m.v, ts) {
+			return errStopped
 		}
 	case joined > 1:
 		for _, r := range ww.cur {
@@ -175,14 +182,9 @@ func (ww *windowWorker[T, K, A]) handle(m *kmsg[T]) error {
 	if len(kw.wins) == 0 {
 		ww.dropKey(kw)
 	}
-	// A window emitted already and updated by a late item within its
-	// lateness is emitted again at once, with the next Revision.
-	for _, w := range ww.touched {
-		if w.alive && w.rev > 0 && w.dirty && w.end <= ww.wm && !ww.emit(w) {
-			return errStopped
-		}
+	if !ww.updates() {
+		return errStopped
 	}
-	ww.touched = ww.touched[:0]
 	return ww.fireDue()
 }
 
@@ -222,7 +224,7 @@ func (ww *windowWorker[T, K, A]) fireDue() error {
 			ww.dues.push(due[K, A]{at: satAdd(w.end, ww.ws.lateness), w: w, gen: w.gen, purge: true})
 			continue
 		}
-		ww.drop(w)
+		ww.dropEmitted(w)
 	}
 	return nil
 }
@@ -243,7 +245,7 @@ func (ww *windowWorker[T, K, A]) emit(w *win[K, A]) bool {
 	}
 	ww.c.emitted.Add(1)
 	w.rev++
-	w.dirty = false
+	w.dirty, w.wait = false, false
 	return ww.out.send(pn)
 }
 
@@ -290,12 +292,12 @@ func (ww *windowWorker[T, K, A]) dropKey(kw *wkey[K, A]) {
 func (ww *windowWorker[T, K, A]) newKey(k K) *wkey[K, A] {
 	n := len(ww.freeK)
 	if n == 0 {
-		return &wkey[K, A]{k: k}
+		return &wkey[K, A]{k: k, done: math.MinInt64}
 	}
 	kw := ww.freeK[n-1]
 	ww.freeK[n-1] = nil
 	ww.freeK = ww.freeK[:n-1]
-	kw.k = k
+	kw.k, kw.done = k, math.MinInt64
 	return kw
 }
 
@@ -332,7 +334,9 @@ func (ww *windowWorker[T, K, A]) end(drained bool) error {
 	return ww.fireDue()
 }
 
-func (ww *windowWorker[T, K, A]) flush() bool { return ww.out.flush() }
+func (ww *windowWorker[T, K, A]) flush() bool {
+	return ww.out.flush() && (ww.late == nil || ww.late.flush())
+}
 func (ww *windowWorker[T, K, A]) flushHeld(start, now int64) bool {
-	return ww.out.flushHeld(start, now)
+	return ww.out.flushHeld(start, now) && (ww.late == nil || ww.late.flushHeld(start, now))
 }
