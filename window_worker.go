@@ -21,6 +21,7 @@ type win[K comparable, A any] struct {
 // wkey is one key's open windows, by start.
 type wkey[K comparable, A any] struct {
 	k    K
+	h    uint64     // the router's hash of k
 	last *win[K, A] // the window opened last, where most items go; nil once dropped
 	wins []*win[K, A]
 }
@@ -88,7 +89,7 @@ type windowWorker[T any, K comparable, A any] struct {
 	key   func(T) K
 	spec  WindowSpec[T, K, A]
 	rc    receipts[T]
-	m     map[K]*wkey[K, A]
+	m     keyIndex[K, A]
 	dues  dues[K, A]
 	free  []*win[K, A]  // dropped window records, to be reused
 	freeK []*wkey[K, A] // dropped keys' records, to be reused
@@ -109,7 +110,7 @@ type windowWorker[T any, K comparable, A any] struct {
 
 func newWindowWorker[T any, K comparable, A any](ws *windowShared, kc *keyedCore[T, Pane[K, A]], out *sender[Pane[K, A]], key func(T) K, spec WindowSpec[T, K, A]) *windowWorker[T, K, A] {
 	ww := &windowWorker[T, K, A]{ws: ws, p: ws.p, out: out, key: key, spec: spec, rc: kc.rc,
-		m: make(map[K]*wkey[K, A]), wm: math.MinInt64, c: new(windowCounters)}
+		wm: math.MinInt64, c: new(windowCounters)}
 	ws.counters = append(ws.counters, ww.c)
 	ww.visit = func(r Receipt) { ww.cur = append(ww.cur, r) }
 	if spec.Time == nil {
@@ -135,11 +136,11 @@ func (ww *windowWorker[T, K, A]) handle(m *kmsg[T]) error {
 		}
 	}
 	k := ww.key(m.v)
-	kw := ww.m[k]
+	kw := ww.m.get(m.h, k)
 	if kw == nil {
-		kw = ww.newKey(k)
-		ww.m[k] = kw
-		ww.c.keys.Store(int64(len(ww.m)))
+		kw = ww.newKey(k, m.h)
+		ww.m.put(kw)
+		ww.c.keys.Store(int64(ww.m.n))
 	}
 	ww.cur = ww.cur[:0]
 	if ww.rc != nil {
@@ -276,9 +277,8 @@ func (ww *windowWorker[T, K, A]) release(w *win[K, A]) {
 }
 
 func (ww *windowWorker[T, K, A]) dropKey(kw *wkey[K, A]) {
-	if ww.m[kw.k] == kw {
-		delete(ww.m, kw.k)
-		ww.c.keys.Store(int64(len(ww.m)))
+	if ww.m.del(kw) {
+		ww.c.keys.Store(int64(ww.m.n))
 		// Kept for reuse, its slice of windows with it: a key whose last
 		// window closes before its next item costs no allocation.
 		*kw = wkey[K, A]{wins: kw.wins[:0]}
@@ -286,16 +286,17 @@ func (ww *windowWorker[T, K, A]) dropKey(kw *wkey[K, A]) {
 	}
 }
 
-// newKey returns a record for key k, a dropped one if there is one.
-func (ww *windowWorker[T, K, A]) newKey(k K) *wkey[K, A] {
+// newKey returns a record for key k of hash h, a dropped one if there
+// is one.
+func (ww *windowWorker[T, K, A]) newKey(k K, h uint64) *wkey[K, A] {
 	n := len(ww.freeK)
 	if n == 0 {
-		return &wkey[K, A]{k: k}
+		return &wkey[K, A]{k: k, h: h}
 	}
 	kw := ww.freeK[n-1]
 	ww.freeK[n-1] = nil
 	ww.freeK = ww.freeK[:n-1]
-	kw.k = k
+	kw.k, kw.h = k, h
 	return kw
 }
 
@@ -323,7 +324,7 @@ func (ww *windowWorker[T, K, A]) end(drained bool) error {
 	if drained {
 		ww.c.open.Store(0)
 		ww.c.held.Store(0)
-		clear(ww.m)
+		ww.m.clear()
 		ww.dues = nil
 		ww.c.keys.Store(0)
 		return nil
