@@ -29,7 +29,7 @@ func TestKeyIndexMatchesAMap(t *testing.T) {
 					ix.put(kw)
 				}
 			case 1:
-				if got, want := ix.get(hash(k), k), ref[k]; got != want {
+				if got, want := kwOf(ix.get(hash(k), k)), ref[k]; got != want {
 					t.Fatalf("seed %d: get(%d) = %p, want %p", seed, k, got, want)
 				}
 			case 2:
@@ -47,7 +47,7 @@ func TestKeyIndexMatchesAMap(t *testing.T) {
 			}
 		}
 		for k, kw := range ref {
-			if got := ix.get(kw.h, k); got != kw {
+			if got := kwOf(ix.get(kw.h, k)); got != kw {
 				t.Fatalf("seed %d: at the end get(%d) = %p, want %p", seed, k, got, kw)
 			}
 		}
@@ -56,4 +56,11 @@ func TestKeyIndexMatchesAMap(t *testing.T) {
 			t.Fatalf("seed %d: clear left %d keys", seed, ix.n)
 		}
 	}
+}
+
+func kwOf[K comparable, A any](s *kslot[K, A]) *wkey[K, A] {
+	if s == nil {
+		return nil
+	}
+	return s.kw
 }

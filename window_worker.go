@@ -21,8 +21,7 @@ type win[K comparable, A any] struct {
 // wkey is one key's open windows, by start.
 type wkey[K comparable, A any] struct {
 	k    K
-	h    uint64     // the router's hash of k
-	last *win[K, A] // the window opened last, where most items go; nil once dropped
+	h    uint64 // the router's hash of k
 	wins []*win[K, A]
 }
 
@@ -136,21 +135,21 @@ func (ww *windowWorker[T, K, A]) handle(m *kmsg[T]) error {
 		}
 	}
 	k := ww.key(m.v)
-	kw := ww.m.get(m.h, k)
-	if kw == nil {
-		kw = ww.newKey(k, m.h)
-		ww.m.put(kw)
+	sl := ww.m.get(m.h, k)
+	if sl == nil {
+		sl = ww.m.put(ww.newKey(k, m.h))
 		ww.c.keys.Store(int64(ww.m.n))
 	}
+	kw := sl.kw
 	ww.cur = ww.cur[:0]
 	if ww.rc != nil {
 		ww.rc(&m.v, settleOp{visit: ww.visit})
 	}
 	var joined int
 	if ww.spec.Windows.sessions() {
-		joined = ww.session(kw, ts, lw, &m.v)
+		joined = ww.session(sl, ts, lw, &m.v)
 	} else {
-		joined = ww.aligned(kw, ts, lw, &m.v)
+		joined = ww.aligned(sl, ts, lw, &m.v)
 	}
 	switch {
 	case joined == 0:
@@ -173,7 +172,7 @@ func (ww *windowWorker[T, K, A]) handle(m *kmsg[T]) error {
 			ww.ws.hold(ww.lastH, r, joined)
 		}
 	}
-	if len(kw.wins) == 0 {
+	if joined == 0 && len(kw.wins) == 0 { // an item joined is in a window of its key
 		ww.dropKey(kw)
 	}
 	// A window emitted already and updated by a late item within its
@@ -269,8 +268,10 @@ func (ww *windowWorker[T, K, A]) drop(w *win[K, A]) {
 // its gen moves on, so that the heap entries still pointing at it are
 // skipped.
 func (ww *windowWorker[T, K, A]) release(w *win[K, A]) {
-	if w.owner != nil && w.owner.last == w {
-		w.owner.last = nil
+	if w.owner != nil {
+		if sl := ww.m.slotOf(w.owner); sl != nil && sl.last == w {
+			sl.last = nil
+		}
 	}
 	*w = win[K, A]{gen: w.gen + 1}
 	ww.free = append(ww.free, w)
