@@ -13,10 +13,11 @@ import (
 // kmsg is one message from a keyed stage's router to a worker.
 type kmsg[T any] struct {
 	v   T
-	ts  int64 // Window: the item's event time (ns since the Unix epoch)
-	wm  int64 // Window: the watermark as the router took the item, or a marker's
-	lw  int64 // Window: the watermark of the item's partition, which judges its lateness
-	ctl bool  // to every worker: a control item, or (Window) a watermark marker
+	h   uint64 // the hash of the item's key, which picked its worker
+	ts  int64  // Window: the item's event time (ns since the Unix epoch)
+	wm  int64  // Window: the watermark as the router took the item, or a marker's
+	lw  int64  // Window: the watermark of the item's partition, which judges its lateness
+	ctl bool   // to every worker: a control item, or (Window) a watermark marker
 }
 
 // kbatch is a batch of messages for one worker.
@@ -121,6 +122,7 @@ func (kc *kroute[T]) to(hash uint64, m kmsg[T]) bool {
 	if kc.n > 1 {
 		i = int(hash % uint64(kc.n))
 	}
+	m.h = hash
 	b := kc.bufs[i]
 	if b == nil || len(b.items) == kbatchSize-1 {
 		return kc.toSlow(i, m)

@@ -22,7 +22,7 @@ type win[K comparable, A any] struct {
 // wkey is one key's open windows, by start.
 type wkey[K comparable, A any] struct {
 	k    K
-	last *win[K, A] // the window opened last, where most items go; nil once dropped
+	h    uint64 // the router's hash of k
 	wins []*win[K, A]
 	// done is the end of its latest window emitted and dropped
 	// (math.MinInt64: none), doneWM the watermark that dropped it
@@ -93,7 +93,7 @@ type windowWorker[T any, K comparable, A any] struct {
 	key   func(T) K
 	spec  WindowSpec[T, K, A]
 	rc    receipts[T]
-	m     map[K]*wkey[K, A]
+	m     keyIndex[K, A]
 	dues  dues[K, A]
 	free  []*win[K, A]  // dropped window records, to be reused
 	freeK []*wkey[K, A] // dropped keys' records, to be reused
@@ -111,12 +111,11 @@ type windowWorker[T any, K comparable, A any] struct {
 	touched []*win[K, A]
 	revoked goneView         // the partitions taken away (window_revoke.go)
 	late    *sender[Late[T]] // the late stream, nil without one
-	logged  bool             // a late item dropped was logged
 }
 
 func newWindowWorker[T any, K comparable, A any](ws *windowShared, kc *keyedCore[T, Pane[K, A]], out *sender[Pane[K, A]], late *sender[Late[T]], key func(T) K, spec WindowSpec[T, K, A]) *windowWorker[T, K, A] {
 	ww := &windowWorker[T, K, A]{ws: ws, p: ws.p, out: out, late: late, key: key, spec: spec, rc: kc.rc,
-		m: make(map[K]*wkey[K, A]), wm: math.MinInt64, c: new(windowCounters)}
+		wm: math.MinInt64, c: new(windowCounters)}
 	ws.counters = append(ws.counters, ww.c)
 	ww.visit = func(r Receipt) { ww.cur = append(ww.cur, r) }
 	if spec.Time == nil {
@@ -142,21 +141,21 @@ func (ww *windowWorker[T, K, A]) handle(m *kmsg[T]) error {
 		}
 	}
 	k := ww.key(m.v)
-	kw := ww.m[k]
-	if kw == nil {
-		kw = ww.newKey(k)
-		ww.m[k] = kw
-		ww.c.keys.Store(int64(len(ww.m)))
+	sl := ww.m.get(m.h, k)
+	if sl == nil {
+		sl = ww.m.put(ww.newKey(k, m.h))
+		ww.c.keys.Store(int64(ww.m.n))
 	}
+	kw := sl.kw
 	ww.cur = ww.cur[:0]
 	if ww.rc != nil {
 		ww.rc(&m.v, settleOp{visit: ww.visit})
 	}
 	var joined int
 	if ww.spec.Windows.sessions() {
-		joined = ww.session(kw, ts, lw, &m.v)
+		joined = ww.session(sl, ts, lw, &m.v)
 	} else {
-		joined = ww.aligned(kw, ts, lw, &m.v)
+		joined = ww.aligned(sl, ts, lw, &m.v)
 	}
 	switch {
 	case joined == 0:
@@ -179,7 +178,7 @@ func (ww *windowWorker[T, K, A]) handle(m *kmsg[T]) error {
 			ww.ws.hold(ww.lastH, r, joined)
 		}
 	}
-	if len(kw.wins) == 0 {
+	if joined == 0 && len(kw.wins) == 0 { // an item joined is in a window of its key
 		ww.dropKey(kw)
 	}
 	if !ww.updates() {
@@ -270,17 +269,18 @@ func (ww *windowWorker[T, K, A]) drop(w *win[K, A]) {
 // its gen moves on, so that the heap entries still pointing at it are
 // skipped.
 func (ww *windowWorker[T, K, A]) release(w *win[K, A]) {
-	if w.owner != nil && w.owner.last == w {
-		w.owner.last = nil
+	if w.owner != nil {
+		if sl := ww.m.slotOf(w.owner); sl != nil && sl.last == w {
+			sl.last = nil
+		}
 	}
 	*w = win[K, A]{gen: w.gen + 1}
 	ww.free = append(ww.free, w)
 }
 
 func (ww *windowWorker[T, K, A]) dropKey(kw *wkey[K, A]) {
-	if ww.m[kw.k] == kw {
-		delete(ww.m, kw.k)
-		ww.c.keys.Store(int64(len(ww.m)))
+	if ww.m.del(kw) {
+		ww.c.keys.Store(int64(ww.m.n))
 		// Kept for reuse, its slice of windows with it: a key whose last
 		// window closes before its next item costs no allocation.
 		*kw = wkey[K, A]{wins: kw.wins[:0]}
@@ -288,16 +288,17 @@ func (ww *windowWorker[T, K, A]) dropKey(kw *wkey[K, A]) {
 	}
 }
 
-// newKey returns a record for key k, a dropped one if there is one.
-func (ww *windowWorker[T, K, A]) newKey(k K) *wkey[K, A] {
+// newKey returns a record for key k of hash h, a dropped one if there
+// is one.
+func (ww *windowWorker[T, K, A]) newKey(k K, h uint64) *wkey[K, A] {
 	n := len(ww.freeK)
 	if n == 0 {
-		return &wkey[K, A]{k: k, done: math.MinInt64}
+		return &wkey[K, A]{k: k, h: h, done: math.MinInt64}
 	}
 	kw := ww.freeK[n-1]
 	ww.freeK[n-1] = nil
 	ww.freeK = ww.freeK[:n-1]
-	kw.k, kw.done = k, math.MinInt64
+	kw.k, kw.h, kw.done = k, h, math.MinInt64
 	return kw
 }
 
@@ -325,7 +326,7 @@ func (ww *windowWorker[T, K, A]) end(drained bool) error {
 	if drained {
 		ww.c.open.Store(0)
 		ww.c.held.Store(0)
-		clear(ww.m)
+		ww.m.clear()
 		ww.dues = nil
 		ww.c.keys.Store(0)
 		return nil
