@@ -121,8 +121,9 @@ type Pane[K comparable, A any] struct {
 
 // Late is an item that came too late for every window it falls in: its
 // event time, and the watermark that judged it (see [Window]) when it
-// arrived. It carries the
-// item's receipts, settled by whoever stores it.
+// arrived — for an item of a partition behind whose windows its key had
+// emitted and dropped already, the watermark that dropped the last of
+// them. It carries the item's receipts, settled by whoever stores it.
 type Late[T any] struct {
 	Item      T
 	Time      time.Time
