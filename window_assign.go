@@ -62,7 +62,9 @@ func (ww *windowWorker[T, K, A]) fold(w *win[K, A], v *T) {
 	ww.spec.Fold(&w.acc, *v)
 	w.items++
 	w.dirty = true
-	ww.touched = append(ww.touched, w)
+	if w.rev > 0 { // only an emitted window is emitted again at once
+		ww.touched = append(ww.touched, w)
+	}
 	if len(ww.cur) > 0 {
 		w.rs = append(w.rs, ww.cur...)
 		ww.c.held.Add(int64(len(ww.cur)))

@@ -143,6 +143,9 @@ func (r *windowRouter[T, K]) init() {
 // partOf returns the partition of item v; nil for a partition taken
 // away (Revoker).
 func (r *windowRouter[T, K]) partOf(v *T) *part {
+	if r.rc == nil && r.last != nil { // no receipts: one partition
+		return r.last
+	}
 	var pk partKey
 	if r.rc != nil {
 		r.cur = Receipt{}
@@ -220,7 +223,12 @@ func (r *windowRouter[T, K]) route(kc routeTo[T], v *T) bool {
 	if satAdd(ts, r.ws.lateness) <= lw && satAdd(r.ws.win.lastEnd(ts), r.ws.lateness) <= lw {
 		return r.toLate(v, ts, lw)
 	}
-	return kc.to(h, kmsg[T]{v: *v, ts: ts, wm: r.wm, lw: lw})
+	m := kc.put(h)
+	if m == nil {
+		return false
+	}
+	m.v, m.ts, m.wm, m.lw = *v, ts, r.wm, lw
+	return true
 }
 
 // toLate hands on an item too late for all its windows by its

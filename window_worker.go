@@ -107,7 +107,7 @@ type windowWorker[T any, K comparable, A any] struct {
 	visit func(Receipt)
 	lastS Settler
 	lastH *heldCount
-	// The windows the item at hand was folded into.
+	// The windows emitted already that the item at hand was folded into.
 	touched []*win[K, A]
 	revoked goneView         // the partitions taken away (window_revoke.go)
 	late    *sender[Late[T]] // the late stream, nil without one
