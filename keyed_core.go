@@ -13,10 +13,11 @@ import (
 // kmsg is one message from a keyed stage's router to a worker.
 type kmsg[T any] struct {
 	v   T
-	ts  int64 // Window: the item's event time (ns since the Unix epoch)
-	wm  int64 // Window: the watermark as the router took the item, or a marker's
-	lw  int64 // Window: the watermark of the item's partition, which judges its lateness
-	ctl bool  // to every worker: a control item, or (Window) a watermark marker
+	h   uint64 // the hash of the item's key, which picked its worker
+	ts  int64  // Window: the item's event time (ns since the Unix epoch)
+	wm  int64  // Window: the watermark as the router took the item, or a marker's
+	lw  int64  // Window: the watermark of the item's partition, which judges its lateness
+	ctl bool   // to every worker: a control item, or (Window) a watermark marker
 }
 
 // kbatch is a batch of messages for one worker.
@@ -117,30 +118,45 @@ func (kc *kroute[T]) recycle(b *kbatch[T]) {
 
 // to appends m to the batch of the worker that owns hash.
 func (kc *kroute[T]) to(hash uint64, m kmsg[T]) bool {
+	p := kc.put(hash)
+	if p == nil {
+		return false
+	}
+	*p = m
+	p.h = hash
+	return true
+}
+
+// put returns the next message of the batch of the worker that owns
+// hash, zero but for its hash, for the caller to fill in place (an item
+// is copied once, not twice); nil when the pipeline stops. A full batch
+// is handed on when its worker's next message comes, or by sendAll.
+func (kc *kroute[T]) put(hash uint64) *kmsg[T] {
 	i := 0
 	if kc.n > 1 {
 		i = int(hash % uint64(kc.n))
 	}
 	b := kc.bufs[i]
-	if b == nil || len(b.items) == kbatchSize-1 {
-		return kc.toSlow(i, m)
+	if b == nil || len(b.items) == kbatchSize {
+		if b = kc.fresh(i); b == nil {
+			return nil
+		}
 	}
-	b.items = append(b.items, m)
-	return true
+	b.items = b.items[:len(b.items)+1]
+	m := &b.items[len(b.items)-1]
+	m.h = hash
+	return m
 }
 
-// toSlow is to's path when worker i has no batch yet or m fills it.
-func (kc *kroute[T]) toSlow(i int, m kmsg[T]) bool {
-	b := kc.bufs[i]
-	if b == nil {
-		b = kc.batch()
-		kc.bufs[i] = b
+// fresh hands worker i's full batch on, if any, and gives it an empty
+// one; nil when the pipeline stops.
+func (kc *kroute[T]) fresh(i int) *kbatch[T] {
+	if kc.bufs[i] != nil && !kc.send(i) {
+		return nil
 	}
-	b.items = append(b.items, m)
-	if len(b.items) == kbatchSize {
-		return kc.send(i)
-	}
-	return true
+	b := kc.batch()
+	kc.bufs[i] = b
+	return b
 }
 
 // toAll appends m to every worker's batch, holding its receipts once per

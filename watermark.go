@@ -43,10 +43,16 @@ type PartitionLister interface {
 // Told of a revoke, the stage discards, unemitted, every window whose
 // inputs held since its last emission all came from partitions taken
 // away: the new reader gets those messages again and computes the window
-// again, whole. It drops their receipts without settling them, and drops
-// the items of those partitions that reach it later. A window fed by
-// partitions still read here too is emitted as usual (see [Window]); an
-// update of a window emitted already (lateness) is emitted as usual.
+// again, whole. It drops their receipts without settling them (settling
+// does nothing now, and an acknowledgement would claim them processed),
+// and drops the items of those partitions that it takes in after it
+// learnt of the revoke (from its next input chunk on), counted in
+// [WindowStats].RevokedItems, their receipts unsettled too. A window fed
+// by partitions still read here too is emitted as usual (see [Window]);
+// an update of a window emitted already (lateness) is emitted as usual.
+// Processing-time windows do the same: their results depend on arrival
+// anyway, and a window discarded here has its messages folded by the new
+// reader, by its clock, rather than counted twice.
 type Revoker interface {
 	// OnRevoke registers f and returns a function that unregisters it.
 	// The Settler calls f with the partitions taken away before another
@@ -94,8 +100,9 @@ type windowShared struct {
 	late, dropped  atomic.Int64
 	loggedDrop     atomic.Bool
 	// Partitions taken away (Revoker): revokes counts the calls, gone
-	// (under mu) holds them; revoked counts the windows discarded.
-	revokes, revoked atomic.Int64
+	// (under mu) holds them; revoked counts the windows discarded,
+	// revokedItems the items dropped on their way in.
+	revokes, revoked, revokedItems atomic.Int64
 
 	mu   sync.Mutex
 	held map[Settler]*heldCount
@@ -163,7 +170,7 @@ func (ws *windowShared) stats() WindowStats {
 	}
 	st.Partitions, st.IdlePartitions = int(ws.parts.Load()), int(ws.idleNow.Load())
 	st.Late, st.LateDropped = ws.late.Load(), ws.dropped.Load()
-	st.Revoked = ws.revoked.Load()
+	st.Revoked, st.RevokedItems = ws.revoked.Load(), ws.revokedItems.Load()
 	for _, c := range ws.counters {
 		st.Open += c.open.Load()
 		st.Held += c.held.Load()

@@ -121,8 +121,9 @@ type Pane[K comparable, A any] struct {
 
 // Late is an item that came too late for every window it falls in: its
 // event time, and the watermark that judged it (see [Window]) when it
-// arrived. It carries the
-// item's receipts, settled by whoever stores it.
+// arrived — for an item of a partition behind whose windows its key had
+// emitted and dropped already, the watermark that dropped the last of
+// them. It carries the item's receipts, settled by whoever stores it.
 type Late[T any] struct {
 	Item      T
 	Time      time.Time
@@ -157,8 +158,11 @@ type WindowStats struct {
 	// LateDropped those acknowledged because no late stream was set.
 	Late, LateDropped int64
 	// Revoked is the windows discarded unemitted because every input
-	// they held came from partitions taken away ([Revoker]).
-	Revoked int64
+	// they held came from partitions taken away ([Revoker]);
+	// RevokedItems the items of such partitions that reached the stage
+	// after it learnt of the revoke: dropped, their receipts left
+	// unsettled, for the partitions' new reader to process.
+	Revoked, RevokedItems int64
 }
 
 // Window starts a stage that groups the items of in by key and by time
@@ -180,7 +184,12 @@ type WindowStats struct {
 // window (re-emitted with the next Revision), beyond it it goes to
 // spec.Late. So a partition read behind the others — a backlog taken
 // over from a member that left — is not late, and a partition ahead of
-// the others is not judged more strictly than by the stage's watermark. Lateness is decided
+// the others is not judged more strictly than by the stage's watermark.
+// A window is never emitted twice as Revision 0: an item of a partition
+// behind that falls in a window emitted already updates it while it is
+// kept (emitted as the next Revision once the watermark passes its end
+// again), and is late once its key's window was dropped (remembered per
+// key while the key has a window open). Lateness is decided
 // by the router as of that item, so with one partition the windows'
 // contents are a function of the input alone, the same for every n and
 // every run.
@@ -188,8 +197,10 @@ type WindowStats struct {
 // Partitions taken away: when the source's Settler implements [Revoker]
 // (kafkax), a window whose inputs all came from partitions taken away is
 // discarded, not emitted, and its receipts dropped unsettled: the new
-// reader of those partitions computes it again. A window fed by
-// partitions still read here too is emitted with what it holds.
+// reader of those partitions computes it again. Their items that arrive
+// later are dropped, unsettled, and counted (WindowStats.RevokedItems).
+// A window fed by partitions still read here too is emitted with what it
+// holds. The same holds under processing time.
 //
 // Settling: an input is settled only once every window it went into has
 // been emitted and its Pane settled (stored). A window holds one pointer
@@ -229,8 +240,9 @@ func Window[T any, K comparable, A any](p *Pipeline, name string, in Stream[T], 
 		key = func(T) K { var k K; return k }
 	}
 	var late *sender[Late[T]]
+	var le *edge[Late[T]]
 	if spec.Late != nil {
-		le := newEdge[Late[T]](p, kc.s, n+1, stageConfig{})
+		le = newEdge[Late[T]](p, kc.s, n+1, stageConfig{})
 		le.deadLetters = true // not counted in the stage's Out
 		le.branch = fmt.Sprintf("late stream of stage %q", name)
 		*spec.Late = Stream[Late[T]]{le}
@@ -239,7 +251,11 @@ func Window[T any, K comparable, A any](p *Pipeline, name string, in Stream[T], 
 	r := &windowRouter[T, K]{ws: ws, seed: maphash.MakeSeed(), key: key, time: spec.Time, rc: kc.rc, late: late}
 	r.init()
 	kc.start(r, func(i int, w *worker, out *sender[Pane[K, A]]) keyWorker[T] {
-		return newWindowWorker(ws, kc, out, key, spec)
+		var wl *sender[Late[T]] // a worker's late items (window_rejoin.go)
+		if le != nil {
+			wl = newSender(le, i+1, w)
+		}
+		return newWindowWorker(ws, kc, out, wl, key, spec)
 	})
 	kc.report(func(st *StageStats) {
 		w := ws.stats()

@@ -5,17 +5,21 @@ package sluice
 
 // aligned folds item v at ts into its tumbling or hopping windows that
 // are not past their lateness; it returns how many.
-func (ww *windowWorker[T, K, A]) aligned(kw *wkey[K, A], ts, wm int64, v *T) int {
+func (ww *windowWorker[T, K, A]) aligned(sl *kslot[K, A], ts, wm int64, v *T) int {
 	size, slide := int64(ww.spec.Windows.size), int64(ww.spec.Windows.slide)
 	joined := 0
 	for s := floorDiv(ts, slide) * slide; s > ts-size; s -= slide {
 		end := satAdd(s, size)
-		if satAdd(end, ww.ws.lateness) <= wm {
-			break // this window and every earlier one are past their lateness
+		if satAdd(end, ww.ws.lateness) <= wm || end <= sl.kw.done {
+			// This window and every earlier one are past their lateness,
+			// or were emitted and dropped for this key (window_rejoin.go).
+			break
 		}
-		w := kw.find(s)
-		if w == nil {
-			w = ww.open(kw, s, end)
+		w := sl.last
+		if w == nil || sl.lastStart != s {
+			if w = sl.kw.find(s); w == nil {
+				w = ww.open(sl, s, end)
+			}
 		}
 		ww.fold(w, v)
 		joined++
@@ -24,11 +28,8 @@ func (ww *windowWorker[T, K, A]) aligned(kw *wkey[K, A], ts, wm int64, v *T) int
 }
 
 // find returns the key's window that starts at s, or nil. It looks from
-// the window opened last, where most items go.
+// the newest window.
 func (kw *wkey[K, A]) find(s int64) *win[K, A] {
-	if w := kw.last; w != nil && w.start == s {
-		return w
-	}
 	for i := len(kw.wins) - 1; i >= 0; i-- {
 		if w := kw.wins[i]; w.start == s {
 			return w
@@ -37,8 +38,9 @@ func (kw *wkey[K, A]) find(s int64) *win[K, A] {
 	return nil
 }
 
-// open opens a window of kw.
-func (ww *windowWorker[T, K, A]) open(kw *wkey[K, A], start, end int64) *win[K, A] {
+// open opens a window of the key of slot sl.
+func (ww *windowWorker[T, K, A]) open(sl *kslot[K, A], start, end int64) *win[K, A] {
+	kw := sl.kw
 	var w *win[K, A]
 	if n := len(ww.free); n > 0 {
 		w = ww.free[n-1]
@@ -49,7 +51,7 @@ func (ww *windowWorker[T, K, A]) open(kw *wkey[K, A], start, end int64) *win[K, 
 	}
 	w.owner, w.start, w.end, w.alive = kw, start, end, true
 	kw.wins = append(kw.wins, w)
-	kw.last = w
+	sl.last, sl.lastStart = w, start
 	ww.c.open.Add(1)
 	ww.dues.push(due[K, A]{at: end, w: w, gen: w.gen})
 	return w
@@ -60,7 +62,9 @@ func (ww *windowWorker[T, K, A]) fold(w *win[K, A], v *T) {
 	ww.spec.Fold(&w.acc, *v)
 	w.items++
 	w.dirty = true
-	ww.touched = append(ww.touched, w)
+	if w.rev > 0 { // only an emitted window is emitted again at once
+		ww.touched = append(ww.touched, w)
+	}
 	if len(ww.cur) > 0 {
 		w.rs = append(w.rs, ww.cur...)
 		ww.c.held.Add(int64(len(ww.cur)))
@@ -69,11 +73,12 @@ func (ww *windowWorker[T, K, A]) fold(w *win[K, A], v *T) {
 
 // session folds v at ts into its session, merging the sessions it
 // bridges; it returns 1, or 0 if the session is past its lateness.
-func (ww *windowWorker[T, K, A]) session(kw *wkey[K, A], ts, wm int64, v *T) int {
+func (ww *windowWorker[T, K, A]) session(sl *kslot[K, A], ts, wm int64, v *T) int {
+	kw := sl.kw
 	gap := int64(ww.spec.Windows.gap)
 	start, end := ts, satAdd(ts, gap)
-	if satAdd(end, ww.ws.lateness) <= wm {
-		return 0
+	if satAdd(end, ww.ws.lateness) <= wm || ts < kw.done {
+		return 0 // past its lateness, or in a session emitted and dropped
 	}
 	var into *win[K, A]
 	var intoEnd int64 // into's end before this item
@@ -100,7 +105,7 @@ func (ww *windowWorker[T, K, A]) session(kw *wkey[K, A], ts, wm int64, v *T) int
 	}
 	kw.wins = keep
 	if into == nil {
-		into = ww.open(kw, start, end)
+		into = ww.open(sl, start, end)
 	} else {
 		into.start, into.end = min(into.start, start), max(into.end, end)
 		if into.end != intoEnd {

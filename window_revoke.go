@@ -179,3 +179,40 @@ func (r *windowRouter[T, K]) setWM(wm int64) {
 		r.ws.wm.Store(wm)
 	}
 }
+
+// dropRevoked drops an item of a partition taken away, counted: its
+// receipts are left unsettled, since settling them does nothing (the
+// Revoker's contract) and the partition's new reader processes the
+// message again. It returns true: the router goes on.
+func (r *windowRouter[T, K]) dropRevoked() bool {
+	r.ws.revokedItems.Add(1)
+	return true
+}
+
+// procRevoked reports whether item v, under processing time, comes from
+// a partition taken away, and if so drops it (dropRevoked). It registers
+// the stage with each source that reports revokes, as partOf does under
+// event time; until a revoke it costs a receipt walk and a comparison.
+func (r *windowRouter[T, K]) procRevoked(v *T) bool {
+	r.cur = Receipt{}
+	r.rc(v, settleOp{visit: r.visit})
+	t := r.cur.t
+	if t == nil {
+		return false
+	}
+	if t.to != r.procTo {
+		r.procTo = t.to
+		r.watchRevokes(t.to)
+	}
+	if !r.procGone.refresh(r.ws) {
+		return false
+	}
+	pk := partKey{to: t.to}
+	if pp, ok := t.to.(Partitioned); ok {
+		pk.id = pp.PartitionOf(t.key)
+	}
+	if !r.procGone.gone[pk] {
+		return false
+	}
+	return r.dropRevoked()
+}

@@ -57,9 +57,12 @@ type windowRouter[T any, K comparable] struct {
 	listers map[Settler]PartitionLister
 	listed  int64
 	// The sources that report revoked partitions, and the count of
-	// revokes seen.
+	// revokes seen; processing time: the source of the previous item
+	// and the partitions taken away (window_revoke.go).
 	revokers map[Settler]bool
 	revSeen  int64
+	procTo   Settler
+	procGone goneView
 }
 
 // listEvery is how often a Window's router asks a PartitionLister.
@@ -140,6 +143,9 @@ func (r *windowRouter[T, K]) init() {
 // partOf returns the partition of item v; nil for a partition taken
 // away (Revoker).
 func (r *windowRouter[T, K]) partOf(v *T) *part {
+	if r.rc == nil && r.last != nil { // no receipts: one partition
+		return r.last
+	}
 	var pk partKey
 	if r.rc != nil {
 		r.cur = Receipt{}
@@ -171,12 +177,15 @@ func (r *windowRouter[T, K]) partOf(v *T) *part {
 func (r *windowRouter[T, K]) route(kc routeTo[T], v *T) bool {
 	h := maphash.Comparable(r.seed, r.key(*v))
 	if r.time == nil { // processing time: the worker stamps it
+		if r.rc != nil && r.procRevoked(v) {
+			return true
+		}
 		return kc.to(h, kmsg[T]{v: *v})
 	}
 	ts := r.time(*v).UnixNano()
 	pt := r.partOf(v)
 	if pt == nil {
-		return true // its partition's new reader gets it again
+		return r.dropRevoked()
 	}
 	pt.sent = true
 	woke := false
@@ -208,10 +217,18 @@ func (r *windowRouter[T, K]) route(kc routeTo[T], v *T) bool {
 	if r.hw != math.MinInt64 {
 		lw = min(lw, r.hw)
 	}
-	if satAdd(r.ws.win.lastEnd(ts), r.ws.lateness) <= lw {
+	// Every window of an item ends at or after its event time, so an item
+	// after lw − Lateness is on time without working out its windows: the
+	// common case, which spares a division.
+	if satAdd(ts, r.ws.lateness) <= lw && satAdd(r.ws.win.lastEnd(ts), r.ws.lateness) <= lw {
 		return r.toLate(v, ts, lw)
 	}
-	return kc.to(h, kmsg[T]{v: *v, ts: ts, wm: r.wm, lw: lw})
+	m := kc.put(h)
+	if m == nil {
+		return false
+	}
+	m.v, m.ts, m.wm, m.lw = *v, ts, r.wm, lw
+	return true
 }
 
 // toLate hands on an item too late for all its windows by its

@@ -16,13 +16,18 @@ type win[K comparable, A any] struct {
 	gen        uint32    // bumped when the record is dropped, to be reused
 	dirty      bool      // folded into since its last emission
 	alive      bool      // false once dropped or merged away
+	wait       bool      // an update due when the watermark passes its end again (window_rejoin.go)
 }
 
 // wkey is one key's open windows, by start.
 type wkey[K comparable, A any] struct {
 	k    K
-	last *win[K, A] // the window opened last, where most items go; nil once dropped
+	h    uint64 // the router's hash of k
 	wins []*win[K, A]
+	// done is the end of its latest window emitted and dropped
+	// (math.MinInt64: none), doneWM the watermark that dropped it
+	// (window_rejoin.go).
+	done, doneWM int64
 }
 
 // due is a heap entry: at `at`, window w fires (emitted once the
@@ -88,7 +93,7 @@ type windowWorker[T any, K comparable, A any] struct {
 	key   func(T) K
 	spec  WindowSpec[T, K, A]
 	rc    receipts[T]
-	m     map[K]*wkey[K, A]
+	m     keyIndex[K, A]
 	dues  dues[K, A]
 	free  []*win[K, A]  // dropped window records, to be reused
 	freeK []*wkey[K, A] // dropped keys' records, to be reused
@@ -102,14 +107,15 @@ type windowWorker[T any, K comparable, A any] struct {
 	visit func(Receipt)
 	lastS Settler
 	lastH *heldCount
-	// The windows the item at hand was folded into.
+	// The windows emitted already that the item at hand was folded into.
 	touched []*win[K, A]
-	revoked goneView // the partitions taken away (window_revoke.go)
+	revoked goneView         // the partitions taken away (window_revoke.go)
+	late    *sender[Late[T]] // the late stream, nil without one
 }
 
-func newWindowWorker[T any, K comparable, A any](ws *windowShared, kc *keyedCore[T, Pane[K, A]], out *sender[Pane[K, A]], key func(T) K, spec WindowSpec[T, K, A]) *windowWorker[T, K, A] {
-	ww := &windowWorker[T, K, A]{ws: ws, p: ws.p, out: out, key: key, spec: spec, rc: kc.rc,
-		m: make(map[K]*wkey[K, A]), wm: math.MinInt64, c: new(windowCounters)}
+func newWindowWorker[T any, K comparable, A any](ws *windowShared, kc *keyedCore[T, Pane[K, A]], out *sender[Pane[K, A]], late *sender[Late[T]], key func(T) K, spec WindowSpec[T, K, A]) *windowWorker[T, K, A] {
+	ww := &windowWorker[T, K, A]{ws: ws, p: ws.p, out: out, late: late, key: key, spec: spec, rc: kc.rc,
+		wm: math.MinInt64, c: new(windowCounters)}
 	ws.counters = append(ws.counters, ww.c)
 	ww.visit = func(r Receipt) { ww.cur = append(ww.cur, r) }
 	if spec.Time == nil {
@@ -135,29 +141,29 @@ func (ww *windowWorker[T, K, A]) handle(m *kmsg[T]) error {
 		}
 	}
 	k := ww.key(m.v)
-	kw := ww.m[k]
-	if kw == nil {
-		kw = ww.newKey(k)
-		ww.m[k] = kw
-		ww.c.keys.Store(int64(len(ww.m)))
+	sl := ww.m.get(m.h, k)
+	if sl == nil {
+		sl = ww.m.put(ww.newKey(k, m.h))
+		ww.c.keys.Store(int64(ww.m.n))
 	}
+	kw := sl.kw
 	ww.cur = ww.cur[:0]
 	if ww.rc != nil {
 		ww.rc(&m.v, settleOp{visit: ww.visit})
 	}
 	var joined int
 	if ww.spec.Windows.sessions() {
-		joined = ww.session(kw, ts, lw, &m.v)
+		joined = ww.session(sl, ts, lw, &m.v)
 	} else {
-		joined = ww.aligned(kw, ts, lw, &m.v)
+		joined = ww.aligned(sl, ts, lw, &m.v)
 	}
 	switch {
 	case joined == 0:
-		// Every window of the item is past its lateness: the router sends
-		// such items to the late stream, so this is only a Hopping item's
-		// expired windows' remainder; nothing holds it.
-		for _, r := range ww.cur {
-			r.Ack()
+		// Every window of the item was emitted and dropped for its key
+		// (the router sends the items past their lateness by the
+		// watermark to the late stream itself): late.
+		if !ww.toLate(kw, &m.v, ts) {
+			return errStopped
 		}
 	case joined > 1:
 		for _, r := range ww.cur {
@@ -172,17 +178,12 @@ func (ww *windowWorker[T, K, A]) handle(m *kmsg[T]) error {
 			ww.ws.hold(ww.lastH, r, joined)
 		}
 	}
-	if len(kw.wins) == 0 {
+	if joined == 0 && len(kw.wins) == 0 { // an item joined is in a window of its key
 		ww.dropKey(kw)
 	}
-	// A window emitted already and updated by a late item within its
-	// lateness is emitted again at once, with the next Revision.
-	for _, w := range ww.touched {
-		if w.alive && w.rev > 0 && w.dirty && w.end <= ww.wm && !ww.emit(w) {
-			return errStopped
-		}
+	if !ww.updates() {
+		return errStopped
 	}
-	ww.touched = ww.touched[:0]
 	return ww.fireDue()
 }
 
@@ -222,7 +223,7 @@ func (ww *windowWorker[T, K, A]) fireDue() error {
 			ww.dues.push(due[K, A]{at: satAdd(w.end, ww.ws.lateness), w: w, gen: w.gen, purge: true})
 			continue
 		}
-		ww.drop(w)
+		ww.dropEmitted(w)
 	}
 	return nil
 }
@@ -243,7 +244,7 @@ func (ww *windowWorker[T, K, A]) emit(w *win[K, A]) bool {
 	}
 	ww.c.emitted.Add(1)
 	w.rev++
-	w.dirty = false
+	w.dirty, w.wait = false, false
 	return ww.out.send(pn)
 }
 
@@ -268,17 +269,18 @@ func (ww *windowWorker[T, K, A]) drop(w *win[K, A]) {
 // its gen moves on, so that the heap entries still pointing at it are
 // skipped.
 func (ww *windowWorker[T, K, A]) release(w *win[K, A]) {
-	if w.owner != nil && w.owner.last == w {
-		w.owner.last = nil
+	if w.owner != nil {
+		if sl := ww.m.slotOf(w.owner); sl != nil && sl.last == w {
+			sl.last = nil
+		}
 	}
 	*w = win[K, A]{gen: w.gen + 1}
 	ww.free = append(ww.free, w)
 }
 
 func (ww *windowWorker[T, K, A]) dropKey(kw *wkey[K, A]) {
-	if ww.m[kw.k] == kw {
-		delete(ww.m, kw.k)
-		ww.c.keys.Store(int64(len(ww.m)))
+	if ww.m.del(kw) {
+		ww.c.keys.Store(int64(ww.m.n))
 		// Kept for reuse, its slice of windows with it: a key whose last
 		// window closes before its next item costs no allocation.
 		*kw = wkey[K, A]{wins: kw.wins[:0]}
@@ -286,16 +288,17 @@ func (ww *windowWorker[T, K, A]) dropKey(kw *wkey[K, A]) {
 	}
 }
 
-// newKey returns a record for key k, a dropped one if there is one.
-func (ww *windowWorker[T, K, A]) newKey(k K) *wkey[K, A] {
+// newKey returns a record for key k of hash h, a dropped one if there
+// is one.
+func (ww *windowWorker[T, K, A]) newKey(k K, h uint64) *wkey[K, A] {
 	n := len(ww.freeK)
 	if n == 0 {
-		return &wkey[K, A]{k: k}
+		return &wkey[K, A]{k: k, h: h, done: math.MinInt64}
 	}
 	kw := ww.freeK[n-1]
 	ww.freeK[n-1] = nil
 	ww.freeK = ww.freeK[:n-1]
-	kw.k = k
+	kw.k, kw.h, kw.done = k, h, math.MinInt64
 	return kw
 }
 
@@ -323,7 +326,7 @@ func (ww *windowWorker[T, K, A]) end(drained bool) error {
 	if drained {
 		ww.c.open.Store(0)
 		ww.c.held.Store(0)
-		clear(ww.m)
+		ww.m.clear()
 		ww.dues = nil
 		ww.c.keys.Store(0)
 		return nil
@@ -332,7 +335,9 @@ func (ww *windowWorker[T, K, A]) end(drained bool) error {
 	return ww.fireDue()
 }
 
-func (ww *windowWorker[T, K, A]) flush() bool { return ww.out.flush() }
+func (ww *windowWorker[T, K, A]) flush() bool {
+	return ww.out.flush() && (ww.late == nil || ww.late.flush())
+}
 func (ww *windowWorker[T, K, A]) flushHeld(start, now int64) bool {
-	return ww.out.flushHeld(start, now)
+	return ww.out.flushHeld(start, now) && (ww.late == nil || ww.late.flushHeld(start, now))
 }

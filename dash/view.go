@@ -145,7 +145,8 @@ type WindowView struct {
 	Updated             int64   `json:"updated"`
 	Late                int64   `json:"late"`
 	LateDropped         int64   `json:"late_dropped"`
-	Revoked             int64   `json:"revoked"` // windows discarded for partitions taken away
+	Revoked             int64   `json:"revoked"`       // windows discarded for partitions taken away
+	RevokedItems        int64   `json:"revoked_items"` // items of those partitions that arrived after the revoke, dropped unsettled
 }
 
 // AutoView is the engine's choice of a stage's worker count; see
@@ -214,7 +215,7 @@ func viewOf(base *sluice.Snapshot, cur sluice.Snapshot, past *history) PipelineV
 		}
 		if w := s.Window; w != nil {
 			sv.Window = &WindowView{Partitions: w.Partitions, IdlePartitions: w.IdlePartitions, Open: w.Open,
-				HeldReceipts: w.Held, Emitted: w.Emitted, Updated: w.Updated, Late: w.Late, LateDropped: w.LateDropped, Revoked: w.Revoked}
+				HeldReceipts: w.Held, Emitted: w.Emitted, Updated: w.Updated, Late: w.Late, LateDropped: w.LateDropped, Revoked: w.Revoked, RevokedItems: w.RevokedItems}
 			if !w.Watermark.IsZero() {
 				sv.Window.WatermarkLagSeconds = w.Lag.Seconds()
 			}

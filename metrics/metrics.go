@@ -322,6 +322,9 @@ var All = []Metric{
 	{Name: "sluice.window.revoked", Unit: "{window}", Kind: Counter,
 		Help: "Windows a Window stage discarded unemitted because every input they held came from source partitions taken away (a rebalance): their new reader computes them.",
 		read: window(func(r *reader, w *sluice.WindowStats) { r.put(float64(w.Revoked)) })},
+	{Name: "sluice.window.revoked_items", Unit: "{item}", Kind: Counter,
+		Help: "Items of source partitions taken away (a rebalance) that reached a Window stage after the revoke: dropped unsettled, for their new reader (WindowStats.RevokedItems).",
+		read: window(func(r *reader, w *sluice.WindowStats) { r.put(float64(w.RevokedItems)) })},
 	{Name: "sluice.stage.latency", Unit: "s", Kind: Histogram,
 		Help: "Time from an item's hand-off to a stage's input until the stage has finished with it, sampled one chunk in eight.",
 		read: withInput(func(r *reader, st *sluice.StageStats) { r.putHistogram(&st.Latency) })},
@@ -347,7 +350,7 @@ func EverySeries(pipeline string) sluice.Snapshot {
 			Latency: sluice.Histogram{Bounds: []time.Duration{1023, 2047, 0}, Counts: []uint64{1, 2, 3}, Count: 6, Sum: 6000},
 			Keys:    15,
 			Window: &sluice.WindowStats{Watermark: time.Unix(2e9, 0), Lag: 3 * time.Second, Partitions: 6, IdlePartitions: 1,
-				Open: 16, Held: 17, Emitted: 18, Updated: 2, Late: 19, LateDropped: 20, Revoked: 21},
+				Open: 16, Held: 17, Emitted: 18, Updated: 2, Late: 19, LateDropped: 20, Revoked: 21, RevokedItems: 22},
 		})
 		s.Edges = append(s.Edges, sluice.EdgeStats{From: "auto-" + r.String(), Policy: sluice.DropNewest.String()})
 	}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"io"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -39,6 +40,60 @@ type barsTally struct {
 	stored, updates  int64
 	late             atomic.Int64
 	emitted, commits market.Latencies
+	wm               wmTrack
+	// From the moment the watermark passed a window's end (the arrival
+	// of the tick that lifted the least of the partitions' watermarks
+	// past it) to the pane leaving the window stage; that tick's
+	// transport (its record's produce time → its arrival at the window);
+	// the window's end → that tick's production (out-of-orderness, the
+	// tick's own lag, and the wait for the slowest partition); and how
+	// long after the first partition's watermark passed the end the last
+	// one's did (by arrival).
+	inStage, transport, toLift, spread market.Latencies
+}
+
+// wmTrack follows the bars window's watermark from outside, as the stage
+// computes it (the least over the partitions seen of each one's newest
+// event time, less the out-of-orderness; no partition idles at a
+// sustained rate), and records when it passed each window end.
+type wmTrack struct {
+	ooo       int64
+	newest    map[int32]int64
+	next      int64           // the next window end to pass; 0 before the first tick
+	first     map[int64]int64 // window end → arrival (ns) when a partition's watermark first passed it
+	pass      map[int64]wmPass
+	firstNext int64
+}
+
+// wmPass is the tick that lifted the watermark past a window's end.
+type wmPass struct{ arrived, produced time.Time }
+
+func (w *wmTrack) tick(part int32, ts int64, produced, arrived time.Time) {
+	if w.newest == nil {
+		w.newest, w.first, w.pass = map[int32]int64{}, map[int64]int64{}, map[int64]wmPass{}
+	}
+	width := int64(market.BarWidth)
+	if ts <= w.newest[part] {
+		return
+	}
+	w.newest[part] = ts
+	if w.firstNext == 0 {
+		w.firstNext = (ts-w.ooo)/width*width + width
+	}
+	for ; w.firstNext <= ts-w.ooo; w.firstNext += width {
+		w.first[w.firstNext] = arrived.UnixNano()
+	}
+	least := int64(math.MaxInt64)
+	for _, n := range w.newest {
+		least = min(least, n)
+	}
+	wm := least - w.ooo
+	if w.next == 0 {
+		w.next = wm/width*width + width
+	}
+	for ; w.next <= wm; w.next += width {
+		w.pass[w.next] = wmPass{arrived, produced}
+	}
 }
 
 // tallyBars sets cfg.Bars.OnStored to count into a new tally.
@@ -56,7 +111,22 @@ func tallyBars(cfg *onkafka.KafkaConfig) *barsTally {
 			end := time.Unix(0, b.Start).Add(market.BarWidth)
 			t.emitted.Add(emitted[i].Sub(end))
 			t.commits.Add(committed.Sub(end))
+			if ps, ok := t.wm.pass[end.UnixNano()]; ok {
+				t.inStage.Add(emitted[i].Sub(ps.arrived))
+				t.transport.Add(ps.arrived.Sub(ps.produced))
+				t.toLift.Add(ps.produced.Sub(end))
+				t.spread.Add(time.Duration(ps.arrived.UnixNano() - t.wm.first[end.UnixNano()]))
+			}
 		}
+	}
+	t.wm.ooo = int64(cfg.Bars.Lateness.OutOfOrderness)
+	if t.wm.ooo == 0 {
+		t.wm.ooo = int64(market.DefaultLateness().OutOfOrderness)
+	}
+	cfg.Bars.OnTick = func(part int32, ts int64, produced, arrived time.Time) {
+		t.mu.Lock()
+		t.wm.tick(part, ts, produced, arrived)
+		t.mu.Unlock()
 	}
 	cfg.Bars.OnLate = func() { t.late.Add(1) }
 	return t
@@ -70,4 +140,10 @@ func (t *barsTally) print(w io.Writer, names onkafka.BarNames) {
 	fmt.Fprintf(w, "  window end → bar emitted: p50 %s  p99 %s  max %s; → committed in ClickHouse: p50 %s  p99 %s  max %s\n",
 		market.Ms(t.emitted.Q(0.5)), market.Ms(t.emitted.Q(0.99)), market.Ms(t.emitted.Max()),
 		market.Ms(t.commits.Q(0.5)), market.Ms(t.commits.Q(0.99)), market.Ms(t.commits.Max()))
+	q := func(l *market.Latencies) string {
+		return fmt.Sprintf("p50 %s  p99 %s  max %s", market.Ms(l.Q(0.5)), market.Ms(l.Q(0.99)), market.Ms(l.Max()))
+	}
+	fmt.Fprintf(w, "  watermark passed the end (arrival of the tick that lifted the least partition's) → bar emitted: %s\n", q(&t.inStage))
+	fmt.Fprintf(w, "    that tick: window end → produced %s; produced → at the window %s; first partition past the end → last %s\n",
+		q(&t.toLift), q(&t.transport), q(&t.spread))
 }

@@ -177,7 +177,7 @@
       lines.push({ cls: "window", text: `open ${count(w.open)} windows · keys ${count(s.keys || 0)} · held ${count(w.held_receipts)}` });
       lines.push({ cls: "window" + (w.late + w.late_dropped > 0 ? " drops" : ""),
         text: `late ${count(w.late)} to stream · ${count(w.late_dropped)} dropped · ${count(w.updated)} updates`,
-        title: `${count(w.emitted)} panes emitted; ${count(w.revoked)} windows discarded for revoked partitions` });
+        title: `${count(w.emitted)} panes emitted; ${count(w.revoked)} windows discarded for revoked partitions, ${count(w.revoked_items)} of their items dropped after the revoke` });
     } else if (s.keys > 0) {
       lines.push(`keys ${count(s.keys)}`);
     }

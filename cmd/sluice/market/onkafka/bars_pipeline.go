@@ -30,6 +30,12 @@ type BarsConfig struct {
 	// OnLate, if not nil, is called for each event too late for its bar,
 	// as it goes to the late topic.
 	OnLate func()
+	// OnTick, if not nil, is called with each tick on its way into the
+	// window stage, in the order the stage takes them: its partition,
+	// its event time, its record's timestamp (when it was produced) and
+	// when it reached the window's input; on the decode stage's
+	// goroutine. A measuring hook: it should be cheap.
+	OnTick func(partition int32, eventTime int64, produced, arrived time.Time)
 }
 
 // errLate is the cause a late event is produced to the late topic with.
@@ -78,6 +84,9 @@ func (k *Kafka) buildBars(p *sluice.Pipeline, db *sql.DB, cfg KafkaConfig, msgs 
 			return nil
 		}
 		if t := market.Normalise(ev); market.Known(t.Symbol) {
+			if bc.OnTick != nil {
+				bc.OnTick(m.Partition(), t.TS, m.Record().Timestamp, time.Now())
+			}
 			emit(Row{msg: m, tick: t})
 		}
 		return nil
