@@ -219,9 +219,11 @@ type WindowStats struct {
 // again after a restart, and the windows are computed again, whole.
 //
 // Memory: O(keys × open windows): an accumulator, a window record (about
-// 100 bytes) and 8 bytes per input held. Cost: the router's call of
-// spec.Time and spec.Key and a hash per item, a map lookup and spec.Fold
-// per window per item on the worker. Stats: StageStats.Keys and
+// 100 bytes) and 8 bytes per input held, and about 150 bytes per key.
+// Cost: the router's call of spec.Time and spec.Key and a hash per item;
+// on the worker a call of spec.Key, a lookup by that hash and spec.Fold
+// per window per item: about 120 ns of CPU per item for router and
+// worker together with a cheap Fold. Stats: StageStats.Keys and
 // StageStats.Window. It takes the output options ([Buffer], [Chunk],
 // [OnFull]). Panics, naming the stage, if n < 1, spec.Windows is unset
 // or bad, spec.Fold is nil, spec.Merge is nil for [Sessions], or a
