@@ -25,10 +25,12 @@ func mapStage[T, U any](p *Pipeline, s *stage, ie *edge[T], oe *edge[U], work fu
 }
 
 // apply calls call (see callOf) on each of items, storing the results in
-// dst (len(dst) ≥ len(items)). It returns how many results it stored — an
-// item settled as failed leaves none — and errStopped or the error that
-// fails the pipeline if it stopped early.
-func apply[T, U any](p *Pipeline, ctx context.Context, call func(context.Context, T) (U, error), items []T, dst []U) (int, error) {
+// dst (len(dst) ≥ len(items)) and, when the pipeline traces, each
+// result's trace (its input's, which the span step set on w) in dtr
+// (nil otherwise). It returns how many results it stored — an item
+// settled as failed leaves none — and errStopped or the error that fails
+// the pipeline if it stopped early.
+func apply[T, U any](p *Pipeline, ctx context.Context, call func(context.Context, T) (U, error), items []T, dst []U, dtr []context.Context, w *worker) (int, error) {
 	dst = dst[:len(items)]
 	k := 0
 	for _, v := range items {
@@ -38,6 +40,9 @@ func apply[T, U any](p *Pipeline, ctx context.Context, call func(context.Context
 		switch u, err := call(ctx, v); err {
 		case nil:
 			dst[k] = u
+			if dtr != nil {
+				dtr[k] = w.trace
+			}
 			k++
 		case errDisposed:
 		default:
@@ -71,7 +76,7 @@ func Map[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(ctx con
 			for len(items) > 0 {
 				dst := out.space()
 				k := min(len(dst), len(items))
-				done, err := apply(p, ctx, call, items[:k], dst)
+				done, err := apply(p, ctx, call, items[:k], dst, out.traceSpace(), w)
 				if !out.commit(done) || err != nil {
 					return orStopped(err)
 				}
@@ -119,8 +124,11 @@ func Filter[T any](p *Pipeline, name string, in Stream[T], n int, keep func(ctx 
 					if rc != nil {
 						rc(&items[i], ack) // dropped: done with
 					}
-				case !out.send(v):
-					return errStopped
+				default:
+					out.stamp()
+					if !out.send(v) {
+						return errStopped
+					}
 				}
 			}
 			return nil
@@ -150,11 +158,21 @@ func FlatMap[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(ctx
 		// the chunk fills. A result that carries a receipt holds it
 		// before it leaves (see Receipt); only then is u's address taken,
 		// which moves u to the heap.
-		emit := func(u U) bool { return !p.halted() && out.send(u) }
+		emit := func(u U) bool {
+			if p.halted() {
+				return false
+			}
+			out.stamp()
+			return out.send(u)
+		}
 		if rout != nil {
 			emit = func(u U) bool {
 				rout(&u, settleOp{hold: 1})
-				return !p.halted() && out.send(u)
+				if p.halted() {
+					return false
+				}
+				out.stamp()
+				return out.send(u)
 			}
 		}
 		call, ch := sinkCallOf(ic.cs, w, ic.disposalOf(i, w), func(ctx context.Context, v T) error { return f(ctx, v, emit) })
