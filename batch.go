@@ -106,10 +106,9 @@ func (b *batcher[T]) add(items []T, trs []context.Context) bool {
 func (b *batcher[T]) emit() bool {
 	b.last = len(b.batch)
 	if b.traces != nil {
-		b.out.w.trace = newTraceSet(b.traces) // keeps b.traces
+		b.out.stampWith(newTraceSet(b.traces)) // keeps b.traces
 		b.traces = nil
 	}
-	b.out.stamp()
 	ok := b.out.send(b.batch)
 	b.batch = nil
 	return ok

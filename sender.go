@@ -119,6 +119,14 @@ func (s *sender[T]) stamp() {
 	}
 }
 
+// stampWith sets tr as the trace of the item the next send adds, when
+// the pipeline traces: an item made of others (a batch, a window).
+func (s *sender[T]) stampWith(tr context.Context) {
+	if s.tr != nil {
+		s.tr[s.n] = tr
+	}
+}
+
 // space returns the free part of the current chunk, never empty. A stage
 // may write items there and then commit them.
 func (s *sender[T]) space() []T { return s.buf[s.n:] }

@@ -48,6 +48,7 @@ func (ww *windowWorker[T, K, A]) open(kw *wkey[K, A], start, end int64) *win[K, 
 		w = new(win[K, A])
 	}
 	w.owner, w.start, w.end, w.alive = kw, start, end, true
+	w.tr = ww.out.w.trace // the opening item's, when the pipeline traces
 	kw.wins = append(kw.wins, w)
 	kw.last = w
 	ww.c.open.Add(1)

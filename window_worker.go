@@ -1,6 +1,7 @@
 package sluice
 
 import (
+	"context"
 	"math"
 	"time"
 )
@@ -16,6 +17,9 @@ type win[K comparable, A any] struct {
 	gen        uint32    // bumped when the record is dropped, to be reused
 	dirty      bool      // folded into since its last emission
 	alive      bool      // false once dropped or merged away
+	// tr is the trace of the item that opened it, which its panes
+	// continue, when the pipeline traces (see traceSlot).
+	tr context.Context
 }
 
 // wkey is one key's open windows, by start.
@@ -244,6 +248,7 @@ func (ww *windowWorker[T, K, A]) emit(w *win[K, A]) bool {
 	ww.c.emitted.Add(1)
 	w.rev++
 	w.dirty = false
+	ww.out.stampWith(w.tr)
 	return ww.out.send(pn)
 }
 
