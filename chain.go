@@ -59,9 +59,7 @@ type site struct {
 	// traces through them. items is how many items the call handles.
 	receipts func(visit func(Receipt))
 	items    func() int
-	// chunked: the call is on a chunk's items (ForEachChunk), not on one
-	// item; its worker's tin holds their traces (see traceSlot).
-	chunked bool
+	chunked  bool // a call on a chunk's items (ForEachChunk): its worker's tin holds their traces (see traceSlot)
 }
 
 // fail fails the pipeline with err, as the stage's error, past its error

@@ -60,7 +60,13 @@ func OrderedMap[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(
 			}
 			dst := oc.items[:len(c.items)]
 			clear(dst) // take its cache lines here at once (see sender.take)
-			k, err := apply(p, ctx, call, c.items, dst, dtr, w)
+			var k int
+			var err error
+			if dtr == nil {
+				k, err = apply(p, ctx, call, c.items, dst)
+			} else {
+				k, err = applyTraced(p, ctx, call, c.items, dst, dtr, w)
+			}
 			if err != nil {
 				oe.put(oc)
 				return err

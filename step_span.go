@@ -103,22 +103,14 @@ type traceSet struct {
 }
 
 // newTraceSet returns the trace of an item made of items whose traces are
-// trs (nil ones left out; a run of one trace kept once): nil when they have
-// none, the one trace when they share it. It keeps trs.
+// trs, in order: nil when none of them has one. It keeps trs.
 func newTraceSet(trs []context.Context) context.Context {
-	out := trs[:0]
 	for _, tr := range trs {
-		if tr != nil && (len(out) == 0 || out[len(out)-1] != tr) {
-			out = append(out, tr)
+		if tr != nil {
+			return &traceSet{context.Background(), trs}
 		}
 	}
-	switch len(out) {
-	case 0:
-		return nil
-	case 1:
-		return out[0]
-	}
-	return &traceSet{context.Background(), out}
+	return nil
 }
 
 // appendTraces appends the traces of trs to dst, those of a traceSet one

@@ -410,3 +410,35 @@ func TestAWindowsPaneContinuesTheTraceOfTheItemThatOpenedIt(t *testing.T) {
 	}
 	checkOneTraceEach(t, &rec, n)
 }
+
+// Items that share a trace (the results of one FlatMap call) keep it
+// through a Batch and Unbatch, whatever batch they land in.
+func TestItemsThatShareATraceKeepItThroughBatchAndUnbatch(t *testing.T) {
+	const n = 300
+	var tr linkTracer
+	var rec traces
+	p := sluice.New(context.Background(), sluice.Tracing(&tr))
+	three := sluice.FlatMap(p, "three", mark(p, &tr, &rec, t, "mark", sluice.FromSlice(p, "in", seq(n)), 2), 2, func(_ context.Context, v int, emit func(int) bool) error {
+		emit(3 * v)
+		emit(3*v + 1)
+		emit(3*v + 2)
+		return nil
+	})
+	items := sluice.Unbatch(p, "unbatch", sluice.Batch(p, "batch", three, 4, 0))
+	sluice.ForEach(p, "store", items, 2, func(ctx context.Context, v int) error {
+		rec.saw(v/3, tr.root(t, ctx))
+		return nil
+	})
+	if err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	rec.mu.Lock()
+	for item := range n {
+		if got := len(rec.roots[item]); got != 4 {
+			rec.mu.Unlock()
+			t.Fatalf("item %d: got %d spans, want 4 (mark, and store for each of its 3 results)", item, got)
+		}
+	}
+	rec.mu.Unlock()
+	checkOneTraceEach(t, &rec, n)
+}

@@ -25,12 +25,10 @@ func mapStage[T, U any](p *Pipeline, s *stage, ie *edge[T], oe *edge[U], work fu
 }
 
 // apply calls call (see callOf) on each of items, storing the results in
-// dst (len(dst) ≥ len(items)) and, when the pipeline traces, each
-// result's trace (its input's, which the span step set on w) in dtr
-// (nil otherwise). It returns how many results it stored — an item
-// settled as failed leaves none — and errStopped or the error that fails
-// the pipeline if it stopped early.
-func apply[T, U any](p *Pipeline, ctx context.Context, call func(context.Context, T) (U, error), items []T, dst []U, dtr []context.Context, w *worker) (int, error) {
+// dst (len(dst) ≥ len(items)). It returns how many results it stored — an
+// item settled as failed leaves none — and errStopped or the error that
+// fails the pipeline if it stopped early.
+func apply[T, U any](p *Pipeline, ctx context.Context, call func(context.Context, T) (U, error), items []T, dst []U) (int, error) {
 	dst = dst[:len(items)]
 	k := 0
 	for _, v := range items {
@@ -40,9 +38,30 @@ func apply[T, U any](p *Pipeline, ctx context.Context, call func(context.Context
 		switch u, err := call(ctx, v); err {
 		case nil:
 			dst[k] = u
-			if dtr != nil {
-				dtr[k] = w.trace
-			}
+			k++
+		case errDisposed:
+		default:
+			return k, err
+		}
+	}
+	return k, nil
+}
+
+// applyTraced is apply for a pipeline that traces: it also stores each
+// result's trace (its input's, which the span step set on w) in dtr. A
+// second loop rather than a check in apply's, so that a pipeline without
+// Tracing runs apply's loop as it is.
+func applyTraced[T, U any](p *Pipeline, ctx context.Context, call func(context.Context, T) (U, error), items []T, dst []U, dtr []context.Context, w *worker) (int, error) {
+	dst = dst[:len(items)]
+	k := 0
+	for _, v := range items {
+		if p.halted() {
+			return k, errStopped
+		}
+		switch u, err := call(ctx, v); err {
+		case nil:
+			dst[k] = u
+			dtr[k] = w.trace
 			k++
 		case errDisposed:
 		default:
@@ -70,13 +89,27 @@ func Map[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(ctx con
 	ctx := p.ctx
 	mapStage(p, s, ie, oe, func(i int, w *worker, out *sender[U]) (func([]T) error, *chain[T]) {
 		call, ch := callOf(ic.cs, w, ic.disposalOf(i, w), f)
+		if oe.traced {
+			return func(items []T) error {
+				for len(items) > 0 { // as below, with the results' traces
+					dst, dtr := out.space(), out.traceSpace()
+					k := min(len(dst), len(items))
+					done, err := applyTraced(p, ctx, call, items[:k], dst, dtr, w)
+					if !out.commit(done) || err != nil {
+						return orStopped(err)
+					}
+					items = items[k:]
+				}
+				return nil
+			}, ch
+		}
 		return func(items []T) error {
 			// Results go straight into the free part of the output chunk:
 			// the per-item work is then one call of f and one store.
 			for len(items) > 0 {
 				dst := out.space()
 				k := min(len(dst), len(items))
-				done, err := apply(p, ctx, call, items[:k], dst, out.traceSpace(), w)
+				done, err := apply(p, ctx, call, items[:k], dst)
 				if !out.commit(done) || err != nil {
 					return orStopped(err)
 				}
