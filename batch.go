@@ -1,6 +1,7 @@
 package sluice
 
 import (
+	"context"
 	"fmt"
 	"time"
 )
@@ -50,7 +51,7 @@ func Batch[T any](p *Pipeline, name string, in Stream[T], size int, maxWait time
 	b.timer.Stop()
 	loop(p, s, w, r, body[T]{
 		each: func(c *chunk[T]) error {
-			if !b.add(c.items) {
+			if !b.add(c.items, c.traces) {
 				return errStopped
 			}
 			return nil
@@ -72,13 +73,16 @@ type batcher[T any] struct {
 	batch   []T
 	started time.Time // arrival of the batch's first item
 	last    int       // length of the last batch to leave: the next one's first capacity
+	// traces are the batch's items' traces when the pipeline traces
+	// (see traceSlot); the batch leaves with a traceSet of them.
+	traces []context.Context
 }
 
 // add appends items to the current batch, handing on each batch that
 // fills, and the batch if it has waited maxWait. The batch grows as items
 // arrive, starting at the last batch's length, so a batch that is never
 // full (a size meant as "no limit") costs memory for its items only.
-func (b *batcher[T]) add(items []T) bool {
+func (b *batcher[T]) add(items []T, trs []context.Context) bool {
 	for len(items) > 0 {
 		if b.batch == nil {
 			b.batch = make([]T, 0, max(1, min(b.size, max(b.last, len(items)))))
@@ -87,6 +91,10 @@ func (b *batcher[T]) add(items []T) bool {
 		k := min(len(items), b.size-len(b.batch))
 		b.batch = append(b.batch, items[:k]...)
 		items = items[k:]
+		if trs != nil {
+			b.traces = append(b.traces, trs[:k]...)
+			trs = trs[k:]
+		}
 		if len(b.batch) == b.size && !b.emit() {
 			return false
 		}
@@ -97,6 +105,10 @@ func (b *batcher[T]) add(items []T) bool {
 // emit hands the current batch on.
 func (b *batcher[T]) emit() bool {
 	b.last = len(b.batch)
+	if b.traces != nil {
+		b.out.stampWith(newTraceSet(b.traces)) // keeps b.traces
+		b.traces = nil
+	}
 	ok := b.out.send(b.batch)
 	b.batch = nil
 	return ok
@@ -120,10 +132,15 @@ func Unbatch[T any](p *Pipeline, name string, in Stream[[]T], opts ...StageOptio
 	s := newStage(p, kindUnbatch, name, 1)
 	ie := consume(p, s, in, 1)
 	oe := newEdge[T](p, s, 1, cfg)
-	mapStage(p, s, ie, oe, func(_ int, _ *worker, out *sender[T]) (func([][]T) error, *chain[[]T]) {
+	mapStage(p, s, ie, oe, func(_ int, w *worker, out *sender[T]) (func([][]T) error, *chain[[]T]) {
 		return func(items [][]T) error {
-			for _, b := range items {
-				for _, v := range b {
+			tin := w.tin // the batches' traces, when the pipeline traces
+			for i, b := range items {
+				for j, v := range b {
+					if tin != nil {
+						w.trace = traceAt(tin[i], j, len(b))
+					}
+					out.stamp()
 					if !out.send(v) {
 						return errStopped
 					}

@@ -59,6 +59,7 @@ type site struct {
 	// traces through them. items is how many items the call handles.
 	receipts func(visit func(Receipt))
 	items    func() int
+	chunked  bool // a call on a chunk's items (ForEachChunk): its worker's tin holds their traces (see traceSlot)
 }
 
 // fail fails the pipeline with err, as the stage's error, past its error
@@ -102,9 +103,10 @@ type disposal[X any] interface {
 // calls is a stage's call chain as its options make it, shared by its
 // workers; nil when the options add no step and no dispose.
 type calls[X any] struct {
-	p     *Pipeline
-	s     *stage
-	steps []step // outermost first
+	p       *Pipeline
+	s       *stage
+	steps   []step // outermost first
+	chunked bool   // a call is on a chunk's items (see site.chunked)
 }
 
 // newCalls returns stage s's calls from c, or nil when there is nothing
@@ -180,7 +182,7 @@ func (cs *calls[X]) worker(w *worker, f func(ctx context.Context, v *X) error, d
 	if cs == nil {
 		return nil
 	}
-	c := &chain[X]{dispose: d, at: site{p: cs.p, s: cs.s, w: w}}
+	c := &chain[X]{dispose: d, at: site{p: cs.p, s: cs.s, w: w, chunked: cs.chunked}}
 	c.at.receipts, c.at.items = visitorOf(&c.cur), countOf(&c.cur)
 	next := call(func(ctx context.Context) error {
 		err := f(ctx, c.cur)

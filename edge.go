@@ -1,6 +1,7 @@
 package sluice
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -39,9 +40,13 @@ func (s Stream[T]) Name() string {
 // after it was passed on to another edge (as Merge does).
 type chunk[T any] struct {
 	items []T
-	seq   uint64     // arrival order, for the stages that keep input order
-	born  int64      // when it was handed to its edge (nowNs), for sampled chunks; else 0
-	home  *sync.Pool // the pool of the edge that made it
+	// traces holds, beside items, the trace of each item when the
+	// pipeline traces (see traceSlot); nil otherwise, and then nothing
+	// per item is written or read for tracing.
+	traces []context.Context
+	seq    uint64     // arrival order, for the stages that keep input order
+	born   int64      // when it was handed to its edge (nowNs), for sampled chunks; else 0
+	home   *sync.Pool // the pool of the edge that made it
 }
 
 // sampleMask picks the chunks whose latency is measured: one in 8, so that
@@ -102,7 +107,9 @@ type edge[T any] struct {
 	recvdItems []*counter
 	// begin starts the traces of a source's items as a chunk of them is
 	// handed on (sourceTraces); nil for other edges, or without Tracing.
-	begin func(items []T)
+	begin func(c *chunk[T])
+	// traced: the pipeline traces, so the chunks carry traces.
+	traced bool
 
 	scrub       bool // T holds pointers: clear recycled chunks so they keep nothing alive
 	deadLetters bool // a stage's dead-letter stream (DeadLetter): not counted in its Out
@@ -215,7 +222,7 @@ func newEdge[T any](p *Pipeline, from *stage, producers int, cfg stageConfig) *e
 		p: p, from: from, slots: chunks, sized: cfg.buffer > 0,
 		attached: make(chan struct{}), size: size,
 		policy: cfg.overflow, scrub: gctype.HasPointers[T](),
-		fixed: cfg.chunk != 0, ceil: size,
+		fixed: cfg.chunk != 0, ceil: size, traced: p.tracer != nil,
 	}
 	if cfg.overflow != Block {
 		e.receipts = receiptsOf[T]()
@@ -281,7 +288,11 @@ func (e *edge[T]) get() *chunk[T] {
 	if c, _ := e.pool.Get().(*chunk[T]); c != nil {
 		return c
 	}
-	return &chunk[T]{items: make([]T, 0, e.size), home: &e.pool}
+	c := &chunk[T]{items: make([]T, 0, e.size), home: &e.pool}
+	if e.traced {
+		c.traces = make([]context.Context, 0, e.size)
+	}
+	return c
 }
 
 // put recycles a chunk whose items the caller no longer needs, into the
@@ -292,6 +303,10 @@ func (e *edge[T]) put(c *chunk[T]) {
 		clear(c.items)
 	}
 	c.items = c.items[:0]
+	if c.traces != nil {
+		clear(c.traces[:cap(c.traces)])
+		c.traces = c.traces[:0]
+	}
 	c.home.Put(c)
 }
 

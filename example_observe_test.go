@@ -38,29 +38,33 @@ func ExampleLogger() {
 	// level=INFO msg="pipeline finished" pipeline=orders stages.in.in=0 stages.in.out=3 stages.store.in=3 stages.store.out=0 stages.store.failed=1 stages.store.dead_lettered=1 stages.dead.in=1 stages.dead.out=0
 }
 
-// printTracer is a Tracer that prints each span's start and end.
+// printTracer is a Tracer that prints each span as it ends: traced says
+// that it continues (or links) an item's trace.
 type printTracer struct{ mu sync.Mutex }
 
 func (t *printTracer) Start(ctx context.Context, c sluice.Call) (context.Context, func(error)) {
-	return ctx, func(err error) {
+	traced := c.Parent != nil || len(c.Links) > 0
+	return context.WithValue(ctx, traceKey{}, c.Stage), func(err error) {
 		t.mu.Lock()
 		defer t.mu.Unlock()
-		fmt.Printf("span %q (%s) items=%d traced=%v err=%v\n", c.Stage, c.Kind, c.Items, c.Parent != nil, err)
+		fmt.Printf("span %q (%s) items=%d traced=%v err=%v\n", c.Stage, c.Kind, c.Items, traced, err)
 	}
 }
 
 func ExampleTracing() {
 	p := sluice.New(context.Background(), sluice.Tracing(&printTracer{}))
 	// One item, so that the output does not depend on how items were
-	// chunked: a ForEachChunk's span counts the items of its call.
+	// chunked: a ForEachChunk's span counts the items of its call. The
+	// source's span starts the item's trace; the others continue it.
 	up := sluice.Map(p, "upper", sluice.FromSlice(p, "in", []string{"a"}), 1, func(_ context.Context, s string) (string, error) {
 		return strings.ToUpper(s), nil
 	})
 	sluice.ForEachChunk(p, "store", up, 1, func(context.Context, []string) error { return nil })
 	_ = p.Wait()
 	// Output:
-	// span "upper" (map) items=1 traced=false err=<nil>
-	// span "store" (for-each-chunk) items=1 traced=false err=<nil>
+	// span "in" (source) items=1 traced=false err=<nil>
+	// span "upper" (map) items=1 traced=true err=<nil>
+	// span "store" (for-each-chunk) items=1 traced=true err=<nil>
 }
 
 type traceKey struct{}

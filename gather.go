@@ -1,6 +1,7 @@
 package sluice
 
 import (
+	"context"
 	"fmt"
 	"reflect"
 	"unsafe"
@@ -38,6 +39,9 @@ type gatherer[T any] struct {
 	weight func(v *T) int // nil: every item counts one
 	buf    []T            // the items of a call that spans chunks
 	taken  []*chunk[T]    // chunks taken here whose items are in buf, released after the call
+	// traces are the call's items' traces when the pipeline traces: the
+	// worker's input traces for the call (see traceSlot).
+	traces []context.Context
 }
 
 func newGatherer[T any](r *receiver[T], max int) *gatherer[T] {
@@ -92,7 +96,14 @@ func (g *gatherer[T]) each(c *chunk[T], call func(items []T) error) error {
 	cur, off := c, 0
 	for {
 		items, spans := g.group(&cur, &off, c)
+		if c.traces != nil {
+			g.r.w.tin, g.r.w.ti = g.traces, 0
+		}
 		err := call(items)
+		if c.traces != nil {
+			clear(g.traces)
+			g.traces = g.traces[:0]
+		}
 		if spans {
 			if g.r.e.scrub {
 				clear(g.buf)
@@ -130,6 +141,9 @@ func (g *gatherer[T]) group(cur **chunk[T], off *int, first *chunk[T]) (items []
 			k, w = 1, room
 		}
 		part := rest[:k]
+		if trs := (*cur).traces; trs != nil {
+			g.traces = append(g.traces, trs[*off:*off+k]...)
+		}
 		switch {
 		case items == nil && !spans:
 			items = part

@@ -172,10 +172,20 @@ func emitter[U any](p *Pipeline, out *sender[U]) func(U) bool {
 	if rout := receiptsOf[U](); rout != nil {
 		return func(u U) bool {
 			rout(&u, settleOp{hold: 1})
-			return !p.halted() && out.send(u)
+			if p.halted() {
+				return false
+			}
+			out.stamp()
+			return out.send(u)
 		}
 	}
-	return func(u U) bool { return !p.halted() && out.send(u) }
+	return func(u U) bool {
+		if p.halted() {
+			return false
+		}
+		out.stamp()
+		return out.send(u)
+	}
 }
 
 func (sw *stateWorker[T, K, S, U]) handle(m *kmsg[T]) error {

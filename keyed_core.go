@@ -5,6 +5,7 @@ package sluice
 // the worker loop.
 
 import (
+	"context"
 	"runtime"
 	"sync"
 	"time"
@@ -20,8 +21,12 @@ type kmsg[T any] struct {
 	ctl bool   // to every worker: a control item, or (Window) a watermark marker
 }
 
-// kbatch is a batch of messages for one worker.
-type kbatch[T any] struct{ items []kmsg[T] }
+// kbatch is a batch of messages for one worker, and their traces when
+// the pipeline traces (see traceSlot; nil otherwise).
+type kbatch[T any] struct {
+	items  []kmsg[T]
+	traces []context.Context
+}
 
 // kbatchSize is the most messages the router puts in one batch.
 const kbatchSize = 256
@@ -69,6 +74,10 @@ type kroute[T any] struct {
 	bufs []*kbatch[T] // the router's batch being filled, per worker
 	pool sync.Pool
 	rc   receipts[T] // the receipts of an item; nil when T carries none
+	// rw is the router's worker, whose trace (the item at hand's) each
+	// message's batch carries when traced: the pipeline traces.
+	rw     *worker
+	traced bool
 }
 
 // keyedCore is the machinery of Keyed and Window: a stage with n + 1
@@ -83,7 +92,7 @@ type keyedCore[T, U any] struct {
 
 func newKeyedCore[T, U any](p *Pipeline, kind stageKind, name string, in Stream[T], n int, cfg stageConfig) *keyedCore[T, U] {
 	s := newStage(p, kind, name, n+1)
-	kc := &keyedCore[T, U]{kroute: kroute[T]{p: p, s: s, n: n, rc: receiptsOf[T]()}}
+	kc := &keyedCore[T, U]{kroute: kroute[T]{p: p, s: s, n: n, rc: receiptsOf[T](), rw: s.workers[0], traced: p.tracer != nil}}
 	kc.ie = consume(p, s, in, 1)
 	kc.ie.unmeasured()
 	kc.oe = newEdge[U](p, s, n+1, cfg)
@@ -113,6 +122,8 @@ func (kc *kroute[T]) batch() *kbatch[T] {
 func (kc *kroute[T]) recycle(b *kbatch[T]) {
 	clear(b.items)
 	b.items = b.items[:0]
+	clear(b.traces)
+	b.traces = b.traces[:0]
 	kc.pool.Put(b)
 }
 
@@ -145,6 +156,9 @@ func (kc *kroute[T]) put(hash uint64) *kmsg[T] {
 	b.items = b.items[:len(b.items)+1]
 	m := &b.items[len(b.items)-1]
 	m.h = hash
+	if kc.traced {
+		b.traces = append(b.traces, kc.rw.trace)
+	}
 	return m
 }
 
@@ -235,6 +249,9 @@ func (kc *keyedCore[T, U]) start(r router[T], mk func(i int, w *worker, out *sen
 	loop(p, s, rw, newReceiver(kc.ie, 0, rw), body[T]{
 		each: func(c *chunk[T]) error {
 			for j := range c.items {
+				if c.traces != nil {
+					rw.trace = c.traces[j]
+				}
 				if !r.route(rt, &c.items[j]) {
 					return errStopped
 				}
@@ -288,6 +305,7 @@ func (kc *keyedCore[T, U]) work(i int, w *worker, kw keyWorker[T]) {
 				case b, ok = <-q:
 				case now := <-kw.alarm():
 					w.resume()
+					w.trace = nil // what a timer emits continues no item's trace
 					if err := kw.tick(now); err != nil {
 						return err
 					}
@@ -302,6 +320,7 @@ func (kc *keyedCore[T, U]) work(i int, w *worker, kw keyWorker[T]) {
 				if p.stopping() {
 					return errStopped
 				}
+				w.trace = nil
 				if err := kw.end(p.intakeClosed()); err != nil {
 					return err
 				}
@@ -311,12 +330,16 @@ func (kc *keyedCore[T, U]) work(i int, w *worker, kw keyWorker[T]) {
 				return nil
 			}
 			start := nowNs()
+			w.trace = nil
 			if err := kw.tick(time.Now()); err != nil {
 				return err
 			}
 			for j := range b.items {
 				if p.halted() {
 					return errStopped
+				}
+				if b.traces != nil {
+					w.trace = b.traces[j]
 				}
 				if err := kw.handle(&b.items[j]); err != nil {
 					return err

@@ -81,7 +81,10 @@ func DrainGrace(d time.Duration) Option {
 func Logger(l *slog.Logger) Option { return optionFunc(func(c *config) { c.logger = l }) }
 
 // Tracing makes the pipeline start a span with t around each call of a
-// stage's function (see [Tracer]). A nil t means no tracing, the default.
+// stage's function, and at its sources one per item whose message brought
+// no trace, so that every span on an item and on what it becomes is in
+// one trace (see [Tracer]). A nil t means no tracing, the default, which
+// costs nothing per item but a nil check where a stage hands items on.
 func Tracing(t Tracer) Option { return optionFunc(func(c *config) { c.tracer = t }) }
 
 // StageOption configures one stage. The options, and the stages each fits:

@@ -51,14 +51,30 @@ func OrderedMap[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(
 			if cap(oc.items) < len(c.items) {
 				oc.items = make([]U, 0, len(c.items))
 			}
+			var dtr []context.Context // the results' traces, when the pipeline traces
+			if oc.traces != nil {
+				if cap(oc.traces) < len(c.items) {
+					oc.traces = make([]context.Context, 0, len(c.items))
+				}
+				dtr = oc.traces[:len(c.items)]
+			}
 			dst := oc.items[:len(c.items)]
 			clear(dst) // take its cache lines here at once (see sender.take)
-			k, err := apply(p, ctx, call, c.items, dst)
+			var k int
+			var err error
+			if dtr == nil {
+				k, err = apply(p, ctx, call, c.items, dst)
+			} else {
+				k, err = applyTraced(p, ctx, call, c.items, dst, dtr, w)
+			}
 			if err != nil {
 				oe.put(oc)
 				return err
 			}
 			oc.items, oc.seq = dst[:k], c.seq
+			if dtr != nil {
+				oc.traces = dtr[:k]
+			}
 			if !ro.deposit(oc, len(c.items), out) {
 				return errStopped
 			}
@@ -80,11 +96,16 @@ func handoffSized[U any](out *sender[U], c *chunk[U]) bool {
 	if len(c.items) <= e.chunkLimit() {
 		return out.handoff(c)
 	}
+	trs := c.traces
 	for items := c.items; len(items) > 0; {
 		k := min(len(items), e.chunkLimit())
 		pc := e.get()
 		pc.items = append(pc.items[:0], items[:k]...)
 		items = items[k:]
+		if trs != nil {
+			pc.traces = append(pc.traces[:0], trs[:k]...)
+			trs = trs[k:]
+		}
 		if !out.handoff(pc) {
 			e.put(pc)
 			return false

@@ -67,6 +67,9 @@ func (r *receiver[T]) finished(c *chunk[T]) {
 // measuring it.
 func (r *receiver[T]) took(c *chunk[T]) {
 	r.recvd.add(len(c.items))
+	if c.traces != nil {
+		r.w.tin, r.w.ti = c.traces, 0
+	}
 	if r.items != nil {
 		r.items.add(int(r.e.weigh(c.items)))
 	}

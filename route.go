@@ -1,6 +1,7 @@
 package sluice
 
 import (
+	"context"
 	"fmt"
 	"hash/maphash"
 )
@@ -53,12 +54,16 @@ func Partition[T any, K comparable](p *Pipeline, name string, in Stream[T], n in
 		panic(fmt.Sprintf("sluice: Partition %q: nil key function", name))
 	}
 	seed := maphash.MakeSeed()
-	return fanOut(p, kindPartition, name, in, n, opts, func(items []T, outs []*sender[T]) bool {
-		for _, v := range items {
+	return fanOut(p, kindPartition, name, in, n, opts, func(items []T, trs []context.Context, w *worker, outs []*sender[T]) bool {
+		for j, v := range items {
 			if p.halted() {
 				return false
 			}
+			if trs != nil {
+				w.trace = trs[j]
+			}
 			i := maphash.Comparable(seed, key(v)) % uint64(len(outs))
+			outs[i].stamp()
 			if !outs[i].send(v) {
 				return false
 			}
@@ -79,12 +84,16 @@ func Broadcast[T any](p *Pipeline, name string, in Stream[T], n int, opts ...Sta
 		panic(fmt.Sprintf("sluice: Broadcast %q: n must be ≥ 1, got %d", name, n))
 	}
 	rc := receiptsOf[T]()
-	return fanOut(p, kindBroadcast, name, in, n, opts, func(items []T, outs []*sender[T]) bool {
+	return fanOut(p, kindBroadcast, name, in, n, opts, func(items []T, trs []context.Context, w *worker, outs []*sender[T]) bool {
 		if rc != nil && n > 1 {
 			rc.each(items, settleOp{hold: int32(n - 1)}) // each copy settles once
 		}
 		for _, o := range outs {
-			for _, v := range items {
+			for j, v := range items {
+				if trs != nil {
+					w.trace = trs[j]
+				}
+				o.stamp()
 				if !o.send(v) {
 					return false
 				}
@@ -97,7 +106,7 @@ func Broadcast[T any](p *Pipeline, name string, in Stream[T], n int, opts ...Sta
 // fanOut starts a one-goroutine stage with n output streams; route sends
 // each input chunk's items to them and returns false when the pipeline
 // stopped.
-func fanOut[T any](p *Pipeline, k stageKind, name string, in Stream[T], n int, opts []StageOption, route func(items []T, outs []*sender[T]) bool) []Stream[T] {
+func fanOut[T any](p *Pipeline, k stageKind, name string, in Stream[T], n int, opts []StageOption, route func(items []T, trs []context.Context, w *worker, outs []*sender[T]) bool) []Stream[T] {
 	cfg := stageOptions(k, name, opts)
 	s := newStage(p, k, name, 1)
 	ie := consume(p, s, in, 1)
@@ -116,7 +125,7 @@ func fanOut[T any](p *Pipeline, k stageKind, name string, in Stream[T], n int, o
 	flush := func() bool { return flushAll(flushers) }
 	loop(p, s, w, newReceiver(ie, 0, w), body[T]{
 		each: func(c *chunk[T]) error {
-			if !route(c.items, outs) {
+			if !route(c.items, c.traces, w, outs) {
 				return errStopped
 			}
 			return nil

@@ -1,6 +1,9 @@
 package sluice
 
-import "runtime"
+import (
+	"context"
+	"runtime"
+)
 
 // sender is one producer goroutine's end of an edge. It fills a chunk and
 // hands it over when it is full or when flush is called — which stages do
@@ -26,8 +29,12 @@ type sender[T any] struct {
 	// held is when the current chunk began holding items, as far as
 	// flushHeld knows (0: not yet seen holding any).
 	held     int64
-	attached bool     // the edge's consumer is built: its channel exists
-	_        [39]byte // to 128 bytes
+	attached bool // the edge's consumer is built: its channel exists
+	// tr is the current chunk's traces, at buf's length, when the
+	// pipeline traces: send stamps each item with its worker's trace
+	// (see traceSlot). Nil otherwise.
+	tr []context.Context
+	_  [15]byte // to 128 bytes
 }
 
 // newSender returns producer i's end of edge e, with a chunk to fill.
@@ -58,6 +65,9 @@ func (s *sender[T]) init(e *edge[T], i int, w *worker) {
 func (s *sender[T]) take(c *chunk[T]) {
 	s.c, s.buf, s.n, s.held = c, c.items[:s.e.chunkLimit()], 0, 0
 	clear(s.buf)
+	if c.traces != nil { // put cleared them
+		s.tr = c.traces[:len(s.buf)]
+	}
 }
 
 // maxHold is how long a busy stage may hold items in a partial output chunk
@@ -98,9 +108,38 @@ func (s *sender[T]) send(v T) bool {
 	return s.n < len(s.buf) || s.full()
 }
 
+// stamp sets the trace of the item the next send adds: the trace of the
+// item at hand, which the stage set on its worker (see traceSlot). A
+// stage calls it before each send when the pipeline may trace; without
+// Tracing it is a nil check. (It is not part of send, which must stay
+// small enough to inline.)
+func (s *sender[T]) stamp() {
+	if s.tr != nil {
+		s.tr[s.n] = s.w.trace
+	}
+}
+
+// stampWith sets tr as the trace of the item the next send adds, when
+// the pipeline traces: an item made of others (a batch, a window).
+func (s *sender[T]) stampWith(tr context.Context) {
+	if s.tr != nil {
+		s.tr[s.n] = tr
+	}
+}
+
 // space returns the free part of the current chunk, never empty. A stage
 // may write items there and then commit them.
 func (s *sender[T]) space() []T { return s.buf[s.n:] }
+
+// traceSpace is the traces beside space, for the stage to write each
+// item's trace there before it commits them; nil when the pipeline does
+// not trace.
+func (s *sender[T]) traceSpace() []context.Context {
+	if s.tr == nil {
+		return nil
+	}
+	return s.tr[s.n:]
+}
 
 // commit adds the first k items of the last space to the chunk, flushing it
 // when full. It returns false when the pipeline has stopped.
@@ -117,6 +156,9 @@ func (s *sender[T]) commit(k int) bool {
 func (s *sender[T]) fullChunk() bool {
 	if lim := s.e.chunkLimit(); lim > len(s.buf) {
 		s.buf = s.c.items[:lim] // chunks have room for the edge's size
+		if s.tr != nil {
+			s.tr = s.c.traces[:lim]
+		}
 		return true
 	}
 	return s.flush()
@@ -130,8 +172,11 @@ func (s *sender[T]) flush() bool {
 		return !s.e.p.stopping()
 	}
 	s.c.items = s.buf[:s.n]
-	if s.e.begin != nil {
-		s.e.begin(s.c.items)
+	if s.tr != nil {
+		s.c.traces = s.tr[:s.n]
+		if s.e.begin != nil {
+			s.e.begin(s.c)
+		}
 	}
 	if !s.handoff(s.c) {
 		s.c.items = s.c.items[:0]

@@ -93,6 +93,7 @@ func ForEachChunk[T any](p *Pipeline, name string, in Stream[T], n int, f func(c
 	// A call on a chunk always goes through a chain, if only its base
 	// when no option adds a step: its cost is per chunk.
 	cs := newCalls[[]T](p, s, cfg.calls, true)
+	cs.chunked = true
 	ctx := p.ctx
 	rc := receiptsOf[T]()
 	sinkStage(p, s, ie, false, cfg.gather, func(i int, w *worker) (func([]T) error, *chain[[]T]) {

@@ -154,6 +154,13 @@ type worker struct {
 	// runs more goroutines than the count chosen (see autoPool.room).
 	alarm chan struct{}
 	room  func(ctx context.Context)
+	// When the pipeline traces (see traceSlot), only the goroutine's own:
+	// tin is the traces of the input chunk at hand and ti the next one a
+	// call on an item takes; trace is the item at hand's, which its
+	// senders stamp on what they send for it.
+	tin   []context.Context
+	ti    int
+	trace context.Context
 }
 
 // callFailed counts one call of the stage's function that returned an

@@ -116,6 +116,7 @@ func (ds *disposer[T]) item(v T, err error, attempts int) error {
 		}
 		return errDisposed
 	}
+	ds.dead.stamp()
 	if !ds.dead.send(Failed[T]{Item: v, Err: err, Stage: ds.d.s.name, Attempts: attempts}) {
 		return errStopped
 	}

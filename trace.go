@@ -7,15 +7,19 @@ import (
 
 // Tracing, without a dependency: the core defines what a tracer and a
 // propagator must do, and a module of its own (otelx) implements both
-// with OpenTelemetry. A pipeline without a Tracer pays nothing per item.
+// with OpenTelemetry. A pipeline without a Tracer builds no span step and
+// carries no trace: it pays a nil check per item where a stage hands
+// items on. How an item's trace travels with it is step_span.go's
+// traceSlot.
 
 // Tracer starts a span around each call of a stage's function. Give one to
 // a pipeline with [Tracing]; the otelx module makes one from an
 // OpenTelemetry TracerProvider.
 type Tracer interface {
 	// Start begins the span of one call: a child of call.Parent's span
-	// when the item derives from a message with a trace context, linked
-	// to call.Links when the call handles several such items. ctx is the
+	// when the item has a trace (its message's, or the one its source
+	// began), linked to call.Links when the call handles several such
+	// items. ctx is the
 	// call's context (the pipeline's, or a Timeout's): the context Start
 	// returns must keep its deadline and cancellation, and the function
 	// gets it, so that its own spans are children of this one. end is
@@ -23,11 +27,16 @@ type Tracer interface {
 	// and its retries are over. Start is called from every worker of
 	// every stage at once: it must be safe for concurrent use.
 	//
-	// A source calls Start too, with Kind "source", for each item whose
-	// message came without a trace context, and attaches the context
-	// returned to the item's receipt, so that the calls of every later
-	// stage on it are in one trace. A tracer that returns the context it
-	// was given starts no trace there: each later call is then on its own.
+	// A source calls Start too, with Kind "source", for each item that
+	// has no trace — its message came without a trace context, or it
+	// carries no receipt at all (an int from FromSlice) — and gives the
+	// item the context returned (attached to its receipt, if it has one,
+	// and carried beside it in any case), so that the calls of every
+	// later stage on it, and on what it becomes, are in one trace: a
+	// result continues its input's, a batch's call links its items', a
+	// window's pane continues the trace of the item that opened the
+	// window. A tracer that returns the context it was given starts no
+	// trace there: each later call is then on its own.
 	// A tracer that samples should return a context that carries its
 	// decision (an unsampled span context) when it drops the item.
 	Start(ctx context.Context, call Call) (_ context.Context, end func(err error))
@@ -41,11 +50,13 @@ type Call struct {
 	// Items is how many items the call handles: 1, or a chunk's or
 	// batch's length (ForEachChunk, a ForEach over batches).
 	Items int
-	// Parent is the trace context of the message the item derives from
-	// (see [Receipt.Trace]) for a call on one item; nil when it has none.
+	// Parent is the item's trace for a call on one item: that of the
+	// message it derives from (see [Receipt.Trace]), or else the one its
+	// source began; nil when it has none.
 	Parent context.Context
-	// Links are the trace contexts of the messages behind the items of a
-	// call that handles several (a batch insert): the span links them.
+	// Links are the traces of the items of a call that handles several
+	// (a batch insert, a chunk), as Parent is an item's: the span links
+	// them.
 	// Nil for a call on one item. Valid only during Start: copy what is
 	// kept.
 	Links []context.Context

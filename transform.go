@@ -47,6 +47,30 @@ func apply[T, U any](p *Pipeline, ctx context.Context, call func(context.Context
 	return k, nil
 }
 
+// applyTraced is apply for a pipeline that traces: it also stores each
+// result's trace (its input's, which the span step set on w) in dtr. A
+// second loop rather than a check in apply's, so that a pipeline without
+// Tracing runs apply's loop as it is.
+func applyTraced[T, U any](p *Pipeline, ctx context.Context, call func(context.Context, T) (U, error), items []T, dst []U, dtr []context.Context, w *worker) (int, error) {
+	dst = dst[:len(items)]
+	k := 0
+	for _, v := range items {
+		if p.halted() {
+			return k, errStopped
+		}
+		switch u, err := call(ctx, v); err {
+		case nil:
+			dst[k] = u
+			dtr[k] = w.trace
+			k++
+		case errDisposed:
+		default:
+			return k, err
+		}
+	}
+	return k, nil
+}
+
 // Map starts n workers that each take items from in, apply f and send the
 // result on. Output order is not input order when n > 1 (see [OrderedMap]);
 // with n == 1 it is. The output closes once in is drained and every worker
@@ -65,6 +89,20 @@ func Map[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(ctx con
 	ctx := p.ctx
 	mapStage(p, s, ie, oe, func(i int, w *worker, out *sender[U]) (func([]T) error, *chain[T]) {
 		call, ch := callOf(ic.cs, w, ic.disposalOf(i, w), f)
+		if oe.traced {
+			return func(items []T) error {
+				for len(items) > 0 { // as below, with the results' traces
+					dst, dtr := out.space(), out.traceSpace()
+					k := min(len(dst), len(items))
+					done, err := applyTraced(p, ctx, call, items[:k], dst, dtr, w)
+					if !out.commit(done) || err != nil {
+						return orStopped(err)
+					}
+					items = items[k:]
+				}
+				return nil
+			}, ch
+		}
 		return func(items []T) error {
 			// Results go straight into the free part of the output chunk:
 			// the per-item work is then one call of f and one store.
@@ -119,8 +157,11 @@ func Filter[T any](p *Pipeline, name string, in Stream[T], n int, keep func(ctx 
 					if rc != nil {
 						rc(&items[i], ack) // dropped: done with
 					}
-				case !out.send(v):
-					return errStopped
+				default:
+					out.stamp()
+					if !out.send(v) {
+						return errStopped
+					}
 				}
 			}
 			return nil
@@ -150,11 +191,21 @@ func FlatMap[T, U any](p *Pipeline, name string, in Stream[T], n int, f func(ctx
 		// the chunk fills. A result that carries a receipt holds it
 		// before it leaves (see Receipt); only then is u's address taken,
 		// which moves u to the heap.
-		emit := func(u U) bool { return !p.halted() && out.send(u) }
+		emit := func(u U) bool {
+			if p.halted() {
+				return false
+			}
+			out.stamp()
+			return out.send(u)
+		}
 		if rout != nil {
 			emit = func(u U) bool {
 				rout(&u, settleOp{hold: 1})
-				return !p.halted() && out.send(u)
+				if p.halted() {
+					return false
+				}
+				out.stamp()
+				return out.send(u)
 			}
 		}
 		call, ch := sinkCallOf(ic.cs, w, ic.disposalOf(i, w), func(ctx context.Context, v T) error { return f(ctx, v, emit) })

@@ -50,6 +50,7 @@ func (ww *windowWorker[T, K, A]) open(sl *kslot[K, A], start, end int64) *win[K,
 		w = new(win[K, A])
 	}
 	w.owner, w.start, w.end, w.alive = kw, start, end, true
+	w.tr = ww.out.w.trace // the opening item's, when the pipeline traces
 	kw.wins = append(kw.wins, w)
 	sl.last, sl.lastStart = w, start
 	ww.c.open.Add(1)

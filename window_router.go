@@ -246,6 +246,7 @@ func (r *windowRouter[T, K]) toLate(v *T, ts, lw int64) bool {
 		return true
 	}
 	r.ws.late.Add(1)
+	r.late.stamp()
 	return r.late.send(Late[T]{Item: *v, Time: time.Unix(0, ts).UTC(), Watermark: time.Unix(0, lw).UTC()})
 }
 

@@ -1,6 +1,7 @@
 package sluice
 
 import (
+	"context"
 	"math"
 	"time"
 )
@@ -17,6 +18,9 @@ type win[K comparable, A any] struct {
 	dirty      bool      // folded into since its last emission
 	alive      bool      // false once dropped or merged away
 	wait       bool      // an update due when the watermark passes its end again (window_rejoin.go)
+	// tr is the trace of the item that opened it, which its panes
+	// continue, when the pipeline traces (see traceSlot).
+	tr context.Context
 }
 
 // wkey is one key's open windows, by start.
@@ -245,6 +249,7 @@ func (ww *windowWorker[T, K, A]) emit(w *win[K, A]) bool {
 	ww.c.emitted.Add(1)
 	w.rev++
 	w.dirty, w.wait = false, false
+	ww.out.stampWith(w.tr)
 	return ww.out.send(pn)
 }
 

@@ -95,16 +95,20 @@ func WithParentSampling() Option {
 // message ([sluice.Call].Message), OpenTelemetry's messaging attributes
 // messaging.system, messaging.destination.name, messaging.message.id and
 // messaging.destination.partition.id (those the message has). A source
-// starts the trace of each item whose message came without one with a
-// span of kind Consumer and messaging.operation.type "receive", ended at
-// once. Its parent is the span context of the call's context:
-// the trace of the message the item derives from, or the pipeline's
+// starts the trace of each item that has none with a span ended at once:
+// of kind Consumer with messaging.operation.type "receive" for an item
+// whose message came without a trace context, of kind Internal for an
+// item from no broker (an int from sluice.FromSlice); the spans of every
+// later stage on the item, and on what it becomes, are in that trace. A
+// span's parent is the span context of the call's context: the item's
+// trace (its message's, or the one its source began), or the pipeline's
 // context. A call on an item of a message from a broker (a remote parent)
 // makes a span of kind Consumer with messaging.operation.type "process";
 // any other call, one of kind Internal. A call on several items
-// ([sluice.Call.Links]) links the span of each item's message, once per
+// ([sluice.Call.Links]) links the span of each item's trace, once per
 // distinct span context (the provider's link limit, 128 by default, still
-// applies), and adds messaging.batch.message_count. A call that fails
+// applies), adds messaging.batch.message_count, and puts a span in each
+// sampled item's trace that links back to it. A call that fails
 // gets the status Error and an exception event (RecordError).
 //
 // Whether a span is recorded is the provider's sampler's choice (but see
