@@ -1,5 +1,7 @@
 package sluice
 
+import "math"
+
 // How a Window worker puts an item into its windows: aligned (tumbling,
 // hopping) or sessions, each within its lateness.
 
@@ -115,4 +117,36 @@ func (ww *windowWorker[T, K, A]) session(sl *kslot[K, A], ts, wm int64, v *T) in
 	}
 	ww.fold(into, v)
 	return 1
+}
+
+// lastEnd is the end of the latest window that an item at event time ts
+// falls in.
+func (w Windows) lastEnd(ts int64) int64 {
+	if w.sessions() {
+		return satAdd(ts, int64(w.gap))
+	}
+	return satAdd(floorDiv(ts, int64(w.slide))*int64(w.slide), int64(w.size))
+}
+
+// nextEnd is the end of the first aligned window that ends after wm.
+func (w Windows) nextEnd(wm int64) int64 {
+	sl, sz := int64(w.slide), int64(w.size)
+	k := floorDiv(wm-sz, sl) + 1
+	return satAdd(k*sl, sz)
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if (a%b != 0) && ((a < 0) != (b < 0)) {
+		q--
+	}
+	return q
+}
+
+// satAdd adds without wrapping past the largest int64.
+func satAdd(a, b int64) int64 {
+	if b > 0 && a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }
