@@ -180,22 +180,6 @@ func (t *txn) forget(done []owedCommit) {
 	}
 }
 
-// txnClientOpts are the options a Transactional source's client gets
-// before the user's (WithClient). Its producer sends at once, as a
-// Sink's does: NewTxnSink's writes batch already. A produce that meets
-// the last transaction still writing its markers (CONCURRENT_TRANSACTIONS,
-// a few milliseconds after EndTxn) is retried after 10 ms rather than
-// franz-go's 250 ms, doubling to 2.5 s for retries of any kind.
-func txnClientOpts(id string) []kgo.Opt {
-	return []kgo.Opt{
-		kgo.TransactionalID(id),
-		kgo.ProducerLinger(0),
-		kgo.RetryBackoffFn(func(tries int) time.Duration {
-			return min(10*time.Millisecond<<min(max(tries-1, 0), 8), 2500*time.Millisecond)
-		}),
-	}
-}
-
 // txnFatal reports whether a produce failed because the transaction is
 // not open any more: the epoch must abort, and its inputs come again.
 func txnFatal(err error) bool {
