@@ -46,9 +46,10 @@ const MinEpoch = 10 * time.Millisecond
 // consuming and producing); [WithClient] options apply to it
 // (kgo.TransactionTimeout among them, default 40 s). Costs: per epoch, the
 // wait for the records in flight to settle (the pipeline's latency), a
-// flush, and three round trips (offsets, a heartbeat, EndTxn); per
-// record, one more atomic operation. Panics if id is empty or every is
-// under [MinEpoch].
+// flush, and three round trips (offsets, a heartbeat, EndTxn), during
+// which the source emits nothing (a GroupTransactSession may not poll
+// while a transaction ends); per record, one more atomic operation.
+// Panics if id is empty or every is under [MinEpoch].
 func Transactional(id string, every time.Duration) SourceOption {
 	if id == "" || every < MinEpoch {
 		panic(fmt.Sprintf("kafkax: Transactional needs a transactional ID and an epoch ≥ %v, got %q, %v", MinEpoch, id, every))
