@@ -343,19 +343,19 @@ func TestTransactionalEndErrorAfterTheCommitIsNotAnAbort(t *testing.T) {
 	ctx := ctxT(t, 2*time.Minute)
 	cutter := &answerCutter{key: apiEndTxn}
 	rec := newRecorder()
-	// At most 200 records in flight: an epoch closes every 200 records.
+	// At most 200 records in flight.
 	src := txnSource(t, group, []string{in}, 100*time.Millisecond, kafkax.StopWhenCaughtUp(), kafkax.MaxInFlight(200), kafkax.Logger(slog.New(rec)),
 		kafkax.WithClient(kgo.Dialer(cutter.dial), kgo.RequestRetries(2)))
-	var seen atomic.Int64
 	var armed atomic.Bool
 	_, done := txnCopy(ctx, t, src, out, func(kafkax.Msg) {
-		// Once an epoch has committed (the first may abort on a fresh
-		// broker, whose group coordinator is still loading), cut the
-		// answer of the next EndTxn: the try and its two retries.
-		if seen.Add(1) >= n/2 && !armed.Load() {
-			if src.Stats().TxnCommitted > 0 && armed.CompareAndSwap(false, true) {
-				cutter.left.Store(3)
-			}
+		// Each record takes 500 µs on one of two workers, so the run
+		// lasts at least 0.5 s: five epochs or more. Once an epoch has
+		// committed (the first may abort on a fresh broker, whose group
+		// coordinator is still loading), cut the answer of the next
+		// EndTxn: the try and its two retries.
+		time.Sleep(500 * time.Microsecond)
+		if !armed.Load() && src.Stats().TxnCommitted > 0 && armed.CompareAndSwap(false, true) {
+			cutter.left.Store(3)
 		}
 	})
 	if err := <-done; err != nil {
