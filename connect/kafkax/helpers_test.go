@@ -2,6 +2,7 @@ package kafkax_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -66,11 +67,21 @@ func restartBroker(t testing.TB, off time.Duration) {
 	time.Sleep(off)
 	out, err := startCmd().Output()
 	if err != nil {
-		t.Fatalf("restarting the broker: %v", err)
+		t.Fatalf("restarting the broker: %v%s", err, scriptSaid(err))
 	}
 	if got := strings.TrimSpace(string(out)); got != broker {
 		t.Fatalf("the broker came back at %s, not %s", got, broker)
 	}
+}
+
+// scriptSaid returns what a failed scripts/kafka wrote to its standard
+// error (the broker's logs' tail among it), to follow a test's failure.
+func scriptSaid(err error) string {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && len(ee.Stderr) > 0 {
+		return "; scripts/kafka said:\n" + string(ee.Stderr)
+	}
+	return ""
 }
 
 func stopBroker() {

@@ -278,8 +278,8 @@ func (s *Source) sendRedeliveries(out *sluice.Emitter[Msg]) bool {
 }
 
 // waitForRoom pauses fetching until the flow has room again, a
-// redelivery is due or the run failed; false if the pipeline drains or
-// stopped.
+// redelivery or a Transactional source's epoch is due or the run failed;
+// false if the pipeline drains or stopped.
 func (s *Source) waitForRoom(ctx context.Context, out *sluice.Emitter[Msg]) bool {
 	resumed := s.fl.pause()
 	s.cl.PauseFetchTopics(s.topics...)
@@ -295,6 +295,15 @@ func (s *Source) waitForRoom(ctx context.Context, out *sluice.Emitter[Msg]) bool
 				return true
 			}
 			timer.Reset(time.Until(due))
+		}
+		if s.tx != nil { // a due epoch closes at once (a Transactional source redelivers nothing itself)
+			due, left := s.tx.due()
+			if due {
+				return true
+			}
+			if left > 0 {
+				timer.Reset(left)
+			}
 		}
 		stopped := false
 		if !out.Await(func() {

@@ -54,7 +54,7 @@ func TestAnOutageKeepsWhatWasSettled(t *testing.T) {
 	stopBroker()
 	time.Sleep(5 * time.Second)
 	if _, err := startCmd().Output(); err != nil {
-		t.Fatalf("restarting the broker: %v", err)
+		t.Fatalf("restarting the broker: %v%s", err, scriptSaid(err))
 	}
 	if err := <-done; err != nil {
 		t.Fatal(err)
@@ -145,7 +145,7 @@ func heldThroughAnOutage(t *testing.T, group string, opts ...kafkax.SourceOption
 	time.Sleep(2 * time.Second)
 	restarted.Store(true)
 	if _, err := startCmd().Output(); err != nil {
-		t.Fatalf("restarting the broker: %v", err)
+		t.Fatalf("restarting the broker: %v%s", err, scriptSaid(err))
 	}
 	select {
 	case err := <-fetched:

@@ -140,7 +140,7 @@ func NewSource(ctx context.Context, brokers, group string, topics []string, opts
 	}
 	var cl *kgo.Client
 	if s.tx != nil {
-		kopts = slices.Insert(kopts, 0, kgo.Opt(kgo.TransactionalID(cfg.txnID)))
+		kopts = slices.Insert(kopts, 0, txnClientOpts(cfg.txnID)...)
 		sess, err := kgo.NewGroupTransactSession(kopts...)
 		if err != nil {
 			return nil, fmt.Errorf("kafkax: source: %w", err)

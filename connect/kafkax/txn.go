@@ -44,11 +44,16 @@ const MinEpoch = 10 * time.Millisecond
 //
 // The source's client is franz-go's GroupTransactSession (one client for
 // consuming and producing); [WithClient] options apply to it
-// (kgo.TransactionTimeout among them, default 40 s). Costs: per epoch, the
-// wait for the records in flight to settle (the pipeline's latency), a
-// flush, and three round trips (offsets, a heartbeat, EndTxn); per
-// record, one more atomic operation. Panics if id is empty or every is
-// under [MinEpoch].
+// (kgo.TransactionTimeout among them, default 40 s). Its producer sends
+// each write at once, as a [NewSink]'s does, and a request is retried
+// after 10 ms, doubling to 2.5 s (franz-go's default: 250 ms, which a
+// produce right after EndTxn may wait while the last transaction's
+// markers are written). Costs: per epoch, the wait for the records in
+// flight to settle (the pipeline's latency), a flush, and three round
+// trips (offsets, a heartbeat, EndTxn), during which the source emits
+// nothing (a GroupTransactSession may not poll while a transaction
+// ends); per record, one more atomic operation. Panics if id is empty or
+// every is under [MinEpoch].
 func Transactional(id string, every time.Duration) SourceOption {
 	if id == "" || every < MinEpoch {
 		panic(fmt.Sprintf("kafkax: Transactional needs a transactional ID and an epoch ≥ %v, got %q, %v", MinEpoch, id, every))
@@ -177,6 +182,22 @@ func (t *txn) forget(done []owedCommit) {
 				delete(t.fails, k)
 			}
 		}
+	}
+}
+
+// txnClientOpts are the options a Transactional source's client gets
+// before the user's (WithClient). Its producer sends at once, as a
+// Sink's does: NewTxnSink's writes batch already. A produce that meets
+// the last transaction still writing its markers (CONCURRENT_TRANSACTIONS,
+// a few milliseconds after EndTxn) is retried after 10 ms rather than
+// franz-go's 250 ms, doubling to 2.5 s for retries of any kind.
+func txnClientOpts(id string) []kgo.Opt {
+	return []kgo.Opt{
+		kgo.TransactionalID(id),
+		kgo.ProducerLinger(0),
+		kgo.RetryBackoffFn(func(tries int) time.Duration {
+			return min(10*time.Millisecond<<min(max(tries-1, 0), 8), 2500*time.Millisecond)
+		}),
 	}
 }
 

@@ -272,16 +272,23 @@ func zombie(t *testing.T, sameID bool) {
 	}
 }
 
-// endTxnCutter dials connections that, while armed, lose the answer to
-// an EndTxn request: the broker gets the request and acts on it; the
-// client reads nothing more from the connection, which closes a moment
-// later.
-type endTxnCutter struct {
-	left atomic.Int32 // EndTxn requests still to cut
-	cut  atomic.Int32 // EndTxn requests cut
+// answerCutter dials connections that, while armed, lose the answer to
+// a request of one kind (key: its API key): the broker gets the request
+// and acts on it; the client reads nothing more from the connection,
+// which closes a moment later.
+type answerCutter struct {
+	key  byte
+	left atomic.Int32 // requests still to cut
+	cut  atomic.Int32 // requests cut
 }
 
-func (c *endTxnCutter) dial(ctx context.Context, network, host string) (net.Conn, error) {
+// API keys of the requests a cutter may cut.
+const (
+	apiEndTxn          = 26
+	apiTxnOffsetCommit = 28
+)
+
+func (c *answerCutter) dial(ctx context.Context, network, host string) (net.Conn, error) {
 	var nd net.Dialer
 	conn, err := nd.DialContext(ctx, network, host)
 	if err != nil {
@@ -292,7 +299,7 @@ func (c *endTxnCutter) dial(ctx context.Context, network, host string) (net.Conn
 
 type cutConn struct {
 	net.Conn
-	c      *endTxnCutter
+	c      *answerCutter
 	cut    atomic.Bool
 	once   sync.Once
 	closed chan struct{}
@@ -300,8 +307,8 @@ type cutConn struct {
 
 func (c *cutConn) Write(b []byte) (int, error) {
 	n, err := c.Conn.Write(b)
-	// A request: a 4-byte length, then the API key (EndTxn is 26).
-	if err == nil && len(b) >= 6 && b[4] == 0 && b[5] == 26 && c.c.left.Add(-1) >= 0 {
+	// A request: a 4-byte length, then the API key.
+	if err == nil && len(b) >= 6 && b[4] == 0 && b[5] == c.c.key && c.c.left.Add(-1) >= 0 {
 		c.c.cut.Add(1)
 		c.cut.Store(true)
 		time.AfterFunc(300*time.Millisecond, func() { c.Close() }) // the broker has answered by then
@@ -334,21 +341,21 @@ func TestTransactionalEndErrorAfterTheCommitIsNotAnAbort(t *testing.T) {
 	const n, group = 2000, "txn-end-error"
 	produceN(t, in, n)
 	ctx := ctxT(t, 2*time.Minute)
-	cutter := &endTxnCutter{}
+	cutter := &answerCutter{key: apiEndTxn}
 	rec := newRecorder()
-	// At most 200 records in flight: an epoch closes every 200 records.
+	// At most 200 records in flight.
 	src := txnSource(t, group, []string{in}, 100*time.Millisecond, kafkax.StopWhenCaughtUp(), kafkax.MaxInFlight(200), kafkax.Logger(slog.New(rec)),
 		kafkax.WithClient(kgo.Dialer(cutter.dial), kgo.RequestRetries(2)))
-	var seen atomic.Int64
 	var armed atomic.Bool
 	_, done := txnCopy(ctx, t, src, out, func(kafkax.Msg) {
-		// Once an epoch has committed (the first may abort on a fresh
-		// broker, whose group coordinator is still loading), cut the
-		// answer of the next EndTxn: the try and its two retries.
-		if seen.Add(1) >= n/2 && !armed.Load() {
-			if src.Stats().TxnCommitted > 0 && armed.CompareAndSwap(false, true) {
-				cutter.left.Store(3)
-			}
+		// Each record takes 500 µs on one of two workers, so the run
+		// lasts at least 0.5 s: five epochs or more. Once an epoch has
+		// committed (the first may abort on a fresh broker, whose group
+		// coordinator is still loading), cut the answer of the next
+		// EndTxn: the try and its two retries.
+		time.Sleep(500 * time.Microsecond)
+		if !armed.Load() && src.Stats().TxnCommitted > 0 && armed.CompareAndSwap(false, true) {
+			cutter.left.Store(3)
 		}
 	})
 	if err := <-done; err != nil {
