@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -195,4 +196,21 @@ func Unread[T any](notExported ...string) []string {
 		}
 	}
 	return unread
+}
+
+// Unnamed returns the Prometheus names ([Metric.PrometheusName]) of the
+// metrics of [List] whose name begins with prefix that page does not
+// name in backquotes, as a docs page writes a series, and how many
+// metrics begin with prefix: the test a connector runs against its docs.
+func Unnamed(page, prefix string) (missing []string, n int) {
+	for _, m := range List() {
+		if !strings.HasPrefix(m.Name, prefix) {
+			continue
+		}
+		n++
+		if name := m.PrometheusName(); !strings.Contains(page, "`"+name) {
+			missing = append(missing, name)
+		}
+	}
+	return missing, n
 }

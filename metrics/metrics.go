@@ -74,6 +74,20 @@ func (m *Metric) LabelNames() []string {
 	return append(names, m.Labels...)
 }
 
+// PrometheusName is m's name as Prometheus writes it: dots become
+// underscores, "_seconds" follows a metric in seconds and "_total" a
+// counter's ("sluice.stage.busy" → "sluice_stage_busy_seconds_total").
+func (m *Metric) PrometheusName() string {
+	n := strings.ReplaceAll(m.Name, ".", "_")
+	if m.Seconds() {
+		n += "_seconds"
+	}
+	if m.Kind == Counter {
+		n += "_total"
+	}
+	return n
+}
+
 // Seconds reports whether m's values are seconds (and so not whole
 // numbers).
 func (m *Metric) Seconds() bool { return m.Unit == "s" }

@@ -49,7 +49,6 @@
 package prom
 
 import (
-	"strings"
 	"sync"
 	"time"
 
@@ -97,24 +96,10 @@ var descs = sync.OnceValue(func() map[*metrics.Metric]*prometheus.Desc {
 	l := metrics.List()
 	d := make(map[*metrics.Metric]*prometheus.Desc, len(l))
 	for _, m := range l {
-		d[m] = prometheus.NewDesc(promName(m), m.Help, m.LabelNames(), nil)
+		d[m] = prometheus.NewDesc(m.PrometheusName(), m.Help, m.LabelNames(), nil)
 	}
 	return d
 })
-
-// promName is the Prometheus name of m: its name with underscores for dots,
-// "_seconds" after a metric in seconds, "_total" after a counter's
-// ("sluice.stage.busy" → "sluice_stage_busy_seconds_total").
-func promName(m *metrics.Metric) string {
-	n := strings.ReplaceAll(m.Name, ".", "_")
-	if m.Seconds() {
-		n += "_seconds"
-	}
-	if m.Kind == metrics.Counter {
-		n += "_total"
-	}
-	return n
-}
 
 // Describe sends the descriptors of every metric the collector exports.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {

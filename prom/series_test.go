@@ -51,8 +51,8 @@ func TestTheCollectorExposesEverySeriesOfTheListAllAutoReasonsIncluded(t *testin
 			ls = append(ls, n+"="+x.Labels[i])
 		}
 		slices.Sort(ls)
-		want[promName(x.Metric)+"{"+strings.Join(ls, ",")+"}"] = true
-		names[promName(x.Metric)] = true
+		want[x.Metric.PrometheusName()+"{"+strings.Join(ls, ",")+"}"] = true
+		names[x.Metric.PrometheusName()] = true
 	})
 	if len(names) != len(metrics.List()) {
 		t.Fatalf("the snapshot has series of %d metrics, want all %d", len(names), len(metrics.List()))
