@@ -3,6 +3,7 @@ package sluice
 // The router's side of a keyed stage: the batches it fills for each
 // worker and hands on.
 
+// batch returns an empty batch, a recycled one if there is one.
 func (kc *kroute[T]) batch() *kbatch[T] {
 	if b, _ := kc.pool.Get().(*kbatch[T]); b != nil {
 		return b
@@ -10,6 +11,8 @@ func (kc *kroute[T]) batch() *kbatch[T] {
 	return &kbatch[T]{items: make([]kmsg[T], 0, kbatchSize)}
 }
 
+// recycle empties b, zeroing the messages and traces it held (put relies
+// on a batch's unused messages being zero), and keeps it for batch.
 func (kc *kroute[T]) recycle(b *kbatch[T]) {
 	clear(b.items)
 	b.items = b.items[:0]
