@@ -25,6 +25,9 @@ func (s *Sink) produce(ctx context.Context, parts [][]Out, n int) (*produced, er
 		// to the producer.
 		s.tx.gate.RLock()
 		defer s.tx.gate.RUnlock()
+		if !s.tx.wrote.Load() {
+			s.tx.wrote.Store(true)
+		}
 	}
 	// The records come from a pool: the producer keeps them only until
 	// their promises have run.

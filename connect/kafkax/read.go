@@ -110,8 +110,18 @@ func (s *Source) read(ctx context.Context, out *sluice.Emitter[Msg]) error {
 		if !ok || !sent {
 			return nil
 		}
-		if n == 0 && s.cfg.stopCaughtUp && s.fl.n.Load() == 0 && !s.redo.pending() && s.caughtUp(ctx) {
-			return nil
+		if n == 0 && s.cfg.stopCaughtUp && s.fl.n.Load() == 0 && !s.redo.pending() {
+			if s.tx != nil && s.tx.emittedAny() {
+				// Nothing new to read and everything emitted is
+				// settled: the epoch commits now, not at its time.
+				if ok, err := s.closeEpoch(ctx, out.Flush); !ok || err != nil {
+					return err
+				}
+				continue
+			}
+			if s.caughtUp(ctx) {
+				return nil
+			}
 		}
 	}
 }
@@ -130,7 +140,7 @@ type polled struct {
 func (s *Source) poll(ctx context.Context, out *sluice.Emitter[Msg]) (_ []polled, ok bool, _ error) {
 	var wait time.Duration
 	if s.cfg.stopCaughtUp {
-		wait = idleCheck
+		wait = s.rd.idleWait()
 	}
 	if due, ok := s.redo.next(); ok {
 		wait = max(time.Until(due), time.Millisecond)
@@ -153,15 +163,22 @@ func (s *Source) poll(ctx context.Context, out *sluice.Emitter[Msg]) (_ []polled
 		s.cl.AllowRebalance()
 	})
 	s.rd.end()
+	if len(ps) > 0 {
+		s.rd.idle = 0
+	}
 	if closed {
 		return nil, false, fmt.Errorf("kafkax: source of group %q: client closed", s.group)
 	}
 	return ps, ok && ctx.Err() == nil, nil
 }
 
-// idleCheck is how long a poll waits, with StopWhenCaughtUp, before the
-// reader asks whether the group is caught up.
-const idleCheck = 250 * time.Millisecond
+// With StopWhenCaughtUp, a poll waits idleFirst for records after one
+// that found some, doubling to idleCheck, before the reader asks whether
+// the group is caught up (reader.idleWait).
+const (
+	idleFirst = 10 * time.Millisecond
+	idleCheck = 250 * time.Millisecond
+)
 
 // track adds the records of fs to the trackers of their partitions. It
 // runs before the client allows a rebalance after the poll

@@ -13,6 +13,7 @@ type reader struct {
 	ctx     atomic.Pointer[context.Context] // the running Read's, for dead-letter produces
 	unsent  []polled                        // tracked by a Read that stopped before emitting them; only the reading goroutine touches it
 	kicks   chan struct{}                   // cap 1: a redelivery or a failure, for a paused reader
+	idle    time.Duration                   // StopWhenCaughtUp: the last idle poll's wait (0: a poll found records since); only the reading goroutine touches it
 
 	mu      sync.Mutex
 	cancel  context.CancelFunc // the waiting poll's; nil when none waits
@@ -21,6 +22,17 @@ type reader struct {
 }
 
 func (r *reader) init() { r.kicks = make(chan struct{}, 1) }
+
+// idleWait is how long the next poll of a StopWhenCaughtUp source waits
+// for records before the source asks whether it is caught up: 10 ms after
+// a poll that found records, doubling with each poll that found none, to
+// idleCheck. The end of a backlog is seen within about 10 ms; a source
+// that waits for records asks the broker a few times, then every
+// idleCheck.
+func (r *reader) idleWait() time.Duration {
+	r.idle = min(max(2*r.idle, idleFirst), idleCheck)
+	return r.idle
+}
 
 // context returns the running Read's context, or a background one.
 func (r *reader) context() context.Context {

@@ -28,12 +28,15 @@ const MinEpoch = 10 * time.Millisecond
 // the commit's metadata, with the group's generation and member ID
 // (KIP-447): the inputs whose outputs the transaction holds are exactly
 // those whose offsets it commits. Then the next epoch begins and
-// emission resumes. An epoch aborts — and every partition is read again
-// from its last committed offset, so its inputs are delivered again — when
-// a record is settled with a failure, a partition is revoked or lost, a
-// produce fails because the transaction is no longer open (the broker
-// aborted it after transaction.timeout.ms, say), or the commit fails.
-// A record whose last delivery ([Redeliver]) fails goes to the
+// emission resumes. An epoch with nothing to commit (no record settled,
+// nothing produced) ends no transaction; with [StopWhenCaughtUp], an
+// epoch whose records are all settled when a poll finds nothing new
+// commits then, not at its time. An epoch aborts — and every partition is
+// read again from its last committed offset, so its inputs are delivered
+// again — when a record is settled with a failure, a partition is revoked
+// or lost, a produce fails because the transaction is no longer open (the
+// broker aborted it after transaction.timeout.ms, say), or the commit
+// fails. A record whose last delivery ([Redeliver]) fails goes to the
 // [DeadLetterTopic] in the transaction that commits its offset.
 //
 // id is this member's transactional ID: unique among the members that
@@ -79,7 +82,12 @@ type txn struct {
 	doom    error     // why the open epoch must abort; nil: none
 	begun   time.Time // when the open epoch began
 	touched bool      // the open epoch emitted a record
-	fails   map[recID]failedRec
+
+	// wrote is set when a record is handed to the producer in the open
+	// transaction (a sink's write or a dead letter): an epoch that wrote
+	// nothing and owes no offsets has nothing to end.
+	wrote atomic.Bool
+	fails map[recID]failedRec
 
 	committed, aborted, epochNs, commitNs atomic.Int64
 	log                                   *logger
@@ -116,6 +124,13 @@ func (t *txn) emitted() {
 }
 
 func (t *txn) unemitted() { t.settled() }
+
+// emittedAny reports whether the open epoch emitted a record.
+func (t *txn) emittedAny() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.touched
+}
 
 // settled counts a receipt settled, whatever became of its partition.
 func (t *txn) settled() {

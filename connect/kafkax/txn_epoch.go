@@ -55,6 +55,15 @@ func (s *Source) closeEpoch(ctx context.Context, flush func() bool) (bool, error
 			}
 		}
 	}
+	if cause == nil && len(owed) == 0 && !t.wrote.Load() {
+		// Nothing to commit: the transaction goes on into the next
+		// epoch. (Ending it would cost a round trip or two, and
+		// franz-go holds an End that committed no offsets for 500 ms.)
+		t.mu.Lock()
+		t.touched, t.begun = false, time.Now()
+		t.mu.Unlock()
+		return true, nil
+	}
 	committed, err := s.endTxn(ctx, owed, cause == nil)
 	if err != nil {
 		// An EndTxn whose outcome is unknown leaves franz-go in the
@@ -111,6 +120,7 @@ func (s *Source) closeEpoch(ctx context.Context, flush func() bool) (bool, error
 	t.mu.Lock()
 	t.doom, t.touched, t.begun = nil, false, time.Now()
 	t.mu.Unlock()
+	t.wrote.Store(false)
 	return true, nil
 }
 
@@ -217,6 +227,7 @@ func (t *tracker) drop(tps map[string][]int32) {
 func (s *Source) deadLetterInTxn(ctx context.Context, p *partition, seq uint64, rec *kgo.Record, f failedRec) bool {
 	out := DeadLetterOut(Msg{r: rec, delivery: f.deliveries}, s.cfg.deadTopic, f.cause)
 	r := &kgo.Record{Topic: out.Topic, Key: out.Key, Value: out.Value, Headers: out.Headers}
+	s.tx.wrote.Store(true)
 	if err := s.cl.ProduceSync(ctx, r).FirstErr(); err != nil {
 		if txnFatal(err) {
 			s.tx.abort(fmt.Errorf("dead-lettering record %s/%d/%d: %w", rec.Topic, rec.Partition, rec.Offset, err))

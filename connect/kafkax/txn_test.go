@@ -200,6 +200,39 @@ func TestTransactionalDrainCommitsTheLastEpoch(t *testing.T) {
 	}
 }
 
+// TestTransactionalCaughtUpCommitsWithoutWaitingForTheEpoch reads a
+// backlog with StopWhenCaughtUp and an epoch far longer than the run: once
+// nothing new comes and every record is settled, the epoch commits at
+// once and the source stops.
+func TestTransactionalCaughtUpCommitsWithoutWaitingForTheEpoch(t *testing.T) {
+	in, out := newTopic(t, 3), newTopic(t, 3)
+	const n = 600
+	produceN(t, in, n)
+	src := txnSource(t, "txn-caught-up", []string{in}, time.Hour, kafkax.StopWhenCaughtUp())
+	sink := txnSink(t, src, kafkax.ToTopic(out))
+
+	p := sluice.New(ctxT(t, 2*time.Minute)) // the epoch's hour would fail it
+	outs := sluice.Map(p, "copy", kafkax.Read(p, "read", src), 2, func(_ context.Context, m kafkax.Msg) (kafkax.Out, error) {
+		return copyOut(m), nil
+	})
+	kafkax.Produce(p, "write", outs, sink)
+	if err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	st := src.Stats()
+	if err := src.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if st.TxnCommitted < 1 || st.TxnAborted != 0 || st.Acked != n {
+		t.Fatalf("stats %+v: want %d records acknowledged, committed, nothing aborted", st, n)
+	}
+	var want []string
+	for i := range n {
+		want = append(want, strconv.Itoa(i))
+	}
+	exactlyOnce(t, "output", readCommitted(t, out, 3), want)
+}
+
 func TestTransactionalMisuseIsReported(t *testing.T) {
 	in := newTopic(t, 1)
 	ctx := ctxT(t, 30*time.Second)
