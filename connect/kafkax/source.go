@@ -239,12 +239,12 @@ func (s *Source) Settle(key uint64, cause error) {
 		s.ack(p, seq)
 		return
 	}
-	s.failed.Add(1)
 	if s.tx != nil {
 		// The epoch holds whatever the record produced before it
 		// failed: it aborts, and the record comes again after the
 		// rewind, as its next delivery (read.go).
 		if rec, n, ok := p.failed(seq); ok {
+			s.failed.Add(1)
 			s.tx.failedRecord(rec, n, cause)
 			s.logRedelivered.add(1, cause)
 			s.tx.abort(fmt.Errorf("record %s/%d/%d failed: %w", rec.Topic, rec.Partition, rec.Offset, cause))
@@ -254,8 +254,9 @@ func (s *Source) Settle(key uint64, cause error) {
 	}
 	rec, n, ok := p.failed(seq)
 	if !ok {
-		return
+		return // its partition moved: the new owner delivers it
 	}
+	s.failed.Add(1)
 	if p.unpark(seq) {
 		s.fl.add(1) // in flight again until it settles
 	}
