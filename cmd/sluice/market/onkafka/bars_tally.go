@@ -46,6 +46,7 @@ type BarsTally struct {
 	late             atomic.Int64
 	emitted, commits market.Latencies
 	wm               wmTrack
+	from             int64 // windows ending before it: in no latency figure (CountFrom)
 	// From the moment the watermark passed a window's end (the arrival
 	// of the tick that lifted the least of the partitions' watermarks
 	// past it) to the pane leaving the window stage; that tick's
@@ -72,7 +73,7 @@ func TallyBars(cfg *KafkaConfig) *BarsTally {
 				continue
 			}
 			end := time.Unix(0, b.Start).Add(market.BarWidth)
-			if t.wm.flushed[end.UnixNano()] {
+			if t.wm.flushed[end.UnixNano()] || end.UnixNano() < t.from {
 				continue
 			}
 			t.emitted.Add(emitted[i].Sub(end))
@@ -106,6 +107,14 @@ func TallyBars(cfg *KafkaConfig) *BarsTally {
 func (t *BarsTally) Flushing(from int64) {
 	t.mu.Lock()
 	t.wm.flushFrom = from
+	t.mu.Unlock()
+}
+
+// CountFrom keeps the windows that end before start out of the latency
+// figures (they are counted as stored): those of a warm-up.
+func (t *BarsTally) CountFrom(start time.Time) {
+	t.mu.Lock()
+	t.from = start.UnixNano()
 	t.mu.Unlock()
 }
 
