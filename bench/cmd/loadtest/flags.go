@@ -149,7 +149,7 @@ func runKafka(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&f.eos, "exactly-once", false, "instead of the market pipeline: a Kafka → Kafka copy pipeline in each delivery mode, side by side (no ClickHouse): throughput over --events (default 100000), --rounds interleaved; latency to a read-committed consumer at --rate (default 20000) for --duration (default 10s)")
 	fs.DurationVar(&f.epoch, "epoch", 100*time.Millisecond, "with --exactly-once: the transactional mode's epoch")
 	fs.IntVar(&f.rounds, "rounds", 5, "with --exactly-once: throughput runs per mode")
-	fs.BoolVar(&f.bars, "bars", true, "compute per-symbol one-second bars by event time beside (table NAME_bars, topics NAME-bars and NAME-late), as `sluice serve` does, and check them against a plain loop's")
+	fs.BoolVar(&f.bars, "bars", true, "compute per-symbol one-second bars by event time beside (table NAME_bars, topics NAME-bars and NAME-late), as sluice serve does, and check them against a plain loop's")
 	return runWith(fs, kafkaUsage, &f.pipeFlags, f.check, args, stdout, stderr, func(ctx context.Context, in *interrupts) error {
 		switch {
 		case f.eos:
