@@ -115,56 +115,18 @@ func (r *barsRun) flush(t *testing.T, first int, byID bool) int64 {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	at := time.Now().Add(time.Hour).UnixNano()
-	pr := onkafka.Producing{Brokers: r.s.kafka, Topic: r.names.In, First: first, N: 400, KeyByID: byID,
-		Clock: func(int) int64 { return at }}
-	if _, err := onkafka.ProduceEvents(context.Background(), pr); err != nil {
+	cut, _, err := onkafka.FlushBars(context.Background(), r.s.kafka, r.names.In, first, byID)
+	if err != nil {
 		t.Fatalf("producing the flush events: %v", err)
 	}
-	return market.WindowStart(at)
+	return cut
 }
 
-// want computes the bars of the events in the input topic by a plain
-// loop, in the order they were produced, each in its partition (of the
-// topic the windows read: the input's, keyed by symbol, or the
-// repartition topic's), and drops the windows from cut on.
+// want is onkafka.ExpectedBars over the input topic: each event in the
+// partition of the topic the windows read (partitionOf), before cut.
 func (r *barsRun) want(t *testing.T, cut int64, partitionOf func(*kgo.Record, market.Tick) int) (map[market.BarKey]market.Bar, []uint64) {
 	t.Helper()
-	type rec struct {
-		tick market.Tick
-		part int
-	}
-	var recs []rec
-	for _, kr := range readTopic(t, r.s.kafka, r.names.In) {
-		ev, err := market.Decode(kr.Value)
-		if err != nil {
-			continue
-		}
-		tk := market.Normalise(ev)
-		if !market.Known(tk.Symbol) {
-			continue
-		}
-		recs = append(recs, rec{tk, partitionOf(kr, tk)})
-	}
-	slices.SortFunc(recs, func(a, b rec) int { return int(a.tick.ID) - int(b.tick.ID) })
-	ticks := make([]market.Tick, len(recs))
-	part := map[uint64]int{}
-	for i, x := range recs {
-		ticks[i] = x.tick
-		part[x.tick.ID] = x.part
-	}
-	bars, late := market.ReferenceBars(ticks, func(tk market.Tick) int { return part[tk.ID] }, market.DefaultLateness())
-	for k := range bars {
-		if k.Start >= cut {
-			delete(bars, k)
-		}
-	}
-	ids := make([]uint64, len(late))
-	for i, tk := range late {
-		ids[i] = tk.ID
-	}
-	slices.Sort(ids)
-	return bars, ids
+	return onkafka.ExpectedBars(readTopic(t, r.s.kafka, r.names.In), partitionOf, cut)
 }
 
 // awaitBars waits until the bars table holds every key of want, or 90 s

@@ -153,12 +153,12 @@ func serve(ctx, drain context.Context, clickhouse string, partitions int, cfg on
 	if err := onkafka.CreateTable(ctx, db, names.Table, false); err != nil {
 		return err
 	}
-	var bars *barsTally
+	var bars *onkafka.BarsTally
 	if cfg.ExactlyOnce == 0 {
-		if err := setupBars(ctx, kadm.NewClient(cl), db, partitions, names.Group, &cfg); err != nil {
+		if err := onkafka.SetupBars(ctx, kadm.NewClient(cl), db, partitions, names.Group, &cfg); err != nil {
 			return err
 		}
-		bars = tallyBars(&cfg)
+		bars = onkafka.TallyBars(&cfg)
 	}
 	fmt.Fprintf(stdout, "serving: member %s of group %s, reading %s, storing in ClickHouse table %s and %s (dead letters %s), until SIGTERM\n",
 		cfg.MemberID, names.Group, names.In, names.Table, names.Out, names.Dead)
@@ -172,7 +172,7 @@ func serve(ctx, drain context.Context, clickhouse string, partitions int, cfg on
 	}
 	res.print(stdout, names, "sluice serve")
 	if bars != nil {
-		bars.print(stdout, cfg.Bars.Names)
+		bars.Print(stdout, cfg.Bars.Names)
 	}
 	return nil
 }

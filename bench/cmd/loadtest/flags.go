@@ -53,6 +53,7 @@ type kafkaFlags struct {
 	sweep             string        // --sweep FROM:TO:STEP: sustained windows at rising rates
 	report            string        // --report: the sweep's HTML report
 	genExe            string        // the program started as `loadtest gen` in sustained mode (default: this one)
+	bars              bool          // compute the bars beside, and check them (bars.go)
 
 	eos    bool          // --exactly-once: the delivery modes side by side (eos.go)
 	epoch  time.Duration // the transactional mode's epoch
@@ -75,7 +76,13 @@ a bare nats.go loop doing the same publishes, fetches and acks.`
 const kafkaUsage = `usage: loadtest kafka --kafka BROKERS --clickhouse ADDR [flags]
 
 The market pipeline on Kafka and ClickHouse (topics NAME-market,
-NAME-enriched, NAME-dead, table NAME_events, all reset first).
+NAME-enriched, NAME-dead, table NAME_events, all reset first). Beside,
+as ` + "`sluice serve`" + `, per-symbol one-second bars by event time (table
+NAME_bars, topics NAME-bars and NAME-late; --bars=false: none): once the
+events are in, a flush of events an hour ahead closes the last windows;
+the bars summary follows the run's, and the table, read with FINAL, is
+checked against a plain loop's bars over the input topic: a bar
+missing, different or extra fails the run.
 
 By default over a backlog: --events are produced, then the pipeline
 consumes them; --compare first runs a bare loop (poll → insert → produce
@@ -85,7 +92,9 @@ consumes them; --compare first runs a bare loop (poll → insert → produce
 then ` + "`loadtest gen`" + ` (a process of its own) produces R events/s for
 --warmup (not counted), then D (the window). A line a second; then the
 window is judged HELD when the generator reached 95 % of R, the lag at its
-end is at most R × 1 s and grew by at most R × 0.5 s over its last half.
+end is at most R × 1 s and grew by at most R × 0.5 s over its last half
+(with the bars, the lag counts the events the main branch has not stored
+or dead-lettered: the bars' windows hold theirs unsettled by design).
 
 --sweep FROM:TO:STEP: a sustained window (--duration, default 30s) per
 rate, until a step fails to hold or has p99 consume → ClickHouse above
@@ -140,6 +149,7 @@ func runKafka(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&f.eos, "exactly-once", false, "instead of the market pipeline: a Kafka → Kafka copy pipeline in each delivery mode, side by side (no ClickHouse): throughput over --events (default 100000), --rounds interleaved; latency to a read-committed consumer at --rate (default 20000) for --duration (default 10s)")
 	fs.DurationVar(&f.epoch, "epoch", 100*time.Millisecond, "with --exactly-once: the transactional mode's epoch")
 	fs.IntVar(&f.rounds, "rounds", 5, "with --exactly-once: throughput runs per mode")
+	fs.BoolVar(&f.bars, "bars", true, "compute per-symbol one-second bars by event time beside (table NAME_bars, topics NAME-bars and NAME-late), as sluice serve does, and check them against a plain loop's")
 	return runWith(fs, kafkaUsage, &f.pipeFlags, f.check, args, stdout, stderr, func(ctx context.Context, in *interrupts) error {
 		switch {
 		case f.eos:
@@ -268,8 +278,8 @@ func (f *kafkaFlags) checkEOS(set map[string]bool) string {
 		return fmt.Sprintf("--duration must be ≥ 1s and --warmup from 0 to %s", maxWarmup)
 	case f.sweep != "" || f.report != "" || f.compare || f.clickhouse != "" || f.profile != "":
 		return "--exactly-once goes with none of --sweep, --report, --compare, --clickhouse, --cpuprofile"
-	case set["malformed"] || set["decoders"] || set["lookup"]:
-		return "--malformed, --decoders and --lookup are the market pipeline's: --exactly-once copies records as they are"
+	case set["malformed"] || set["decoders"] || set["lookup"] || set["bars"]:
+		return "--malformed, --decoders, --lookup and --bars are the market pipeline's: --exactly-once copies records as they are"
 	}
 	if msg := checkRate(f.rate); msg != "" {
 		return msg

@@ -53,17 +53,24 @@ func demoKafka(ctx context.Context, in *interrupts, f kafkaFlags, stdout, stderr
 		}
 	}
 
-	var res kafkaResult
-	if err := prepareKafka(ctx, adm, db, names, f); err != nil {
+	res := kafkaResult{bars: newBarsLab(f)}
+	if err := prepareKafka(ctx, adm, db, names, f, res.bars); err != nil {
 		return err
+	}
+	if res.bars != nil {
+		fmt.Fprintf(stdout, "bars: per symbol, one-second bars by event time into table %s and topic %s, late events to %s, checked at the end against a plain loop's (--bars=false: none)\n",
+			res.bars.names.Table, res.bars.names.Topic, res.bars.names.Late)
 	}
 	var sustained *sustainedRun
 	if f.rate > 0 {
-		sustained = &sustainedRun{f: f, names: names, adm: adm, in: in, stdout: stdout, stderr: stderr}
+		sustained = &sustainedRun{f: f, names: names, adm: adm, in: in, stdout: stdout, stderr: stderr, bars: res.bars}
 		fmt.Fprintf(stdout, "sustained: the pipeline starts, then `loadtest gen` (a process of its own) produces %d events/s for %s to %s\n",
 			f.rate, f.duration, names.In)
 	} else {
 		if ran, err := generateBacklog(ctx, drain, names, f, stdout, &res); !ran {
+			return err
+		}
+		if res.flushed, err = res.bars.flush(ctx, f.kafka, names.In); err != nil {
 			return err
 		}
 	}
@@ -87,6 +94,14 @@ func demoKafka(ctx context.Context, in *interrupts, f kafkaFlags, stdout, stderr
 			return sustained.err
 		}
 	}
+	if res.bars != nil {
+		res.bars.print(stdout, sustained == nil)
+		if res.drained != nil {
+			fmt.Fprintln(stdout, "bars not checked: the run was interrupted, and the windows still open are left unsettled")
+		} else if err := res.bars.check(ctx, db, f.kafka, names.In, stdout); err != nil {
+			return err
+		}
+	}
 	if f.compare && ceiling > 0 {
 		fmt.Fprintf(stdout, "demo / ceiling: %s / %s events/s = %.0f %% (target ≥ 90 %%)\n", si(res.perSec()), si(ceiling), 100*res.perSec()/ceiling)
 	}
@@ -96,10 +111,17 @@ func demoKafka(ctx context.Context, in *interrupts, f kafkaFlags, stdout, stderr
 	return nil
 }
 
-// prepareKafka deletes and re-creates the topics and the table, empty.
-func prepareKafka(ctx context.Context, adm *kadm.Client, db *sql.DB, names onkafka.Names, f kafkaFlags) error {
-	if err := onkafka.ResetTopics(ctx, adm, f.partitions, names.Group, names.In, names.Out, names.Dead); err != nil {
+// prepareKafka deletes and re-creates the topics and the tables, empty:
+// the bars' too unless bars is nil.
+func prepareKafka(ctx context.Context, adm *kadm.Client, db *sql.DB, names onkafka.Names, f kafkaFlags, bars *barsLab) error {
+	topics := append([]string{names.In, names.Out, names.Dead}, bars.topics()...)
+	if err := onkafka.ResetTopics(ctx, adm, f.partitions, names.Group, topics...); err != nil {
 		return err
+	}
+	if bars != nil {
+		if err := onkafka.CreateBarsTable(ctx, db, bars.names.Table, true); err != nil {
+			return err
+		}
 	}
 	return onkafka.CreateTable(ctx, db, names.Table, true)
 }
@@ -129,6 +151,8 @@ func generateBacklog(ctx, drain context.Context, names onkafka.Names, f kafkaFla
 // kafkaResult is what one Kafka demo run measured.
 type kafkaResult struct {
 	generated int64
+	flushed   int64    // the bars' flush events, after the generated ones
+	bars      *barsLab // nil: no bars
 	genWall   time.Duration
 	consumed  int64 // settled records: stored, or dead-lettered
 	stored    int64 // rows this run committed in ClickHouse
@@ -216,6 +240,9 @@ func (t *ktally) onStored(rows []onkafka.Row, at time.Time) {
 	for i := range rows {
 		r := &rows[i]
 		tk := r.Tick()
+		if tk.ID >= flushFirst {
+			continue // the bars' flush: an hour ahead, in no figure
+		}
 		cons, prod := at.Sub(r.Received()), at.Sub(time.Unix(0, tk.TS+int64(genTimes.Lag(tk.ID))))
 		t.lat.Add(cons)
 		t.window.Add(cons)
@@ -248,8 +275,12 @@ func runKafkaMarket(ctx, drain context.Context, db *sql.DB, names onkafka.Names,
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	tally := &ktally{reasons: map[string]int64{}}
-	k, err := onkafka.StartKafka(ctx, db, onkafka.KafkaConfig{Brokers: f.kafka, Names: names, Decoders: f.decoders,
-		Lookup: f.lookup, MaxInFlight: f.inflight, OnStored: tally.onStored, OnDead: tally.reason})
+	cfg := onkafka.KafkaConfig{Brokers: f.kafka, Names: names, Decoders: f.decoders,
+		Lookup: f.lookup, MaxInFlight: f.inflight, OnStored: tally.onStored, OnDead: tally.reason}
+	if res.bars != nil {
+		cfg.Bars = res.bars.hooks
+	}
+	k, err := onkafka.StartKafka(ctx, db, cfg)
 	if err != nil {
 		return err
 	}
@@ -259,14 +290,14 @@ func runKafkaMarket(ctx, drain context.Context, db *sql.DB, names onkafka.Names,
 	defer finish()
 	p.DrainOn(complete)
 
-	target := res.generated
+	target, received := res.generated, res.generated+res.flushed
 	m := startMeasure()
 	mach := machineCPU()
 	start := time.Now()
 	var doneAt time.Time
 	if watch == nil {
 		watch = func(k *onkafka.Kafka, tally *ktally, start time.Time, done func(time.Time)) func() {
-			return watchKafka(k, tally, f, stdout, target, start, done)
+			return watchKafka(k, tally, f, stdout, target, received, start, done)
 		}
 	}
 	stopWatch := watch(k, tally, start, func(at time.Time) {
@@ -310,79 +341,4 @@ func queryBack(db *sql.DB, table string, res *kafkaResult) error {
 		return fmt.Errorf("counting the distinct ids of %s: %w", table, err)
 	}
 	return nil
-}
-
-// watcher starts a goroutine that watches a run of the pipeline and calls
-// done once it is complete; the returned function stops it and waits for
-// it. watchKafka is the backlog mode's, (*sustainedRun).watch the
-// sustained mode's.
-type watcher func(k *onkafka.Kafka, tally *ktally, start time.Time, done func(time.Time)) (stop func())
-
-// watchKafka starts a goroutine that prints progress every second and
-// calls done once every generated event (target) is settled; the
-// returned function stops it and waits for it.
-func watchKafka(k *onkafka.Kafka, tally *ktally, f kafkaFlags, stdout io.Writer, target int64, start time.Time, done func(time.Time)) (stop func()) {
-	w := &backlogWatch{k: k, tally: tally, quiet: f.quiet, stdout: stdout, target: target, done: done,
-		start: start, lastAt: start, nextLine: start.Add(time.Second)}
-	return goWatch(func(stopped <-chan struct{}) {
-		tick := time.NewTicker(5 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-stopped:
-				return
-			case now := <-tick.C:
-				w.tick(now)
-			}
-		}
-	})
-}
-
-// goWatch runs watch on a goroutine of its own until the returned
-// function closes its channel; that function waits for it to return.
-func goWatch(watch func(stopped <-chan struct{})) (stop func()) {
-	stopped, exited := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(exited)
-		watch(stopped)
-	}()
-	return func() {
-		close(stopped)
-		<-exited
-	}
-}
-
-// backlogWatch is the state of the backlog mode's watching goroutine.
-type backlogWatch struct {
-	k      *onkafka.Kafka
-	tally  *ktally
-	quiet  bool
-	stdout io.Writer
-	target int64 // events to settle
-	done   func(time.Time)
-	ended  bool // done was called
-
-	start, lastAt, nextLine time.Time
-	last                    int64 // settled at the last line
-}
-
-// tick calls done once the target is settled, and prints a line when one
-// is due.
-func (w *backlogWatch) tick(now time.Time) {
-	settled := w.k.Source.Stats().Acked
-	if !w.ended && settled >= w.target {
-		w.ended = true
-		w.done(now)
-	}
-	if w.quiet || !now.After(w.nextLine) {
-		return
-	}
-	w.tally.mu.Lock()
-	win := w.tally.window
-	w.tally.window = market.Latencies{}
-	w.tally.mu.Unlock()
-	fmt.Fprintf(w.stdout, "%6.1fs  events/s %7s  latency p50 %-7s p99 %-7s  in-flight %6d  dead-lettered %6d  stored %d\n",
-		now.Sub(w.start).Seconds(), si(float64(settled-w.last)/now.Sub(w.lastAt).Seconds()),
-		ms(win.Q(0.5)), ms(win.Q(0.99)), w.k.Source.Stats().InFlight, w.k.Dead(), w.k.Stored())
-	w.last, w.lastAt, w.nextLine = settled, now, w.nextLine.Add(time.Second)
 }

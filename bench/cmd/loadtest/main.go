@@ -6,7 +6,7 @@
 // comparisons with bare hand-written loops on the same brokers.
 //
 //	go run ./bench/cmd/loadtest nats [--compare] [--storage memory] …
-//	go run ./bench/cmd/loadtest kafka --kafka BROKERS --clickhouse ADDR [--compare]
+//	go run ./bench/cmd/loadtest kafka --kafka BROKERS --clickhouse ADDR [--compare] [--bars=false]
 //	go run ./bench/cmd/loadtest kafka … --rate R --duration D [--warmup W]
 //	go run ./bench/cmd/loadtest kafka … --sweep FROM:TO:STEP [--report FILE] [--compare]
 //	go run ./bench/cmd/loadtest gen --kafka BROKERS --topic TOPIC --rate R --duration D

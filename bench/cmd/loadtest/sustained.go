@@ -1,16 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
 	"strconv"
-	"sync"
-	"syscall"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -25,7 +19,8 @@ import (
 // (the window) while the pipeline runs, so that the pipeline process's CPU
 // is the pipeline's alone. Every second the demo prints the events/s in
 // (acknowledged by the broker: the topic's end offsets) and stored, the
-// consumer lag (events in the topic not yet settled), and the latency
+// consumer lag (events in the topic not yet settled; with the bars, not
+// yet through the main branch: see windowWatch.through), and the latency
 // percentiles of the rows committed that second, consume → committed in
 // ClickHouse and produced → committed. The generator first produces at R
 // for the warm-up (--warmup), whose lines are marked and whose events
@@ -84,6 +79,7 @@ type sustainedRun struct {
 	adm            *kadm.Client
 	in             *interrupts
 	stdout, stderr io.Writer
+	bars           *barsLab // nil: no bars
 
 	// set by the watching goroutine, read after stop
 	wstart       time.Time     // when the window opened (the warm-up ended); zero until then
@@ -139,7 +135,7 @@ func (s *sustainedRun) openWindow(now time.Time, stored int64) error {
 }
 
 // closeWindow ends the window when the generator has exited: in events in
-// the topic, stored rows stored, settled records settled. A window that
+// the topic, stored rows stored, settled records done (windowWatch.through). A window that
 // never opened (the generator ended during the warm-up) stays empty.
 func (s *sustainedRun) closeWindow(now time.Time, in, stored, settled int64) {
 	if s.wstart.IsZero() {
@@ -183,224 +179,6 @@ func (s *sustainedRun) awaitAssigned(stopped <-chan struct{}) error {
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-}
-
-var errStopped = errors.New("stopped")
-
-// child is the running generator.
-type child struct {
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	exited chan struct{} // closed once Wait returned and its output is read
-	err    error         // Wait's, set before exited closes
-	last   string        // its last line of stdout
-}
-
-func (s *sustainedRun) startGen() (*child, error) {
-	exe := s.f.genExe
-	if exe == "" {
-		var err error
-		if exe, err = os.Executable(); err != nil {
-			return nil, fmt.Errorf("finding this program to start the generator: %w", err)
-		}
-	}
-	c := &child{cmd: exec.Command(exe, s.genArgs()...), exited: make(chan struct{})}
-	c.cmd.SysProcAttr = childAttr()
-	c.cmd.Stderr = s.stderr
-	out, err := c.cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if c.stdin, err = c.cmd.StdinPipe(); err != nil {
-		return nil, err
-	}
-	if err := c.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting the generator: %w", err)
-	}
-	go func() {
-		defer close(c.exited)
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			c.last = sc.Text()
-		}
-		c.err = c.cmd.Wait()
-	}()
-	return c, nil
-}
-
-// end stops the generator if it still runs — EOF on its stdin, SIGTERM,
-// then SIGKILL — and waits for it.
-func (c *child) end() {
-	c.stdin.Close()
-	select {
-	case <-c.exited:
-		return
-	case <-time.After(2 * time.Second):
-	}
-	c.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-c.exited:
-		return
-	case <-time.After(3 * time.Second):
-	}
-	c.cmd.Process.Kill()
-	<-c.exited
-}
-
-// watch is runKafkaMarket's watcher for sustained mode: it starts the
-// generator, prints a line a second, judges the window when the generator
-// exits, and calls done once every event in the topic is settled.
-func (s *sustainedRun) watch(k *onkafka.Kafka, tally *ktally, _ time.Time, done func(time.Time)) (stop func()) {
-	w := &windowWatch{s: s, k: k, tally: tally, done: done}
-	return goWatch(w.run)
-}
-
-// windowWatch is the state of the sustained mode's watching goroutine.
-type windowWatch struct {
-	s     *sustainedRun
-	k     *onkafka.Kafka
-	tally *ktally
-	done  func(time.Time)
-	once  sync.Once
-
-	gstart             time.Time // when the generator started
-	lastIn, lastStored int64     // at the last line
-	lastAt, nextLine   time.Time
-	target             int64 // events to settle once the window is over; -1 before, -2 once done
-	drainStart         time.Time
-	drainSettled0      int64
-}
-
-func (w *windowWatch) fail(err error) {
-	w.s.err = err
-	w.once.Do(func() { w.done(time.Now()) })
-}
-
-func (w *windowWatch) run(stopped <-chan struct{}) {
-	s := w.s
-	if err := s.awaitAssigned(stopped); err != nil {
-		if !errors.Is(err, errStopped) {
-			w.fail(err)
-		}
-		return
-	}
-	c, err := s.startGen()
-	if err != nil {
-		w.fail(err)
-		return
-	}
-	defer c.end()
-	s.in.OnExit(func() { c.cmd.Process.Kill() })
-	w.gstart = time.Now()
-	w.lastAt, w.nextLine, w.target = w.gstart, w.gstart.Add(time.Second), -1
-	warm := time.After(s.f.warmup)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	genDone := c.exited
-	for {
-		select {
-		case <-stopped:
-			return
-		case now := <-warm:
-			warm = nil
-			err = w.open(now)
-		case <-genDone:
-			genDone, warm = nil, nil
-			err = w.close(c)
-		case now := <-tick.C:
-			err = w.tick(now, genDone == nil)
-		}
-		if err != nil {
-			w.fail(err)
-			return
-		}
-	}
-}
-
-// open ends the warm-up and opens the window.
-func (w *windowWatch) open(now time.Time) error {
-	s := w.s
-	if err := s.openWindow(now, w.k.Stored()); err != nil {
-		return err
-	}
-	w.tally.setSteady(true)
-	if s.f.warmup > 0 && !s.f.quiet {
-		fmt.Fprintf(s.stdout, "%6.1fs warm-up over (%s at the rate, counted in no figure): the %s window starts\n",
-			now.Sub(w.gstart).Seconds(), s.f.warmup, s.f.duration)
-	}
-	return nil
-}
-
-// close ends the window once the generator has exited, and starts the
-// drain.
-func (w *windowWatch) close(c *child) error {
-	s := w.s
-	now := time.Now()
-	in, err := s.endOffsets()
-	if err != nil {
-		return err
-	}
-	settled := w.k.Source.Stats().Acked
-	s.closeWindow(now, in, w.k.Stored(), settled)
-	w.tally.setSteady(false)
-	s.cons, s.prod = w.tally.steadyFigures()
-	if now.Sub(w.lastAt) >= 500*time.Millisecond { // else the next line covers it
-		w.line(now, in, "window")
-	}
-	s.genLine = c.last
-	if c.err != nil {
-		s.err = fmt.Errorf("generator: %w", c.err)
-	}
-	w.target, w.drainStart, w.drainSettled0 = in, now, settled
-	w.nextLine = now.Add(time.Second)
-	return nil
-}
-
-// tick ends the run once the drain has settled every event, and prints
-// a line a second.
-func (w *windowWatch) tick(now time.Time, genOver bool) error {
-	s := w.s
-	if w.target >= 0 {
-		if settled := w.k.Source.Stats().Acked; settled >= w.target {
-			s.drainWall, s.drainEvts = now.Sub(w.drainStart), settled-w.drainSettled0
-			w.once.Do(func() { w.done(now) })
-			w.target = -2
-		}
-	}
-	if now.Before(w.nextLine) {
-		return nil
-	}
-	w.nextLine = w.nextLine.Add(time.Second)
-	in, err := s.endOffsets()
-	if err != nil {
-		return err
-	}
-	phase := ""
-	switch {
-	case genOver:
-		phase = "drain"
-	case s.wstart.IsZero():
-		phase = "warmup"
-	default:
-		s.sample(now, in-w.k.Source.Stats().Acked)
-	}
-	w.line(now, in, phase)
-	return nil
-}
-
-// line prints the figures since the last line.
-func (w *windowWatch) line(now time.Time, in int64, phase string) {
-	settled := w.k.Source.Stats().Acked
-	st := w.k.Stored()
-	cons, prod := w.tally.takeWindow()
-	dt := now.Sub(w.lastAt).Seconds()
-	if !w.s.f.quiet {
-		fmt.Fprintf(w.s.stdout, "%6.1fs %-6s in %7s/s  stored %7s/s  lag %7d  consume→CH p50 %-6s p90 %-6s p99 %-6s max %-6s  produced→CH p50 %-6s p90 %-6s p99 %-6s max %-6s  dead %d\n",
-			now.Sub(w.gstart).Seconds(), phase, si(float64(in-w.lastIn)/dt), si(float64(st-w.lastStored)/dt), in-settled,
-			ms(cons.Q(0.5)), ms(cons.Q(0.9)), ms(cons.Q(0.99)), ms(cons.Max()),
-			ms(prod.Q(0.5)), ms(prod.Q(0.9)), ms(prod.Q(0.99)), ms(prod.Max()), w.k.Dead())
-	}
-	w.lastIn, w.lastStored, w.lastAt = in, st, now
 }
 
 // print writes the sustained window's summary.

@@ -149,7 +149,8 @@ var (
 
 // A short sustained run on the real broker and server: a line a second
 // while the generator runs, the window's percentiles, a verdict, and every
-// event produced stored once or dead-lettered (rows = produced − dead).
+// event produced stored once or dead-lettered (rows = produced − dead,
+// and the bars' flush); the bars reported and equal to a plain loop's.
 func TestKafkaSustainedRunReportsEachSecondAndStoresEveryEvent(t *testing.T) {
 	s := needServices(t)
 	const rate, window = 2000, 4
@@ -196,13 +197,17 @@ func TestKafkaSustainedRunReportsEachSecondAndStoresEveryEvent(t *testing.T) {
 	if produced < rate*window*95/100 {
 		t.Fatalf("the generator produced %d events, want about %d", produced, rate*window)
 	}
+	if bars := checkBarsOutput(t, out); bars < window {
+		t.Errorf("%d bars checked, want at least one per second of the window", bars)
+	}
 	names := onkafka.NamesFor("sustained")
 	good, dead := expected(t, s.kafka, names.In)
-	if int64(len(good)+len(dead)) != produced || len(dead) == 0 {
-		t.Fatalf("input topic: %d valid and %d bad events, want %d in all with some bad", len(good), len(dead), produced)
+	flush := flushIn(good)
+	if int64(len(good)+len(dead)) != produced+onkafka.FlushEvents || flush != onkafka.FlushEvents || len(dead) == 0 {
+		t.Fatalf("input topic: %d valid and %d bad events (%d valid of the bars' flush), want %d in all with some bad, and the flush", len(good), len(dead), flush, produced)
 	}
-	if rows := checkStored(t, s, names, good, dead); rows != produced-int64(len(dead)) {
-		t.Errorf("ClickHouse: %d rows, want produced − dead = %d", rows, produced-int64(len(dead)))
+	if rows := checkStored(t, s, names, good, dead); rows != int64(len(good)) {
+		t.Errorf("ClickHouse: %d rows, want the %d valid events (the flush's among them)", rows, len(good))
 	}
 }
 

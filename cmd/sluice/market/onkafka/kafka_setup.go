@@ -115,6 +115,45 @@ func ResetTopics(ctx context.Context, adm *kadm.Client, partitions int, group st
 			return fmt.Errorf("creating topics %v: %w", left, ctx.Err())
 		}
 	}
+	return awaitLeaders(ctx, adm, partitions, topics)
+}
+
+// awaitLeaders waits until the brokers' metadata lists partitions
+// partitions of each of topics, each with a leader: a topic created again
+// right after its deletion is not served at once, and a client that
+// reads it meanwhile fails with UNKNOWN_TOPIC_OR_PARTITION.
+func awaitLeaders(ctx context.Context, adm *kadm.Client, partitions int, topics []string) error {
+	for {
+		m, err := adm.Metadata(ctx, topics...)
+		if err == nil {
+			err = leaderless(m, partitions, topics)
+		}
+		if err == nil {
+			return nil
+		}
+		if !market.SleepCtx(ctx, 100*time.Millisecond) {
+			return fmt.Errorf("waiting for the topics' leaders: %w", err)
+		}
+	}
+}
+
+// leaderless returns an error naming a topic of m that lacks partitions
+// or a partition's leader, or nil.
+func leaderless(m kadm.Metadata, partitions int, topics []string) error {
+	for _, t := range topics {
+		d, ok := m.Topics[t]
+		switch {
+		case !ok || d.Err != nil:
+			return fmt.Errorf("topic %s: not listed (%v)", t, d.Err)
+		case len(d.Partitions) != partitions:
+			return fmt.Errorf("topic %s: %d partitions listed of %d", t, len(d.Partitions), partitions)
+		}
+		for _, p := range d.Partitions {
+			if p.Err != nil || p.Leader < 0 {
+				return fmt.Errorf("topic %s partition %d: no leader (%v)", t, p.Partition, p.Err)
+			}
+		}
+	}
 	return nil
 }
 
