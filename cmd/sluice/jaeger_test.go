@@ -117,6 +117,20 @@ type jaegerSpan struct {
 		TraceID string `json:"traceID"`
 		SpanID  string `json:"spanID"`
 	} `json:"references"`
+	Tags []struct {
+		Key   string `json:"key"`
+		Value any    `json:"value"`
+	} `json:"tags"`
+}
+
+// tag returns the value of the span's tag key, formatted; "" if none.
+func (s jaegerSpan) tag(key string) string {
+	for _, t := range s.Tags {
+		if t.Key == key {
+			return fmt.Sprint(t.Value)
+		}
+	}
+	return ""
 }
 
 // parent returns the span's parent's id, or "".
@@ -324,9 +338,14 @@ func TestServeTracesEachMessageFromItsProducerToClickHouseInJaeger(t *testing.T)
 			}
 		}
 		// A batch call's span in the message's trace links the batch's
-		// own span, in a trace of its own that links every message.
+		// own span, in a trace of its own that links every message. A
+		// call on a batch of this one message is simply its trace's
+		// span (checked above), with nothing to link.
 		for _, name := range batches {
 			links := byName[name].linksOut()
+			if len(links) == 0 && byName[name].tag("sluice.items") == "1" {
+				continue
+			}
 			if len(links) != 1 {
 				t.Fatalf("event %s: span %q links %q, want the batch's span", id, name, links)
 			}
