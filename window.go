@@ -138,8 +138,9 @@ func (l *Late[T]) settleAll(op settleOp) {
 
 // WindowStats describes a [Window] stage at a snapshot.
 type WindowStats struct {
-	// Watermark is the stage's watermark (zero before the first item);
-	// Lag is how far it is behind the wall clock at the snapshot.
+	// Watermark is the stage's watermark as of the last input chunk its
+	// router finished (zero before the first); Lag is how far it is
+	// behind the wall clock at the snapshot.
 	Watermark time.Time
 	Lag       time.Duration
 	// Partitions is the source partitions seen, IdlePartitions those set

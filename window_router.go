@@ -47,6 +47,7 @@ type windowRouter[T any, K comparable] struct {
 	wm     int64 // the watermark
 	hw     int64 // the highest the watermark has been
 	marked int64 // the watermark of the last marker sent
+	pub    int64 // the watermark last published to Stats (ws.wm)
 	next   int64 // aligned windows: the next window end a marker is due at
 	now    int64 // the router's clock, read per chunk
 	timer  *time.Timer
@@ -74,7 +75,7 @@ type inlineWorker[T any, K comparable] interface {
 func (r *windowRouter[T, K]) init() {
 	r.parts = make(map[partKey]*part)
 	r.listers = make(map[Settler]PartitionLister)
-	r.wm, r.hw, r.marked, r.next = math.MinInt64, math.MinInt64, math.MinInt64, math.MinInt64
+	r.wm, r.hw, r.marked, r.next, r.pub = math.MinInt64, math.MinInt64, math.MinInt64, math.MinInt64, math.MinInt64
 	r.visit = func(x Receipt) {
 		if r.cur.t == nil {
 			r.cur = x
@@ -264,6 +265,10 @@ func (r *windowRouter[T, K]) chunkDone(kc routeTo[T]) bool {
 }
 
 func (r *windowRouter[T, K]) mark(kc routeTo[T]) bool {
+	if r.wm != r.pub { // Stats' figure: once a chunk, not an atomic store per item
+		r.pub = r.wm
+		r.ws.wm.Store(r.wm)
+	}
 	if r.wm == r.marked {
 		return true
 	}

@@ -159,6 +159,9 @@ func (ww *windowWorker[T, K, A]) advance(wm int64) error {
 		return nil
 	}
 	ww.wm = wm
+	if len(ww.dues) == 0 || ww.dues[0].at > wm {
+		return nil // nothing due: most advances, one per item
+	}
 	return ww.fireDue()
 }
 
