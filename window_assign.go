@@ -18,7 +18,7 @@ func (ww *windowWorker[T, K, A]) aligned(sl *kslot[K, A], ts, wm int64, v *T) in
 			break
 		}
 		w := sl.last
-		if w == nil || sl.lastStart != s {
+		if w == nil || w.start != s { // start sits beside what fold touches
 			if w = sl.kw.find(s); w == nil {
 				w = ww.open(sl, s, end)
 			}
@@ -54,7 +54,7 @@ func (ww *windowWorker[T, K, A]) open(sl *kslot[K, A], start, end int64) *win[K,
 	w.owner, w.start, w.end, w.alive = kw, start, end, true
 	w.tr = ww.out.w.trace // the opening item's, when the pipeline traces
 	kw.wins = append(kw.wins, w)
-	sl.last, sl.lastStart = w, start
+	sl.last = w
 	ww.c.open.Add(1)
 	ww.dues.push(due[K, A]{at: end, w: w, gen: w.gen})
 	return w

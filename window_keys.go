@@ -35,11 +35,10 @@ type keyIndex[K comparable, A any] struct {
 // held reaches its window with one pointer chased (the window) rather
 // than three (the key's record, its last window, the window).
 type kslot[K comparable, A any] struct {
-	h         uint64
-	k         K
-	kw        *wkey[K, A] // nil: empty
-	last      *win[K, A]  // the key's window opened last; nil once dropped
-	lastStart int64       // last's start
+	h    uint64
+	k    K
+	kw   *wkey[K, A] // nil: empty
+	last *win[K, A]  // the key's window opened last; nil once dropped
 	// done is the end of the key's latest window emitted and dropped
 	// (math.MinInt64: none; window_rejoin.go), read for every item.
 	done int64

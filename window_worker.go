@@ -7,7 +7,8 @@ import (
 )
 
 // win is one window of one key on a Window stage's worker.
-// What a fold touches (items, rev, dirty, acc, rs) comes first, together.
+// What an item's fold touches (items, rev, dirty, start, acc, rs) comes
+// first, together.
 type win[K comparable, A any] struct {
 	items int
 	rev   int    // the Revision of its next emission
@@ -15,11 +16,12 @@ type win[K comparable, A any] struct {
 	dirty bool   // folded into since its last emission
 	alive bool   // false once dropped or merged away
 	wait  bool   // an update due when the watermark passes its end again (window_rejoin.go)
+	start int64
 	acc   A
 	rs    []Receipt // the receipts of the inputs folded since its last emission
 
-	owner      *wkey[K, A]
-	start, end int64
+	owner *wkey[K, A]
+	end   int64
 	// tr is the trace of the item that opened it, which its panes
 	// continue, when the pipeline traces (see traceSlot).
 	tr context.Context
