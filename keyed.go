@@ -106,7 +106,7 @@ func Keyed[T any, K comparable, S any, U any](p *Pipeline, name string, in Strea
 		panic(fmt.Sprintf("sluice: %s %q: TTL must be ≥ 0, got %v", label, name, fn.TTL))
 	}
 	cfg := stageOptions(kindKeyed, name, opts)
-	kc := newKeyedCore[T, U](p, kindKeyed, name, in, n, cfg)
+	kc := newKeyedCore[T, U](p, kindKeyed, name, in, n, false, cfg)
 	seed := maphash.MakeSeed()
 	r := &plainRouter[T, K]{seed: seed, key: fn.Key, ctl: fn.IsControl}
 	kc.start(r, func(i int, w *worker, out *sender[U]) keyWorker[T] {

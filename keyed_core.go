@@ -78,11 +78,17 @@ type kroute[T any] struct {
 	// message's batch carries when traced: the pipeline traces.
 	rw     *worker
 	traced bool
+	// inline: worker 0 runs on the router's goroutine; run handles a
+	// batch there, and err is what stopped it (see newKeyedCore).
+	inline bool
+	run    func(b *kbatch[T]) error
+	err    error
 }
 
 // keyedCore is the machinery of Keyed and Window: a stage with n + 1
 // goroutines — slot 0 the router, slots 1..n the workers — and a queue
-// of batches per worker.
+// of batches per worker; or, inline, one goroutine that routes and runs
+// its one worker's batches itself.
 type keyedCore[T, U any] struct {
 	kroute[T]
 	ie  *edge[T]
@@ -90,16 +96,27 @@ type keyedCore[T, U any] struct {
 	kws []keyWorker[T]
 }
 
-func newKeyedCore[T, U any](p *Pipeline, kind stageKind, name string, in Stream[T], n int, cfg stageConfig) *keyedCore[T, U] {
-	s := newStage(p, kind, name, n+1)
-	kc := &keyedCore[T, U]{kroute: kroute[T]{p: p, s: s, n: n, rc: receiptsOf[T](), rw: s.workers[0], traced: p.tracer != nil}}
+// newKeyedCore registers a keyed stage of n workers. With inline (n must
+// be 1) the router handles each batch on its own goroutine when the batch
+// is full or its input chunk is done, instead of queueing it for a worker
+// goroutine: the stage runs one goroutine, and a batch crosses no core.
+// Only a worker with no alarm (no timer of its own) may run inline.
+func newKeyedCore[T, U any](p *Pipeline, kind stageKind, name string, in Stream[T], n int, inline bool, cfg stageConfig) *keyedCore[T, U] {
+	g := n + 1
+	if inline {
+		g = 1
+	}
+	s := newStage(p, kind, name, g)
+	kc := &keyedCore[T, U]{kroute: kroute[T]{p: p, s: s, n: n, rc: receiptsOf[T](), rw: s.workers[0], traced: p.tracer != nil, inline: inline}}
 	kc.ie = consume(p, s, in, 1)
 	kc.ie.unmeasured()
-	kc.oe = newEdge[U](p, s, n+1, cfg)
-	kc.qs = make([]chan *kbatch[T], n)
+	kc.oe = newEdge[U](p, s, g, cfg)
 	kc.bufs = make([]*kbatch[T], n)
-	for i := range kc.qs {
-		kc.qs[i] = make(chan *kbatch[T], kqueue)
+	if !inline {
+		kc.qs = make([]chan *kbatch[T], n)
+		for i := range kc.qs {
+			kc.qs[i] = make(chan *kbatch[T], kqueue)
+		}
 	}
 	kc.kws = make([]keyWorker[T], n)
 	kc.report(func(st *StageStats) {
@@ -123,45 +140,102 @@ func (kc *keyedCore[T, U]) report(f func(st *StageStats)) {
 // start starts the router and the workers (mk builds worker i's state).
 func (kc *keyedCore[T, U]) start(r router[T], mk func(i int, w *worker, out *sender[U]) keyWorker[T]) {
 	p, s := kc.p, kc.s
+	rw := s.workers[0]
 	kws := make([]keyWorker[T], kc.n)
-	for i := range kc.n {
-		w := s.workers[i+1]
-		kws[i] = mk(i, w, newSender(kc.oe, i+1, w))
+	if kc.inline {
+		kws[0] = mk(0, rw, newSender(kc.oe, 0, rw))
+		kc.run = func(b *kbatch[T]) error {
+			tr := rw.trace // the router's item at hand's
+			err := kc.batchOn(rw, kws[0], b)
+			rw.trace = tr
+			return err
+		}
+	} else {
+		for i := range kc.n {
+			w := s.workers[i+1]
+			kws[i] = mk(i, w, newSender(kc.oe, i+1, w))
+		}
 	}
 	p.mu.Lock()
 	copy(kc.kws, kws)
 	p.mu.Unlock()
-	rw := s.workers[0]
 	rt := routeTo[T]{&kc.kroute}
+	stopped := func() error {
+		if kc.err != nil {
+			return kc.err
+		}
+		return errStopped
+	}
 	loop(p, s, rw, newReceiver(kc.ie, 0, rw), body[T]{
 		each: func(c *chunk[T]) error {
+			var start int64
+			if kc.inline {
+				start = nowNs()
+			}
 			for j := range c.items {
 				if c.traces != nil {
 					rw.trace = c.traces[j]
 				}
 				if !r.route(rt, &c.items[j]) {
-					return errStopped
+					return stopped()
 				}
 			}
 			if !r.chunkDone(rt) || !kc.sendAll() {
+				return stopped()
+			}
+			if kc.inline && !kws[0].flushHeld(start, nowNs()) {
 				return errStopped
 			}
 			return nil
 		},
-		idle:  func() bool { return kc.sendAll() && r.flush() },
+		idle: func() bool {
+			return kc.sendAll() && r.flush() && (!kc.inline || kws[0].flush())
+		},
 		alarm: r.alarm,
 		ring:  func() bool { return r.ring(rt) && kc.sendAll() },
 		end: func() bool {
 			ok := kc.sendAll() && r.flush()
+			if kc.inline {
+				rw.trace = nil
+				return ok && !p.stopping() && kws[0].end(p.intakeClosed()) == nil && kws[0].flush()
+			}
 			for _, q := range kc.qs {
 				close(q)
 			}
 			return ok
 		},
 	})
-	for i := range kc.n {
-		kc.work(i, s.workers[i+1], kc.kws[i])
+	if !kc.inline {
+		for i := range kc.n {
+			kc.work(i, s.workers[i+1], kc.kws[i])
+		}
 	}
+}
+
+// batchOn handles batch b on worker w's goroutine: the tick, each
+// message, then what its outputs held too long is handed on.
+func (kc *keyedCore[T, U]) batchOn(w *worker, kw keyWorker[T], b *kbatch[T]) error {
+	start := nowNs()
+	w.trace = nil
+	if err := kw.tick(time.Now()); err != nil {
+		return err
+	}
+	for j := range b.items {
+		if kc.p.halted() {
+			return errStopped
+		}
+		if b.traces != nil {
+			w.trace = b.traces[j]
+		}
+		if err := kw.handle(&b.items[j]); err != nil {
+			return err
+		}
+	}
+	kc.recycle(b)
+	if !kw.flushHeld(start, nowNs()) {
+		return errStopped
+	}
+	return nil
 }
 
 // work runs worker i: batches from its queue, a timer, the end.
@@ -216,25 +290,8 @@ func (kc *keyedCore[T, U]) work(i int, w *worker, kw keyWorker[T]) {
 				}
 				return nil
 			}
-			start := nowNs()
-			w.trace = nil
-			if err := kw.tick(time.Now()); err != nil {
+			if err := kc.batchOn(w, kw, b); err != nil {
 				return err
-			}
-			for j := range b.items {
-				if p.halted() {
-					return errStopped
-				}
-				if b.traces != nil {
-					w.trace = b.traces[j]
-				}
-				if err := kw.handle(&b.items[j]); err != nil {
-					return err
-				}
-			}
-			kc.recycle(b)
-			if !kw.flushHeld(start, nowNs()) {
-				return errStopped
 			}
 		}
 	})

@@ -89,10 +89,18 @@ func (m *kmsg[T]) isMarker() bool { return m.ctl && m.wm != noMarker }
 // noMarker is the wm of a control item that is not a watermark marker.
 const noMarker = -1 << 63
 
-// send hands worker i's batch on, waiting for room.
+// send hands worker i's batch on, waiting for room; inline, it handles
+// it at once.
 func (kc *kroute[T]) send(i int) bool {
 	b := kc.bufs[i]
 	kc.bufs[i] = nil
+	if kc.inline {
+		if err := kc.run(b); err != nil {
+			kc.err = err
+			return false
+		}
+		return true
+	}
 	select {
 	case kc.qs[i] <- b:
 		return true

@@ -104,51 +104,52 @@ func TestTheTraceFollowsAnItemThroughKeyed(t *testing.T) {
 
 // A window's pane continues the trace of the item that opened the window.
 func TestAWindowsPaneContinuesTheTraceOfTheItemThatOpenedIt(t *testing.T) {
-	const n = 1000
-	var tr linkTracer
-	var rec traces
-	p := sluice.New(context.Background(), sluice.Tracing(&tr))
-	src := mark(p, &tr, &rec, t, "mark", sluice.FromSlice(p, "in", seq(n)), 1)
-	type first struct {
-		v   int
-		set bool
-	}
-	panes := sluice.Window(p, "win", src, 2, sluice.WindowSpec[int, int, first]{
-		Windows: sluice.Tumbling(10 * time.Millisecond),
-		Key:     func(v int) int { return v % 3 },
-		Time:    func(v int) time.Time { return time.Unix(0, int64(v)*int64(time.Millisecond)) },
-		Fold: func(f *first, v int) {
-			if !f.set {
-				*f = first{v, true}
+	for _, workers := range []int{1, 2} { // one runs on the router's goroutine
+		var tr linkTracer
+		var rec traces
+		p := sluice.New(context.Background(), sluice.Tracing(&tr))
+		src := mark(p, &tr, &rec, t, "mark", sluice.FromSlice(p, "in", seq(1000)), 1)
+		type first struct {
+			v   int
+			set bool
+		}
+		panes := sluice.Window(p, "win", src, workers, sluice.WindowSpec[int, int, first]{
+			Windows: sluice.Tumbling(10 * time.Millisecond),
+			Key:     func(v int) int { return v % 3 },
+			Time:    func(v int) time.Time { return time.Unix(0, int64(v)*int64(time.Millisecond)) },
+			Fold: func(f *first, v int) {
+				if !f.set {
+					*f = first{v, true}
+				}
+			},
+		})
+		var opened sync.Map
+		sluice.ForEach(p, "store", panes, 2, func(ctx context.Context, pn sluice.Pane[int, first]) error {
+			rec.saw(pn.Acc.v, tr.root(t, ctx))
+			opened.Store(pn.Acc.v, true)
+			return nil
+		})
+		if err := p.Wait(); err != nil {
+			t.Fatal(err)
+		}
+		rec.mu.Lock()
+		panesSeen := 0
+		for v, roots := range rec.roots {
+			if _, ok := opened.Load(v); !ok {
+				continue
 			}
-		},
-	})
-	var opened sync.Map
-	sluice.ForEach(p, "store", panes, 2, func(ctx context.Context, pn sluice.Pane[int, first]) error {
-		rec.saw(pn.Acc.v, tr.root(t, ctx))
-		opened.Store(pn.Acc.v, true)
-		return nil
-	})
-	if err := p.Wait(); err != nil {
-		t.Fatal(err)
-	}
-	rec.mu.Lock()
-	panesSeen := 0
-	for v, roots := range rec.roots {
-		if _, ok := opened.Load(v); !ok {
-			continue
+			panesSeen++
+			if len(roots) != 2 || roots[0] != roots[1] {
+				rec.mu.Unlock()
+				t.Fatalf("%d workers: item %d opened a window: got its spans and its pane's in traces %v, want one", workers, v, roots)
+			}
 		}
-		panesSeen++
-		if len(roots) != 2 || roots[0] != roots[1] {
-			rec.mu.Unlock()
-			t.Fatalf("item %d opened a window: got its spans and its pane's in traces %v, want one", v, roots)
+		rec.mu.Unlock()
+		if panesSeen == 0 {
+			t.Fatalf("%d workers: no pane", workers)
 		}
+		checkOneTraceEach(t, &rec, 1000)
 	}
-	rec.mu.Unlock()
-	if panesSeen == 0 {
-		t.Fatal("no pane")
-	}
-	checkOneTraceEach(t, &rec, n)
 }
 
 // Items that share a trace (the results of one FlatMap call) keep it

@@ -75,7 +75,11 @@ func TestWindowWatermarkIsTheLeastOfThePartitions(t *testing.T) {
 // A partition silent for Idle stops holding the watermark back: windows
 // close while it says nothing; it rejoins when it speaks.
 func TestWindowIdlePartitionIsSetAside(t *testing.T) {
-	for _, idle := range []time.Duration{0, time.Second} {
+	for _, tc := range []struct {
+		idle time.Duration
+		n    int
+	}{{0, 1}, {0, 2}, {time.Second, 1}, {time.Second, 2}} {
+		idle, n := tc.idle, tc.n
 		synctest.Test(t, func(t *testing.T) {
 			s := &partSettler{parts: []uint64{0, 1}}
 			var emitted atomic.Int64
@@ -100,7 +104,7 @@ func TestWindowIdlePartitionIsSetAside(t *testing.T) {
 				Fold:    func(c *int, _ pev) { *c++ },
 				Idle:    idle,
 			}
-			sluice.ForEach(p, "store", sluice.Window(p, "w", src, 2, spec), 1, func(context.Context, sluice.Pane[struct{}, int]) error {
+			sluice.ForEach(p, "store", sluice.Window(p, "w", src, n, spec), 1, func(context.Context, sluice.Pane[struct{}, int]) error {
 				emitted.Add(1)
 				return nil
 			})
@@ -109,14 +113,14 @@ func TestWindowIdlePartitionIsSetAside(t *testing.T) {
 			}
 			if idle == 0 && (during != 0 || idleSeen != 0) {
 				// Partition 1's one item, at 0 s, holds the watermark there.
-				t.Fatalf("no Idle: %d windows emitted while partition 1 was silent, idle %d; want 0, 0", during, idleSeen)
+				t.Fatalf("n=%d, no Idle: %d windows emitted while partition 1 was silent, idle %d; want 0, 0", n, during, idleSeen)
 			}
 			if idle > 0 && (during != 4 || idleSeen != 1) {
 				// Event time reached 4.9 s: four windows closed.
-				t.Fatalf("Idle 1s: %d windows emitted while partition 1 was silent, idle %d; want 4, 1", during, idleSeen)
+				t.Fatalf("n=%d, Idle 1s: %d windows emitted while partition 1 was silent, idle %d; want 4, 1", n, during, idleSeen)
 			}
 			if emitted.Load() != 5 || s.acked.Load() != 51 {
-				t.Fatalf("%d windows, %d acked; want 5, 51", emitted.Load(), s.acked.Load())
+				t.Fatalf("n=%d: %d windows, %d acked; want 5, 51", n, emitted.Load(), s.acked.Load())
 			}
 		})
 	}

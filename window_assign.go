@@ -8,17 +8,17 @@ import "math"
 // aligned folds item v at ts into its tumbling or hopping windows that
 // are not past their lateness; it returns how many.
 func (ww *windowWorker[T, K, A]) aligned(sl *kslot[K, A], ts, wm int64, v *T) int {
-	size, slide := int64(ww.spec.Windows.size), int64(ww.spec.Windows.slide)
+	size, slide := ww.size, ww.slide
 	joined := 0
 	for s := floorDiv(ts, slide) * slide; s > ts-size; s -= slide {
 		end := satAdd(s, size)
-		if satAdd(end, ww.ws.lateness) <= wm || end <= sl.kw.done {
+		if satAdd(end, ww.lateness) <= wm || end <= sl.done {
 			// This window and every earlier one are past their lateness,
 			// or were emitted and dropped for this key (window_rejoin.go).
 			break
 		}
 		w := sl.last
-		if w == nil || sl.lastStart != s {
+		if w == nil || w.start != s { // start sits beside what fold touches
 			if w = sl.kw.find(s); w == nil {
 				w = ww.open(sl, s, end)
 			}
@@ -54,7 +54,7 @@ func (ww *windowWorker[T, K, A]) open(sl *kslot[K, A], start, end int64) *win[K,
 	w.owner, w.start, w.end, w.alive = kw, start, end, true
 	w.tr = ww.out.w.trace // the opening item's, when the pipeline traces
 	kw.wins = append(kw.wins, w)
-	sl.last, sl.lastStart = w, start
+	sl.last = w
 	ww.c.open.Add(1)
 	ww.dues.push(due[K, A]{at: end, w: w, gen: w.gen})
 	return w
@@ -80,7 +80,7 @@ func (ww *windowWorker[T, K, A]) session(sl *kslot[K, A], ts, wm int64, v *T) in
 	kw := sl.kw
 	gap := int64(ww.spec.Windows.gap)
 	start, end := ts, satAdd(ts, gap)
-	if satAdd(end, ww.ws.lateness) <= wm || ts < kw.done {
+	if satAdd(end, ww.lateness) <= wm || ts < sl.done {
 		return 0 // past its lateness, or in a session emitted and dropped
 	}
 	var into *win[K, A]

@@ -3,6 +3,23 @@ package sluice
 // How a Window worker finds a key's record: by the hash of the key that
 // the router worked out to pick the worker, so the worker hashes nothing.
 
+import (
+	"hash/maphash"
+	"math"
+	"reflect"
+	"unsafe"
+)
+
+// keyHasher returns a hash of keys of type K under seed: maphash.String
+// for a key whose kind is string (about 5 ns for a short one: no lookup
+// of the runtime's hasher per call), maphash.Comparable for any other.
+func keyHasher[K comparable](seed maphash.Seed) func(K) uint64 {
+	if reflect.TypeFor[K]().Kind() == reflect.String {
+		return func(k K) uint64 { return maphash.String(seed, *(*string)(unsafe.Pointer(&k))) }
+	}
+	return func(k K) uint64 { return maphash.Comparable(seed, k) }
+}
+
 // keyIndex holds a Window worker's key records by their hash: open
 // addressing, linear probing from the hash's top bits (the router picks
 // the worker by the low ones), at most half full. It never shrinks: it
@@ -18,11 +35,13 @@ type keyIndex[K comparable, A any] struct {
 // held reaches its window with one pointer chased (the window) rather
 // than three (the key's record, its last window, the window).
 type kslot[K comparable, A any] struct {
-	h         uint64
-	k         K
-	kw        *wkey[K, A] // nil: empty
-	last      *win[K, A]  // the key's window opened last; nil once dropped
-	lastStart int64       // last's start
+	h    uint64
+	k    K
+	kw   *wkey[K, A] // nil: empty
+	last *win[K, A]  // the key's window opened last; nil once dropped
+	// done is the end of the key's latest window emitted and dropped
+	// (math.MinInt64: none; window_rejoin.go), read for every item.
+	done int64
 }
 
 // get returns the slot of key k of hash h, or nil. The slot moves at the
@@ -67,7 +86,7 @@ func (t *keyIndex[K, A]) put(kw *wkey[K, A]) *kslot[K, A] {
 		t.grow()
 	}
 	t.n++
-	return t.place(kslot[K, A]{h: kw.h, k: kw.k, kw: kw})
+	return t.place(kslot[K, A]{h: kw.h, k: kw.k, kw: kw, done: math.MinInt64})
 }
 
 func (t *keyIndex[K, A]) place(s kslot[K, A]) *kslot[K, A] {

@@ -46,8 +46,8 @@ func (ww *windowWorker[T, K, A]) updates() bool {
 // revision 0 holding only part of the window (the memory lasts while the
 // key has a window open).
 func (ww *windowWorker[T, K, A]) dropEmitted(w *win[K, A]) {
-	if kw := w.owner; w.rev > 0 && w.end > kw.done {
-		kw.done, kw.doneWM = w.end, ww.wm
+	if sl := ww.m.slotOf(w.owner); sl != nil && w.rev > 0 && w.end > sl.done {
+		sl.done, w.owner.doneWM = w.end, ww.wm
 	}
 	ww.drop(w)
 }

@@ -176,7 +176,6 @@ func (r *windowRouter[T, K]) setWM(wm int64) {
 	if wm != r.wm {
 		r.wm = wm
 		r.hw = max(r.hw, wm)
-		r.ws.wm.Store(wm)
 	}
 }
 

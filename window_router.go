@@ -5,8 +5,6 @@ package sluice
 // items to the late stream and marks the watermark to every worker.
 
 import (
-	"fmt"
-	"hash/maphash"
 	"log/slog"
 	"math"
 	"time"
@@ -32,11 +30,14 @@ type partKey struct {
 // windowRouter routes a Window stage's items and keeps its watermark.
 type windowRouter[T any, K comparable] struct {
 	ws   *windowShared
-	seed maphash.Seed
+	hash func(K) uint64 // keyHasher's
 	key  func(T) K
 	time func(T) time.Time
 	rc   receipts[T]
 	late *sender[Late[T]]
+	// one is the stage's one worker when it runs on this goroutine
+	// (inline): each item goes to it at once, with its key.
+	one inlineWorker[T, K]
 
 	parts  map[partKey]*part
 	list   []*part
@@ -46,6 +47,7 @@ type windowRouter[T any, K comparable] struct {
 	wm     int64 // the watermark
 	hw     int64 // the highest the watermark has been
 	marked int64 // the watermark of the last marker sent
+	pub    int64 // the watermark last published to Stats (ws.wm)
 	next   int64 // aligned windows: the next window end a marker is due at
 	now    int64 // the router's clock, read per chunk
 	timer  *time.Timer
@@ -65,67 +67,15 @@ type windowRouter[T any, K comparable] struct {
 	procGone goneView
 }
 
-// listEvery is how often a Window's router asks a PartitionLister.
-const listEvery = int64(100 * time.Millisecond)
-
-// newPart adds partition pk to the watermark.
-func (r *windowRouter[T, K]) newPart(pk partKey) *part {
-	pt := &part{max: math.MinInt64, seen: nowNs(), settler: pk.to, id: pk.id}
-	switch pp, ok := pk.to.(Partitioned); {
-	case ok:
-		pt.name = pp.PartitionName(pk.id)
-	case pk.to != nil:
-		pt.name = fmt.Sprintf("%T", pk.to)
-	default:
-		pt.name = "input"
-	}
-	r.parts[pk] = pt
-	r.list = append(r.list, pt)
-	r.ws.parts.Store(int64(len(r.list)))
-	r.minP = nil
-	if pk.to != nil {
-		r.watchRevokes(pk.to)
-	}
-	if pl, ok := pk.to.(PartitionLister); ok && r.listers[pk.to] == nil {
-		r.listers[pk.to] = pl
-		r.list0(pk.to, pl)
-	}
-	return pt
-}
-
-// list0 makes the partitions of source to those pl lists now: new ones
-// hold the watermark until they send (or idle), gone ones no longer do.
-func (r *windowRouter[T, K]) list0(to Settler, pl PartitionLister) {
-	ids := pl.Partitions()
-	now := make(map[uint64]bool, len(ids))
-	for _, id := range ids {
-		now[id] = true
-		if r.parts[partKey{to, id}] == nil {
-			r.newPart(partKey{to, id})
-		}
-	}
-	if len(ids) > 0 {
-		r.removeParts(func(pt *part) bool { return pt.settler == to && !now[pt.id] })
-	}
-	r.recompute()
-}
-
-// relist asks the sources that list their partitions again, every
-// listEvery.
-func (r *windowRouter[T, K]) relist() {
-	if len(r.listers) == 0 || r.now-r.listed < listEvery {
-		return
-	}
-	r.listed = r.now
-	for to, pl := range r.listers {
-		r.list0(to, pl)
-	}
+// inlineWorker is a Window worker that its router calls directly.
+type inlineWorker[T any, K comparable] interface {
+	item(h uint64, k K, v *T, ts, wm, lw int64) error
 }
 
 func (r *windowRouter[T, K]) init() {
 	r.parts = make(map[partKey]*part)
 	r.listers = make(map[Settler]PartitionLister)
-	r.wm, r.hw, r.marked, r.next = math.MinInt64, math.MinInt64, math.MinInt64, math.MinInt64
+	r.wm, r.hw, r.marked, r.next, r.pub = math.MinInt64, math.MinInt64, math.MinInt64, math.MinInt64, math.MinInt64
 	r.visit = func(x Receipt) {
 		if r.cur.t == nil {
 			r.cur = x
@@ -175,7 +125,8 @@ func (r *windowRouter[T, K]) partOf(v *T) *part {
 }
 
 func (r *windowRouter[T, K]) route(kc routeTo[T], v *T) bool {
-	h := maphash.Comparable(r.seed, r.key(*v))
+	k := r.key(*v)
+	h := r.hash(k)
 	if r.time == nil { // processing time: the worker stamps it
 		if r.rc != nil && r.procRevoked(v) {
 			return true
@@ -222,6 +173,16 @@ func (r *windowRouter[T, K]) route(kc routeTo[T], v *T) bool {
 	// common case, which spares a division.
 	if satAdd(ts, r.ws.lateness) <= lw && satAdd(r.ws.win.lastEnd(ts), r.ws.lateness) <= lw {
 		return r.toLate(v, ts, lw)
+	}
+	if r.one != nil {
+		if kc.p.halted() {
+			return false
+		}
+		if err := r.one.item(h, k, v, ts, r.wm, lw); err != nil {
+			kc.err = err
+			return false
+		}
+		return true
 	}
 	m := kc.put(h)
 	if m == nil {
@@ -304,6 +265,10 @@ func (r *windowRouter[T, K]) chunkDone(kc routeTo[T]) bool {
 }
 
 func (r *windowRouter[T, K]) mark(kc routeTo[T]) bool {
+	if r.wm != r.pub { // Stats' figure: once a chunk, not an atomic store per item
+		r.pub = r.wm
+		r.ws.wm.Store(r.wm)
+	}
 	if r.wm == r.marked {
 		return true
 	}

@@ -7,17 +7,21 @@ import (
 )
 
 // win is one window of one key on a Window stage's worker.
+// What an item's fold touches (items, rev, dirty, start, acc, rs) comes
+// first, together.
 type win[K comparable, A any] struct {
-	owner      *wkey[K, A]
-	start, end int64
-	acc        A
-	items      int
-	rev        int       // the Revision of its next emission
-	rs         []Receipt // the receipts of the inputs folded since its last emission
-	gen        uint32    // bumped when the record is dropped, to be reused
-	dirty      bool      // folded into since its last emission
-	alive      bool      // false once dropped or merged away
-	wait       bool      // an update due when the watermark passes its end again (window_rejoin.go)
+	items int
+	rev   int    // the Revision of its next emission
+	gen   uint32 // bumped when the record is dropped, to be reused
+	dirty bool   // folded into since its last emission
+	alive bool   // false once dropped or merged away
+	wait  bool   // an update due when the watermark passes its end again (window_rejoin.go)
+	start int64
+	acc   A
+	rs    []Receipt // the receipts of the inputs folded since its last emission
+
+	owner *wkey[K, A]
+	end   int64
 	// tr is the trace of the item that opened it, which its panes
 	// continue, when the pipeline traces (see traceSlot).
 	tr context.Context
@@ -28,64 +32,9 @@ type wkey[K comparable, A any] struct {
 	k    K
 	h    uint64 // the router's hash of k
 	wins []*win[K, A]
-	// done is the end of its latest window emitted and dropped
-	// (math.MinInt64: none), doneWM the watermark that dropped it
-	// (window_rejoin.go).
-	done, doneWM int64
-}
-
-// due is a heap entry: at `at`, window w fires (emitted once the
-// watermark passes its end) or, with purge, is dropped (its lateness
-// is over). Entries of windows dropped (their record's gen moved on,
-// the record reused) or whose end moved (a session grown) are skipped
-// when popped.
-type due[K comparable, A any] struct {
-	at    int64
-	w     *win[K, A]
-	gen   uint32
-	purge bool
-}
-
-// dues is a min-heap of due entries by at, typed so that a push or a pop
-// allocates nothing (container/heap would box each entry).
-type dues[K comparable, A any] []due[K, A]
-
-func (h *dues[K, A]) push(d due[K, A]) {
-	*h = append(*h, d)
-	q := *h
-	for i := len(q) - 1; i > 0; {
-		up := (i - 1) / 2
-		if q[up].at <= q[i].at {
-			break
-		}
-		q[up], q[i] = q[i], q[up]
-		i = up
-	}
-}
-
-func (h *dues[K, A]) pop() due[K, A] {
-	q := *h
-	d := q[0]
-	n := len(q) - 1
-	q[0] = q[n]
-	q[n] = due[K, A]{}
-	q = q[:n]
-	for i := 0; ; {
-		l := 2*i + 1
-		if l >= n {
-			break
-		}
-		if r := l + 1; r < n && q[r].at < q[l].at {
-			l = r
-		}
-		if q[i].at <= q[l].at {
-			break
-		}
-		q[i], q[l] = q[l], q[i]
-		i = l
-	}
-	*h = q
-	return d
+	// doneWM is the watermark that dropped its latest window emitted
+	// and dropped (its end is its slot's done; window_rejoin.go).
+	doneWM int64
 }
 
 // windowWorker is one worker of a Window stage: the windows of the keys
@@ -105,6 +54,10 @@ type windowWorker[T any, K comparable, A any] struct {
 	c     *windowCounters
 	timer *time.Timer // processing time: fires when the next window is due
 	now   int64       // processing time: the time of the batch at hand
+	// spec.Windows and spec.Lateness, read per item: sessions or not,
+	// the size and slide of aligned windows.
+	sessions              bool
+	size, slide, lateness int64
 
 	// The receipts of the item at hand, collected by visit.
 	cur   []Receipt
@@ -119,7 +72,8 @@ type windowWorker[T any, K comparable, A any] struct {
 
 func newWindowWorker[T any, K comparable, A any](ws *windowShared, kc *keyedCore[T, Pane[K, A]], out *sender[Pane[K, A]], late *sender[Late[T]], key func(T) K, spec WindowSpec[T, K, A]) *windowWorker[T, K, A] {
 	ww := &windowWorker[T, K, A]{ws: ws, p: ws.p, out: out, late: late, key: key, spec: spec, rc: kc.rc,
-		wm: math.MinInt64, c: new(windowCounters)}
+		wm: math.MinInt64, c: new(windowCounters), sessions: spec.Windows.sessions(),
+		size: int64(spec.Windows.size), slide: int64(spec.Windows.slide), lateness: ws.lateness}
 	ws.counters = append(ws.counters, ww.c)
 	ww.visit = func(r Receipt) { ww.cur = append(ww.cur, r) }
 	if spec.Time == nil {
@@ -139,34 +93,40 @@ func (ww *windowWorker[T, K, A]) handle(m *kmsg[T]) error {
 	if ww.timer != nil {
 		ts, wm, lw = ww.now, ww.now, ww.now
 	}
+	return ww.item(m.h, ww.key(m.v), &m.v, ts, wm, lw)
+}
+
+// item folds item v of key k (hash h) at event time ts into its windows,
+// the router's watermark being wm and the item's partition's lw; the
+// router calls it at once when this worker runs on its goroutine.
+func (ww *windowWorker[T, K, A]) item(h uint64, k K, v *T, ts, wm, lw int64) error {
 	if wm != ww.wm {
 		if err := ww.advance(wm); err != nil {
 			return err
 		}
 	}
-	k := ww.key(m.v)
-	sl := ww.m.get(m.h, k)
+	sl := ww.m.get(h, k)
 	if sl == nil {
-		sl = ww.m.put(ww.newKey(k, m.h))
+		sl = ww.m.put(ww.newKey(k, h))
 		ww.c.keys.Store(int64(ww.m.n))
 	}
 	kw := sl.kw
 	ww.cur = ww.cur[:0]
 	if ww.rc != nil {
-		ww.rc(&m.v, settleOp{visit: ww.visit})
+		ww.rc(v, settleOp{visit: ww.visit})
 	}
 	var joined int
-	if ww.spec.Windows.sessions() {
-		joined = ww.session(sl, ts, lw, &m.v)
+	if ww.sessions {
+		joined = ww.session(sl, ts, lw, v)
 	} else {
-		joined = ww.aligned(sl, ts, lw, &m.v)
+		joined = ww.aligned(sl, ts, lw, v)
 	}
 	switch {
 	case joined == 0:
 		// Every window of the item was emitted and dropped for its key
 		// (the router sends the items past their lateness by the
 		// watermark to the late stream itself): late.
-		if !ww.toLate(kw, &m.v, ts) {
+		if !ww.toLate(kw, v, ts) {
 			return errStopped
 		}
 	case joined > 1:
@@ -185,10 +145,13 @@ func (ww *windowWorker[T, K, A]) handle(m *kmsg[T]) error {
 	if joined == 0 && len(kw.wins) == 0 { // an item joined is in a window of its key
 		ww.dropKey(kw)
 	}
-	if !ww.updates() {
+	if len(ww.touched) > 0 && !ww.updates() {
 		return errStopped
 	}
-	return ww.fireDue()
+	if len(ww.dues) > 0 && ww.dues[0].at <= ww.wm {
+		return ww.fireDue()
+	}
+	return nil
 }
 
 // advance sets the worker's watermark to the router's, wm, and emits what
@@ -198,6 +161,9 @@ func (ww *windowWorker[T, K, A]) advance(wm int64) error {
 		return nil
 	}
 	ww.wm = wm
+	if len(ww.dues) == 0 || ww.dues[0].at > wm {
+		return nil // nothing due: most advances, one per item
+	}
 	return ww.fireDue()
 }
 
@@ -298,12 +264,12 @@ func (ww *windowWorker[T, K, A]) dropKey(kw *wkey[K, A]) {
 func (ww *windowWorker[T, K, A]) newKey(k K, h uint64) *wkey[K, A] {
 	n := len(ww.freeK)
 	if n == 0 {
-		return &wkey[K, A]{k: k, h: h, done: math.MinInt64}
+		return &wkey[K, A]{k: k, h: h}
 	}
 	kw := ww.freeK[n-1]
 	ww.freeK[n-1] = nil
 	ww.freeK = ww.freeK[:n-1]
-	kw.k, kw.h, kw.done = k, h, math.MinInt64
+	kw.k, kw.h = k, h
 	return kw
 }
 
