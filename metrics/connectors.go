@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"fmt"
+	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -198,19 +199,33 @@ func Unread[T any](notExported ...string) []string {
 	return unread
 }
 
-// Unnamed returns the Prometheus names ([Metric.PrometheusName]) of the
-// metrics of [List] whose name begins with prefix that page does not
-// name in backquotes, as a docs page writes a series, and how many
-// metrics begin with prefix: the test a connector runs against its docs.
-func Unnamed(page, prefix string) (missing []string, n int) {
+// Unnamed is the test a connector runs against its docs: it reads the
+// docs page at path and returns an error naming each metric of [List]
+// whose name begins with prefix and whose Prometheus name
+// ([Metric.PrometheusName]) the page does not write in backquotes, as a
+// docs page writes a series — or saying that no metric begins with
+// prefix. nil: the page names them all.
+func Unnamed(path, prefix string) error {
+	page, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var missing []string
+	n := 0
 	for _, m := range List() {
 		if !strings.HasPrefix(m.Name, prefix) {
 			continue
 		}
 		n++
-		if name := m.PrometheusName(); !strings.Contains(page, "`"+name) {
+		if name := m.PrometheusName(); !strings.Contains(string(page), "`"+name) {
 			missing = append(missing, name)
 		}
 	}
-	return missing, n
+	switch {
+	case n == 0:
+		return fmt.Errorf("metrics: no metric's name begins with %q", prefix)
+	case len(missing) > 0:
+		return fmt.Errorf("metrics: %s does not name %s", path, strings.Join(missing, ", "))
+	}
+	return nil
 }

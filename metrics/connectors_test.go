@@ -3,6 +3,7 @@ package metrics_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -193,5 +194,36 @@ func TestAttachConnectorPanicsOnAConnectorItCannotTellApart(t *testing.T) {
 			}()
 			p.AttachConnector("store", conn, func() any { return fakeStats{} })
 		}()
+	}
+}
+
+func TestUnnamedNamesTheSeriesADocsPageLeavesOut(t *testing.T) {
+	var names []string
+	for _, m := range fakeMetrics {
+		names = append(names, m.PrometheusName())
+	}
+	dir := t.TempDir()
+	write := func(text string) string {
+		t.Helper()
+		path := dir + "/page.md"
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	all := write("`" + strings.Join(names, "`, `") + "`")
+	if err := metrics.Unnamed(all, "sluice.fake."); err != nil {
+		t.Errorf("a page naming every series: %v", err)
+	}
+	some := write("`" + names[0] + "` only")
+	err := metrics.Unnamed(some, "sluice.fake.")
+	if err == nil || strings.Contains(err.Error(), names[0]) || !strings.Contains(err.Error(), names[1]) || !strings.Contains(err.Error(), names[2]) {
+		t.Errorf("a page naming %s only: got %v, want the other two named", names[0], err)
+	}
+	if err := metrics.Unnamed(all, "sluice.nothing."); err == nil || !strings.Contains(err.Error(), "no metric") {
+		t.Errorf("a prefix no metric has: got %v", err)
+	}
+	if err := metrics.Unnamed(dir+"/absent.md", "sluice.fake."); err == nil {
+		t.Error("a page that does not exist: no error")
 	}
 }
