@@ -7,10 +7,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"sync"
 	"syscall"
+	"testing"
 	"time"
 )
 
@@ -226,4 +228,25 @@ func (b *browser) close() error {
 	b.fromB.Close() // unblocks readLoop if a helper still holds the pipe
 	<-b.readerDone
 	return err
+}
+
+// openBoard serves h, starts the browser at path and opens the board in
+// it; the browser is closed when the test ends.
+func openBoard(ctx context.Context, t *testing.T, path string, h http.Handler) (*browser, string) {
+	t.Helper()
+	srv, _ := serve(t, h)
+	b, err := startBrowser(path, t.TempDir())
+	if err != nil {
+		t.Fatalf("starting %s: %v", path, err)
+	}
+	t.Cleanup(func() {
+		if err := b.close(); err != nil {
+			t.Errorf("closing the browser: %v\n%s", err, b.stderr.String())
+		}
+	})
+	session, err := b.open(ctx, srv.URL+"/")
+	if err != nil {
+		t.Fatalf("opening the page: %v\n%s", err, b.stderr.String())
+	}
+	return b, session
 }

@@ -88,20 +88,7 @@ func TestBrowserShowsAStagesConnectorFigures(t *testing.T) {
 			t.Errorf("got pipeline error %v, want context.Canceled", err)
 		}
 	}()
-	srv, _ := serve(t, Handler(p))
-	b, err := startBrowser(path, t.TempDir())
-	if err != nil {
-		t.Fatalf("starting %s: %v", path, err)
-	}
-	defer func() {
-		if err := b.close(); err != nil {
-			t.Errorf("closing the browser: %v\n%s", err, b.stderr.String())
-		}
-	}()
-	session, err := b.open(ctx, srv.URL+"/")
-	if err != nil {
-		t.Fatalf("opening the page: %v\n%s", err, b.stderr.String())
-	}
+	b, session := openBoard(ctx, t, path, Handler(p))
 	const read = `JSON.stringify([...document.querySelectorAll("section[data-pipeline=copy] svg g.stage[data-stage=store] text.connector")].map(t => t.textContent))`
 	for {
 		var js string

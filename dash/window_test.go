@@ -82,20 +82,7 @@ func TestBrowserShowsAWindowStagesFigures(t *testing.T) {
 			t.Errorf("got pipeline error %v, want context.Canceled", err)
 		}
 	}()
-	srv, _ := serve(t, Handler(p))
-	b, err := startBrowser(path, t.TempDir())
-	if err != nil {
-		t.Fatalf("starting %s: %v", path, err)
-	}
-	defer func() {
-		if err := b.close(); err != nil {
-			t.Errorf("closing the browser: %v\n%s", err, b.stderr.String())
-		}
-	}()
-	session, err := b.open(ctx, srv.URL+"/")
-	if err != nil {
-		t.Fatalf("opening the page: %v\n%s", err, b.stderr.String())
-	}
+	b, session := openBoard(ctx, t, path, Handler(p))
 	const readWindow = `JSON.stringify([...document.querySelectorAll("section[data-pipeline=bars] svg g.stage[data-stage=vwap]")].map(g => ({
 		text: g.textContent, keys: Number(g.dataset.keys), open: Number(g.dataset.open),
 		late: Number(g.dataset.late), lag: Number(g.dataset.watermarkLag),
