@@ -1,6 +1,7 @@
 package onkafka
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"time"
@@ -63,15 +64,7 @@ func ExpectedBars(recs []*kgo.Record, partitionOf func(*kgo.Record, market.Tick)
 		}
 		rs = append(rs, rec{tk, partitionOf(kr, tk)})
 	}
-	slices.SortFunc(rs, func(a, b rec) int {
-		switch {
-		case a.tick.ID < b.tick.ID:
-			return -1
-		case a.tick.ID > b.tick.ID:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(rs, func(a, b rec) int { return cmp.Compare(a.tick.ID, b.tick.ID) })
 	ticks := make([]market.Tick, len(rs))
 	part := make(map[uint64]int, len(rs))
 	for i, x := range rs {
