@@ -164,9 +164,9 @@ func DeadLetterTopic(topic string) SourceOption {
 // together) has committed every partition of the topics up to its end
 // (a transaction's commit marker included). A poll waits 10 ms for new
 // records after one that found some, doubling to 250 ms while none come,
-// so the end of a backlog is seen within about 10 ms of its last record
-// settling. Without it the source reads until the pipeline drains or
-// stops.
+// so the end of a backlog is seen tens of milliseconds after its last
+// record settles, not a quarter second. Without it the source reads until
+// the pipeline drains or stops.
 func StopWhenCaughtUp() SourceOption {
 	return sourceOptionFunc(func(c *sourceConfig) { c.stopCaughtUp = true })
 }

@@ -26,9 +26,9 @@ func (r *reader) init() { r.kicks = make(chan struct{}, 1) }
 // idleWait is how long the next poll of a StopWhenCaughtUp source waits
 // for records before the source asks whether it is caught up: 10 ms after
 // a poll that found records, doubling with each poll that found none, to
-// idleCheck. The end of a backlog is seen within about 10 ms; a source
-// that waits for records asks the broker a few times, then every
-// idleCheck.
+// idleCheck: a backlog's end is seen soon after its last record settles,
+// and a source that waits for records asks the broker a few times, then
+// every idleCheck.
 func (r *reader) idleWait() time.Duration {
 	r.idle = min(max(2*r.idle, idleFirst), idleCheck)
 	return r.idle
