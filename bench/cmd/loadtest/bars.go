@@ -45,6 +45,8 @@ type barsLab struct {
 	tally *onkafka.BarsTally
 	hooks onkafka.BarsConfig // the tally's hooks
 	cut   int64              // the flush's window start: every window before it is complete; 0 before the flush
+	in    string             // the input topic
+	probe *brokerProbe       // the sustained window's baseline; nil: none
 }
 
 // newBarsLab returns the bars side of a run of names, or nil with
@@ -54,7 +56,7 @@ func newBarsLab(f kafkaFlags) *barsLab {
 		return nil
 	}
 	var cfg onkafka.KafkaConfig
-	b := &barsLab{names: onkafka.BarNamesFor(f.name), tally: onkafka.TallyBars(&cfg)}
+	b := &barsLab{names: onkafka.BarNamesFor(f.name), tally: onkafka.TallyBars(&cfg), in: onkafka.NamesFor(f.name).In}
 	b.hooks = cfg.Bars
 	b.hooks.Names = b.names
 	return b
@@ -68,12 +70,32 @@ func (b *barsLab) topics() []string {
 	return []string{b.names.Topic, b.names.Late}
 }
 
+// open starts the sustained window's figures: the windows ending from
+// now on, and the broker probe beside them.
+func (b *barsLab) open(now time.Time, brokers string) error {
+	if b == nil {
+		return nil
+	}
+	b.tally.CountFrom(now)
+	var err error
+	b.probe, err = startBrokerProbe(brokers, b.in)
+	return err
+}
+
+// stopProbe stops the broker probe, if one runs.
+func (b *barsLab) stopProbe() {
+	if b != nil {
+		b.probe.stop()
+	}
+}
+
 // flush produces the flush to the input topic in and returns how many
 // events it holds.
 func (b *barsLab) flush(ctx context.Context, brokers, in string) (int64, error) {
 	if b == nil {
 		return 0, nil
 	}
+	b.stopProbe()
 	b.tally.Flushing(time.Now().Add(30 * time.Minute).UnixNano())
 	cut, _, err := onkafka.FlushBars(ctx, brokers, in, flushFirst, false)
 	if err != nil {
@@ -86,6 +108,7 @@ func (b *barsLab) flush(ctx context.Context, brokers, in string) (int64, error) 
 // print writes the tally's summary.
 func (b *barsLab) print(w io.Writer, backlog bool) {
 	b.tally.Print(w, b.names)
+	b.probe.print(w, b.in)
 	if backlog {
 		fmt.Fprintln(w, "  (over a backlog the events were produced before the pipeline started: the latencies from a window's end include that wait)")
 	} else {

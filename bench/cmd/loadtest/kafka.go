@@ -84,6 +84,7 @@ func demoKafka(ctx context.Context, in *interrupts, f kafkaFlags, stdout, stderr
 	}
 	err = runKafkaMarket(ctx, drain, db, names, f, stdout, &res, watch)
 	stopProfile()
+	res.bars.stopProbe() // if the window was interrupted before the flush
 	if err != nil {
 		return err
 	}

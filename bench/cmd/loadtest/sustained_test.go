@@ -151,6 +151,9 @@ var (
 // while the generator runs, the window's percentiles, a verdict, and every
 // event produced stored once or dead-lettered (rows = produced − dead,
 // and the bars' flush); the bars reported and equal to a plain loop's.
+// brokerLine is the bars' broker baseline of a sustained window.
+var brokerLine = regexp.MustCompile(`the broker alone, in the same window \(a plain consumer of sustained-market .*\): produced → polled p50 ([0-9.]+)ms`)
+
 func TestKafkaSustainedRunReportsEachSecondAndStoresEveryEvent(t *testing.T) {
 	s := needServices(t)
 	const rate, window = 2000, 4
@@ -196,6 +199,9 @@ func TestKafkaSustainedRunReportsEachSecondAndStoresEveryEvent(t *testing.T) {
 	}
 	if produced < rate*window*95/100 {
 		t.Fatalf("the generator produced %d events, want about %d", produced, rate*window)
+	}
+	if m := brokerLine.FindStringSubmatch(out); m == nil || m[1] == "0.00" {
+		t.Errorf("no broker baseline with a figure above 0 (%q)", brokerLine.String())
 	}
 	if bars := checkBarsOutput(t, out); bars < window {
 		t.Errorf("%d bars checked, want at least one per second of the window", bars)

@@ -91,8 +91,8 @@ func (w *windowWatch) open(now time.Time) error {
 		return err
 	}
 	w.tally.setSteady(true)
-	if s.bars != nil {
-		s.bars.tally.CountFrom(now)
+	if err := s.bars.open(now, s.f.kafka); err != nil {
+		return err
 	}
 	if s.f.warmup > 0 && !s.f.quiet {
 		fmt.Fprintf(s.stdout, "%6.1fs warm-up over (%s at the rate, counted in no figure): the %s window starts\n",
