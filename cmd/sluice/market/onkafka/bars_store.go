@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/sluicehq/sluice/cmd/sluice/market"
 	"github.com/sluicehq/sluice/connect/clickhousex"
@@ -64,7 +63,7 @@ func NewBarWriter(db *sql.DB, table string, opts ...clickhousex.WriterOption) *c
 // CreateBarsTable creates table with barsDDL if it does not exist,
 // dropping it first if fresh.
 func CreateBarsTable(ctx context.Context, db *sql.DB, table string, fresh bool) error {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, tableTimeout)
 	defer cancel()
 	if fresh {
 		if _, err := db.ExecContext(ctx, "DROP TABLE IF EXISTS "+table); err != nil {

@@ -50,6 +50,11 @@ func CheckName(name string) error {
 	return nil
 }
 
+// tableTimeout bounds making a table, dropping it first: a DROP waits
+// for the merges running on the table, which on a loaded machine can
+// take tens of seconds after a run of millions of rows.
+const tableTimeout = 2 * time.Minute
+
 // tableDDL is the columns and engine of the pipeline's table.
 const tableDDL = `(id UInt64, symbol String, price4 Int64, size Int64, ts Int64, notional Int64,
 	name String, sector String, currency String, lots Int64) ENGINE = MergeTree ORDER BY id`
@@ -57,7 +62,7 @@ const tableDDL = `(id UInt64, symbol String, price4 Int64, size Int64, ts Int64,
 // CreateTable creates table with tableDDL if it does not exist, dropping
 // it first if fresh.
 func CreateTable(ctx context.Context, db *sql.DB, table string, fresh bool) error {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, tableTimeout)
 	defer cancel()
 	if fresh {
 		if _, err := db.ExecContext(ctx, "DROP TABLE IF EXISTS "+table); err != nil {
