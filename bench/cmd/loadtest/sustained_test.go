@@ -145,15 +145,14 @@ var (
 	windowLat     = regexp.MustCompile(`^latency in the window, (consume|produced) → row committed in ClickHouse: p50 \S+  p90 \S+  p99 \S+  max \S+$`)
 	verdictLine   = regexp.MustCompile(`^(HELD|NOT HELD): `)
 	windowCPU     = regexp.MustCompile(`^CPU in the window: this process ([0-9.]+) µs per event in \(\d+ ms a second;`)
+	// the bars' broker baseline of a sustained window
+	brokerLine = regexp.MustCompile(`the broker alone, in the same window \(a plain consumer of sustained-market .*\): produced → polled p50 ([0-9.]+)ms`)
 )
 
 // A short sustained run on the real broker and server: a line a second
 // while the generator runs, the window's percentiles, a verdict, and every
 // event produced stored once or dead-lettered (rows = produced − dead,
 // and the bars' flush); the bars reported and equal to a plain loop's.
-// brokerLine is the bars' broker baseline of a sustained window.
-var brokerLine = regexp.MustCompile(`the broker alone, in the same window \(a plain consumer of sustained-market .*\): produced → polled p50 ([0-9.]+)ms`)
-
 func TestKafkaSustainedRunReportsEachSecondAndStoresEveryEvent(t *testing.T) {
 	s := needServices(t)
 	const rate, window = 2000, 4
