@@ -2,6 +2,7 @@ package kafkax
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -183,8 +184,12 @@ func (g *logger) rebalanced(cl *kgo.Client, what string, tps map[string][]int32)
 
 // OnBrokerConnect implements kgo.HookBrokerConnect: a failed dial after
 // none begins an outage, a dial that succeeds after one ends it. A line
-// each, however many dials fail between.
+// each, however many dials fail between. A dial cancelled (the client
+// closing as it dialled) says nothing of the broker: no outage.
 func (g *logger) OnBrokerConnect(meta kgo.BrokerMetadata, _ time.Duration, _ net.Conn, err error) {
+	if errors.Is(err, context.Canceled) {
+		return
+	}
 	broker := net.JoinHostPort(meta.Host, fmt.Sprint(meta.Port))
 	g.down.Lock()
 	defer g.down.Unlock()
