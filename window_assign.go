@@ -9,17 +9,14 @@ import "math"
 // are not past their lateness; it returns how many.
 func (ww *windowWorker[T, K, A]) aligned(sl *kslot[K, A], ts, wm int64, v *T) int {
 	size, slide := ww.size, ww.slide
+	var s int64 // the start of the item's latest window
 	if w := sl.last; w != nil && size == slide && ts >= w.start && ts < w.end {
-		// Tumbling, and the item falls in its key's newest window, as
-		// most do: that window is the only one, found without a division.
-		if satAdd(w.end, ww.lateness) <= wm || w.end <= sl.done {
-			return 0
-		}
-		ww.fold(w, v)
-		return 1
+		s = w.start // tumbling, in its key's newest window as most are: no division
+	} else {
+		s = floorDiv(ts, slide) * slide
 	}
 	joined := 0
-	for s := floorDiv(ts, slide) * slide; s > ts-size; s -= slide {
+	for ; s > ts-size; s -= slide {
 		end := satAdd(s, size)
 		if satAdd(end, ww.lateness) <= wm || end <= sl.done {
 			// This window and every earlier one are past their lateness,
