@@ -17,9 +17,9 @@ const FlushEvents = 400
 // FlushBars produces FlushEvents events to topic (ids from first on,
 // none malformed and each of a known symbol, so that none is
 // dead-lettered: settled; keyed by id if keyByID, else by symbol), every
-// one an hour of event time
-// after now, so that every partition's watermark passes every window of
-// the events before them once they are read: the bars stage then emits
+// one an hour of event time after now, so that every partition's
+// watermark passes every window of the events before them once they are
+// read: the bars stage then emits
 // every window those events fall in, and they are settled. It returns
 // the start of the flush events' own window — every window before it is
 // complete — and their event time; their windows stay open. Produce it
