@@ -3,7 +3,6 @@ package sluice
 import (
 	"context"
 	"fmt"
-	"hash/maphash"
 	"iter"
 	"sync/atomic"
 	"time"
@@ -107,8 +106,7 @@ func Keyed[T any, K comparable, S any, U any](p *Pipeline, name string, in Strea
 	}
 	cfg := stageOptions(kindKeyed, name, opts)
 	kc := newKeyedCore[T, U](p, kindKeyed, name, in, n, false, cfg)
-	seed := maphash.MakeSeed()
-	r := &plainRouter[T, K]{seed: seed, key: fn.Key, ctl: fn.IsControl}
+	r := &plainRouter[T, K]{hash: newKeyHash[K](), key: fn.Key, ctl: fn.IsControl}
 	kc.start(r, func(i int, w *worker, out *sender[U]) keyWorker[T] {
 		return newStateWorker(p, kc, i, out, fn)
 	})
@@ -118,16 +116,28 @@ func Keyed[T any, K comparable, S any, U any](p *Pipeline, name string, in Strea
 // plainRouter routes Keyed's items: by the hash of the key, or to every
 // worker for a control item.
 type plainRouter[T any, K comparable] struct {
-	seed maphash.Seed
+	hash keyHash[K]
 	key  func(T) K
 	ctl  func(T) bool
+}
+
+func (r *plainRouter[T, K]) routeChunk(kc routeTo[T], c *chunk[T]) bool {
+	for j := range c.items {
+		if c.traces != nil {
+			kc.rw.trace = c.traces[j]
+		}
+		if !r.route(kc, &c.items[j]) {
+			return false
+		}
+	}
+	return true
 }
 
 func (r *plainRouter[T, K]) route(kc routeTo[T], v *T) bool {
 	if r.ctl != nil && r.ctl(*v) {
 		return kc.toAll(kmsg[T]{v: *v, ctl: true, wm: noMarker})
 	}
-	return kc.to(maphash.Comparable(r.seed, r.key(*v)), kmsg[T]{v: *v})
+	return kc.to(r.hash.of(r.key(*v)), kmsg[T]{v: *v})
 }
 
 func (r *plainRouter[T, K]) chunkDone(routeTo[T]) bool { return true }

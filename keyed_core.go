@@ -52,7 +52,10 @@ type keyWorker[T any] interface {
 
 // router is how a keyed stage picks a worker for each item.
 type router[T any] interface {
-	route(kc routeTo[T], v *T) bool
+	// routeChunk routes each item of c, its trace (when traced) set on
+	// the router's worker; false when the pipeline stops. It loops over
+	// the items itself: no call through the interface per item.
+	routeChunk(kc routeTo[T], c *chunk[T]) bool
 	chunkDone(kc routeTo[T]) bool // after each input chunk
 	alarm() <-chan time.Time
 	ring(kc routeTo[T]) bool
@@ -172,15 +175,7 @@ func (kc *keyedCore[T, U]) start(r router[T], mk func(i int, w *worker, out *sen
 			if kc.inline {
 				start = nowNs()
 			}
-			for j := range c.items {
-				if c.traces != nil {
-					rw.trace = c.traces[j]
-				}
-				if !r.route(rt, &c.items[j]) {
-					return stopped()
-				}
-			}
-			if !r.chunkDone(rt) || !kc.sendAll() {
+			if !r.routeChunk(rt, c) || !r.chunkDone(rt) || !kc.sendAll() {
 				return stopped()
 			}
 			if kc.inline && !kws[0].flushHeld(start, nowNs()) {

@@ -3,7 +3,6 @@ package sluice
 import (
 	"context"
 	"fmt"
-	"hash/maphash"
 )
 
 // Merge starts a stage that sends on the items of every stream of ins, in
@@ -53,7 +52,7 @@ func Partition[T any, K comparable](p *Pipeline, name string, in Stream[T], n in
 	if key == nil {
 		panic(fmt.Sprintf("sluice: Partition %q: nil key function", name))
 	}
-	seed := maphash.MakeSeed()
+	hash := newKeyHash[K]()
 	return fanOut(p, kindPartition, name, in, n, opts, func(items []T, trs []context.Context, w *worker, outs []*sender[T]) bool {
 		for j, v := range items {
 			if p.halted() {
@@ -62,7 +61,7 @@ func Partition[T any, K comparable](p *Pipeline, name string, in Stream[T], n in
 			if trs != nil {
 				w.trace = trs[j]
 			}
-			i := maphash.Comparable(seed, key(v)) % uint64(len(outs))
+			i := hash.of(key(v)) % uint64(len(outs))
 			outs[i].stamp()
 			if !outs[i].send(v) {
 				return false

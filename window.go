@@ -2,7 +2,6 @@ package sluice
 
 import (
 	"fmt"
-	"hash/maphash"
 	"reflect"
 	"time"
 )
@@ -256,7 +255,7 @@ func Window[T any, K comparable, A any](p *Pipeline, name string, in Stream[T], 
 		*spec.Late = Stream[Late[T]]{le}
 		late = newSender(le, 0, kc.s.workers[0])
 	}
-	r := &windowRouter[T, K]{ws: ws, hash: keyHasher[K](maphash.MakeSeed()), key: key, time: spec.Time, rc: kc.rc, late: late}
+	r := &windowRouter[T, K, A]{ws: ws, hash: newKeyHash[K](), key: key, time: spec.Time, rc: kc.rc, late: late}
 	r.init()
 	kc.start(r, func(i int, w *worker, out *sender[Pane[K, A]]) keyWorker[T] {
 		wl := late // a worker's late items (window_rejoin.go); inline, the router's

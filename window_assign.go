@@ -9,19 +9,20 @@ import "math"
 // are not past their lateness; it returns how many.
 func (ww *windowWorker[T, K, A]) aligned(sl *kslot[K, A], ts, wm int64, v *T) int {
 	size, slide := ww.size, ww.slide
-	var s int64 // the start of the item's latest window
 	if w := sl.last; w != nil && size == slide && ts >= w.start && ts < w.end {
-		s = w.start // tumbling, in its key's newest window as most are: no division
-	} else {
-		s = floorDiv(ts, slide) * slide
+		// Tumbling, in its key's newest window, as most items are: its
+		// one window, found with no division and no search.
+		if ww.past(sl, w.end, wm) {
+			return 0
+		}
+		ww.fold(w, v)
+		return 1
 	}
 	joined := 0
-	for ; s > ts-size; s -= slide {
+	for s := floorDiv(ts, slide) * slide; s > ts-size; s -= slide {
 		end := satAdd(s, size)
-		if satAdd(end, ww.lateness) <= wm || end <= sl.done {
-			// This window and every earlier one are past their lateness,
-			// or were emitted and dropped for this key (window_rejoin.go).
-			break
+		if ww.past(sl, end, wm) {
+			break // and so is every earlier window
 		}
 		w := sl.last
 		if w == nil || w.start != s { // start sits beside what fold touches
@@ -33,6 +34,13 @@ func (ww *windowWorker[T, K, A]) aligned(sl *kslot[K, A], ts, wm int64, v *T) in
 		joined++
 	}
 	return joined
+}
+
+// past reports whether the window of slot sl's key that ends at end is
+// past its lateness by the watermark wm, or was emitted and dropped for
+// the key (window_rejoin.go).
+func (ww *windowWorker[T, K, A]) past(sl *kslot[K, A], end, wm int64) bool {
+	return satAdd(end, ww.lateness) <= wm || end <= sl.done
 }
 
 // find returns the key's window that starts at s, or nil. It looks from

@@ -11,7 +11,7 @@ import (
 
 // checkIdle sets aside the partitions silent for Idle, or, with no Idle,
 // logs once a partition that holds the watermark back for long.
-func (r *windowRouter[T, K]) checkIdle() {
+func (r *windowRouter[T, K, A]) checkIdle() {
 	if len(r.list) < 2 {
 		return
 	}
@@ -38,7 +38,7 @@ func (r *windowRouter[T, K]) checkIdle() {
 
 // alarm wakes the router when a partition would become idle, or, with no
 // Idle, when a silent partition would be logged.
-func (r *windowRouter[T, K]) alarm() <-chan time.Time {
+func (r *windowRouter[T, K, A]) alarm() <-chan time.Time {
 	if r.time == nil || len(r.list) < 2 {
 		return nil
 	}

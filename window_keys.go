@@ -3,22 +3,7 @@ package sluice
 // How a Window worker finds a key's record: by the hash of the key that
 // the router worked out to pick the worker, so the worker hashes nothing.
 
-import (
-	"hash/maphash"
-	"math"
-	"reflect"
-	"unsafe"
-)
-
-// keyHasher returns a hash of keys of type K under seed: maphash.String
-// for a key whose kind is string (about 5 ns for a short one: no lookup
-// of the runtime's hasher per call), maphash.Comparable for any other.
-func keyHasher[K comparable](seed maphash.Seed) func(K) uint64 {
-	if reflect.TypeFor[K]().Kind() == reflect.String {
-		return func(k K) uint64 { return maphash.String(seed, *(*string)(unsafe.Pointer(&k))) }
-	}
-	return func(k K) uint64 { return maphash.Comparable(seed, k) }
-}
+import "math"
 
 // keyIndex holds a Window worker's key records by their hash: open
 // addressing, linear probing from the hash's top bits (the router picks

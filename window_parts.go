@@ -13,7 +13,7 @@ import (
 const listEvery = int64(100 * time.Millisecond)
 
 // newPart adds partition pk to the watermark.
-func (r *windowRouter[T, K]) newPart(pk partKey) *part {
+func (r *windowRouter[T, K, A]) newPart(pk partKey) *part {
 	pt := &part{max: math.MinInt64, seen: nowNs(), settler: pk.to, id: pk.id}
 	switch pp, ok := pk.to.(Partitioned); {
 	case ok:
@@ -39,7 +39,7 @@ func (r *windowRouter[T, K]) newPart(pk partKey) *part {
 
 // list0 makes the partitions of source to those pl lists now: new ones
 // hold the watermark until they send (or idle), gone ones no longer do.
-func (r *windowRouter[T, K]) list0(to Settler, pl PartitionLister) {
+func (r *windowRouter[T, K, A]) list0(to Settler, pl PartitionLister) {
 	ids := pl.Partitions()
 	now := make(map[uint64]bool, len(ids))
 	for _, id := range ids {
@@ -56,7 +56,7 @@ func (r *windowRouter[T, K]) list0(to Settler, pl PartitionLister) {
 
 // relist asks the sources that list their partitions again, every
 // listEvery.
-func (r *windowRouter[T, K]) relist() {
+func (r *windowRouter[T, K, A]) relist() {
 	if len(r.listers) == 0 || r.now-r.listed < listEvery {
 		return
 	}

@@ -109,7 +109,7 @@ func (ww *windowWorker[T, K, A]) discardRevoked(w *win[K, A]) bool {
 
 // watchRevokes registers the stage with source to if it reports
 // revoked partitions, once per source.
-func (r *windowRouter[T, K]) watchRevokes(to Settler) {
+func (r *windowRouter[T, K, A]) watchRevokes(to Settler) {
 	rv, ok := to.(Revoker)
 	if !ok || r.revokers[to] {
 		return
@@ -124,7 +124,7 @@ func (r *windowRouter[T, K]) watchRevokes(to Settler) {
 }
 
 // syncRevoked removes the partitions taken away from the watermark.
-func (r *windowRouter[T, K]) syncRevoked() {
+func (r *windowRouter[T, K, A]) syncRevoked() {
 	n := r.ws.revokes.Load()
 	if n == r.revSeen {
 		return
@@ -137,7 +137,7 @@ func (r *windowRouter[T, K]) syncRevoked() {
 }
 
 // isGone reports whether partition pk was taken away.
-func (r *windowRouter[T, K]) isGone(pk partKey) bool {
+func (r *windowRouter[T, K, A]) isGone(pk partKey) bool {
 	if r.ws.revokes.Load() == 0 {
 		return false
 	}
@@ -147,7 +147,7 @@ func (r *windowRouter[T, K]) isGone(pk partKey) bool {
 }
 
 // removeParts removes the partitions for which drop is true.
-func (r *windowRouter[T, K]) removeParts(drop func(pt *part) bool) {
+func (r *windowRouter[T, K, A]) removeParts(drop func(pt *part) bool) {
 	keep := r.list[:0]
 	for _, pt := range r.list {
 		if !drop(pt) {
@@ -172,7 +172,7 @@ func (r *windowRouter[T, K]) removeParts(drop func(pt *part) bool) {
 
 // setWM sets the watermark: the least of the active partitions', which
 // goes back when a partition joins behind the others.
-func (r *windowRouter[T, K]) setWM(wm int64) {
+func (r *windowRouter[T, K, A]) setWM(wm int64) {
 	if wm != r.wm {
 		r.wm = wm
 		r.hw = max(r.hw, wm)
@@ -183,7 +183,7 @@ func (r *windowRouter[T, K]) setWM(wm int64) {
 // receipts are left unsettled, since settling them does nothing (the
 // Revoker's contract) and the partition's new reader processes the
 // message again. It returns true: the router goes on.
-func (r *windowRouter[T, K]) dropRevoked() bool {
+func (r *windowRouter[T, K, A]) dropRevoked() bool {
 	r.ws.revokedItems.Add(1)
 	return true
 }
@@ -192,7 +192,7 @@ func (r *windowRouter[T, K]) dropRevoked() bool {
 // a partition taken away, and if so drops it (dropRevoked). It registers
 // the stage with each source that reports revokes, as partOf does under
 // event time; until a revoke it costs a receipt walk and a comparison.
-func (r *windowRouter[T, K]) procRevoked(v *T) bool {
+func (r *windowRouter[T, K, A]) procRevoked(v *T) bool {
 	r.cur = Receipt{}
 	r.rc(v, settleOp{visit: r.visit})
 	t := r.cur.t

@@ -28,16 +28,16 @@ type partKey struct {
 }
 
 // windowRouter routes a Window stage's items and keeps its watermark.
-type windowRouter[T any, K comparable] struct {
+type windowRouter[T any, K comparable, A any] struct {
 	ws   *windowShared
-	hash func(K) uint64 // keyHasher's
+	hash keyHash[K]
 	key  func(T) K
 	time func(T) time.Time
 	rc   receipts[T]
 	late *sender[Late[T]]
 	// one is the stage's one worker when it runs on this goroutine
 	// (inline): each item goes to it at once, with its key.
-	one inlineWorker[T, K]
+	one *windowWorker[T, K, A]
 
 	parts  map[partKey]*part
 	list   []*part
@@ -67,12 +67,7 @@ type windowRouter[T any, K comparable] struct {
 	procGone goneView
 }
 
-// inlineWorker is a Window worker that its router calls directly.
-type inlineWorker[T any, K comparable] interface {
-	item(h uint64, k K, v *T, ts, wm, lw int64) error
-}
-
-func (r *windowRouter[T, K]) init() {
+func (r *windowRouter[T, K, A]) init() {
 	r.parts = make(map[partKey]*part)
 	r.listers = make(map[Settler]PartitionLister)
 	r.wm, r.hw, r.marked, r.next, r.pub = math.MinInt64, math.MinInt64, math.MinInt64, math.MinInt64, math.MinInt64
@@ -92,10 +87,7 @@ func (r *windowRouter[T, K]) init() {
 
 // partOf returns the partition of item v; nil for a partition taken
 // away (Revoker).
-func (r *windowRouter[T, K]) partOf(v *T) *part {
-	if r.rc == nil && r.last != nil { // no receipts: one partition
-		return r.last
-	}
+func (r *windowRouter[T, K, A]) partOf(v *T) *part {
 	var pk partKey
 	if r.rc != nil {
 		r.cur = Receipt{}
@@ -124,9 +116,21 @@ func (r *windowRouter[T, K]) partOf(v *T) *part {
 	return pt
 }
 
-func (r *windowRouter[T, K]) route(kc routeTo[T], v *T) bool {
+func (r *windowRouter[T, K, A]) routeChunk(kc routeTo[T], c *chunk[T]) bool {
+	for j := range c.items {
+		if c.traces != nil {
+			kc.rw.trace = c.traces[j]
+		}
+		if !r.route(kc, &c.items[j]) {
+			return false
+		}
+	}
+	return true
+}
+
+func (r *windowRouter[T, K, A]) route(kc routeTo[T], v *T) bool {
 	k := r.key(*v)
-	h := r.hash(k)
+	h := r.hash.of(k)
 	if r.time == nil { // processing time: the worker stamps it
 		if r.rc != nil && r.procRevoked(v) {
 			return true
@@ -134,9 +138,11 @@ func (r *windowRouter[T, K]) route(kc routeTo[T], v *T) bool {
 		return kc.to(h, kmsg[T]{v: *v})
 	}
 	ts := r.time(*v).UnixNano()
-	pt := r.partOf(v)
-	if pt == nil {
-		return r.dropRevoked()
+	pt := r.last
+	if r.rc != nil || pt == nil { // with no receipts, one partition: the last
+		if pt = r.partOf(v); pt == nil {
+			return r.dropRevoked()
+		}
 	}
 	pt.sent = true
 	woke := false
@@ -194,7 +200,7 @@ func (r *windowRouter[T, K]) route(kc routeTo[T], v *T) bool {
 
 // toLate hands on an item too late for all its windows by its
 // partition's watermark lw.
-func (r *windowRouter[T, K]) toLate(v *T, ts, lw int64) bool {
+func (r *windowRouter[T, K, A]) toLate(v *T, ts, lw int64) bool {
 	if r.late == nil {
 		r.ws.dropped.Add(1)
 		if r.rc != nil {
@@ -215,7 +221,7 @@ func (r *windowRouter[T, K]) toLate(v *T, ts, lw int64) bool {
 // active ones' (none while one that has sent nothing is active), or the
 // largest when every one is idle. It goes back when a partition joins
 // behind the others.
-func (r *windowRouter[T, K]) recompute() {
+func (r *windowRouter[T, K, A]) recompute() {
 	var lo, hi int64 = math.MaxInt64, math.MinInt64
 	var minP *part
 	active := false
@@ -248,7 +254,7 @@ func satSub(a, b int64) int64 {
 // chunkDone reads the clock, sets idle partitions aside, and sends a
 // watermark marker to every worker when the watermark passed a window's
 // end (any advance, for sessions).
-func (r *windowRouter[T, K]) chunkDone(kc routeTo[T]) bool {
+func (r *windowRouter[T, K, A]) chunkDone(kc routeTo[T]) bool {
 	if r.time == nil {
 		return true
 	}
@@ -264,7 +270,7 @@ func (r *windowRouter[T, K]) chunkDone(kc routeTo[T]) bool {
 	return r.mark(kc) && r.flush()
 }
 
-func (r *windowRouter[T, K]) mark(kc routeTo[T]) bool {
+func (r *windowRouter[T, K, A]) mark(kc routeTo[T]) bool {
 	if r.wm != r.pub { // Stats' figure: once a chunk, not an atomic store per item
 		r.pub = r.wm
 		r.ws.wm.Store(r.wm)
@@ -293,9 +299,9 @@ func (r *windowRouter[T, K]) mark(kc routeTo[T]) bool {
 	return kc.toAll(kmsg[T]{ctl: true, wm: r.wm})
 }
 
-func (r *windowRouter[T, K]) flush() bool { return r.late == nil || r.late.flush() }
+func (r *windowRouter[T, K, A]) flush() bool { return r.late == nil || r.late.flush() }
 
-func (r *windowRouter[T, K]) ring(kc routeTo[T]) bool {
+func (r *windowRouter[T, K, A]) ring(kc routeTo[T]) bool {
 	r.now = nowNs()
 	r.syncRevoked()
 	r.relist()

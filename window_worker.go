@@ -7,8 +7,8 @@ import (
 )
 
 // win is one window of one key on a Window stage's worker.
-// What an item's fold touches (items, rev, dirty, start, acc, rs) comes
-// first, together.
+// What an item's fold touches (items, rev, dirty, start, end, acc, rs)
+// comes first, together.
 type win[K comparable, A any] struct {
 	items int
 	rev   int    // the Revision of its next emission
@@ -17,11 +17,11 @@ type win[K comparable, A any] struct {
 	alive bool   // false once dropped or merged away
 	wait  bool   // an update due when the watermark passes its end again (window_rejoin.go)
 	start int64
+	end   int64
 	acc   A
 	rs    []Receipt // the receipts of the inputs folded since its last emission
 
 	owner *wkey[K, A]
-	end   int64
 	// tr is the trace of the item that opened it, which its panes
 	// continue, when the pipeline traces (see traceSlot).
 	tr context.Context
@@ -121,13 +121,29 @@ func (ww *windowWorker[T, K, A]) item(h uint64, k K, v *T, ts, wm, lw int64) err
 	} else {
 		joined = ww.aligned(sl, ts, lw, v)
 	}
+	// Most items join one window, hold no receipt and update no window
+	// emitted already: nothing more to do for them.
+	if (joined != 1 || len(ww.cur) > 0 || len(ww.touched) > 0) && !ww.joined(kw, v, ts, joined) {
+		return errStopped
+	}
+	if len(ww.dues) > 0 && ww.dues[0].at <= ww.wm {
+		return ww.fireDue()
+	}
+	return nil
+}
+
+// joined holds the receipts of item v (of key record kw, at ts) in the
+// joined windows it went into, sends it to the late stream if it joined
+// none, and re-emits the windows emitted already that it updated; false
+// when the pipeline stops.
+func (ww *windowWorker[T, K, A]) joined(kw *wkey[K, A], v *T, ts int64, joined int) bool {
 	switch {
 	case joined == 0:
 		// Every window of the item was emitted and dropped for its key
 		// (the router sends the items past their lateness by the
 		// watermark to the late stream itself): late.
 		if !ww.toLate(kw, v, ts) {
-			return errStopped
+			return false
 		}
 	case joined > 1:
 		for _, r := range ww.cur {
@@ -145,13 +161,7 @@ func (ww *windowWorker[T, K, A]) item(h uint64, k K, v *T, ts, wm, lw int64) err
 	if joined == 0 && len(kw.wins) == 0 { // an item joined is in a window of its key
 		ww.dropKey(kw)
 	}
-	if len(ww.touched) > 0 && !ww.updates() {
-		return errStopped
-	}
-	if len(ww.dues) > 0 && ww.dues[0].at <= ww.wm {
-		return ww.fireDue()
-	}
-	return nil
+	return len(ww.touched) == 0 || ww.updates()
 }
 
 // advance sets the worker's watermark to the router's, wm, and emits what
