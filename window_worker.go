@@ -123,7 +123,7 @@ func (ww *windowWorker[T, K, A]) item(h uint64, k K, v *T, ts, wm, lw int64) err
 	}
 	// Most items join one window, hold no receipt and update no window
 	// emitted already: nothing more to do for them.
-	if (joined != 1 || len(ww.cur) > 0 || len(ww.touched) > 0) && !ww.joined(kw, v, ts, joined) {
+	if (joined != 1 || len(ww.cur) > 0 || len(ww.touched) > 0) && !ww.afterJoin(kw, v, ts, joined) {
 		return errStopped
 	}
 	if len(ww.dues) > 0 && ww.dues[0].at <= ww.wm {
@@ -132,11 +132,11 @@ func (ww *windowWorker[T, K, A]) item(h uint64, k K, v *T, ts, wm, lw int64) err
 	return nil
 }
 
-// joined holds the receipts of item v (of key record kw, at ts) in the
+// afterJoin holds the receipts of item v (of key record kw, at ts) in the
 // joined windows it went into, sends it to the late stream if it joined
 // none, and re-emits the windows emitted already that it updated; false
 // when the pipeline stops.
-func (ww *windowWorker[T, K, A]) joined(kw *wkey[K, A], v *T, ts int64, joined int) bool {
+func (ww *windowWorker[T, K, A]) afterJoin(kw *wkey[K, A], v *T, ts int64, joined int) bool {
 	switch {
 	case joined == 0:
 		// Every window of the item was emitted and dropped for its key
