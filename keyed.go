@@ -122,15 +122,7 @@ type plainRouter[T any, K comparable] struct {
 }
 
 func (r *plainRouter[T, K]) routeChunk(kc routeTo[T], c *chunk[T]) bool {
-	for j := range c.items {
-		if c.traces != nil {
-			kc.rw.trace = c.traces[j]
-		}
-		if !r.route(kc, &c.items[j]) {
-			return false
-		}
-	}
-	return true
+	return routeItems(kc, c, r.route)
 }
 
 func (r *plainRouter[T, K]) route(kc routeTo[T], v *T) bool {

@@ -3,6 +3,22 @@ package sluice
 // The router's side of a keyed stage: the batches it fills for each
 // worker and hands on.
 
+// routeItems routes each item of c with route, its trace (when traced)
+// set on the router's worker first; false when route does. Small enough
+// to be inlined into each router's routeChunk, where route, a method
+// value, becomes a direct call.
+func routeItems[T any](kc routeTo[T], c *chunk[T], route func(routeTo[T], *T) bool) bool {
+	for j := range c.items {
+		if c.traces != nil {
+			kc.rw.trace = c.traces[j]
+		}
+		if !route(kc, &c.items[j]) {
+			return false
+		}
+	}
+	return true
+}
+
 // batch returns an empty batch, a recycled one if there is one.
 func (kc *kroute[T]) batch() *kbatch[T] {
 	if b, _ := kc.pool.Get().(*kbatch[T]); b != nil {

@@ -117,15 +117,7 @@ func (r *windowRouter[T, K, A]) partOf(v *T) *part {
 }
 
 func (r *windowRouter[T, K, A]) routeChunk(kc routeTo[T], c *chunk[T]) bool {
-	for j := range c.items {
-		if c.traces != nil {
-			kc.rw.trace = c.traces[j]
-		}
-		if !r.route(kc, &c.items[j]) {
-			return false
-		}
-	}
-	return true
+	return routeItems(kc, c, r.route)
 }
 
 func (r *windowRouter[T, K, A]) route(kc routeTo[T], v *T) bool {
