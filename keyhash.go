@@ -14,7 +14,7 @@ import (
 // keyHash hashes the keys of a keyed stage (Window, Keyed, Partition)
 // under seeds drawn per stage. A key whose kind is string and at most 16
 // bytes long, or an integer, is mixed with the seed by two 64-bit
-// multiplications (about 50 instructions, call included, against about
+// multiplications (about 65 instructions, calls included, against about
 // 85 for hash/maphash's String and the runtime's hasher it calls); any
 // other key goes to hash/maphash. The short path is as strong as the
 // runtime's own hash on machines without AES instructions (a multiply
