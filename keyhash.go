@@ -16,11 +16,11 @@ import (
 // bytes long, or an integer, is mixed with the seed by two 64-bit
 // multiplications (about 65 instructions, calls included, against about
 // 85 for hash/maphash's String and the runtime's hasher it calls); any
-// other key goes to hash/maphash. The short path is as strong as the
-// runtime's own hash on machines without AES instructions (a multiply
-// mix under a random seed): enough for a Window worker's key index and
-// the choice of worker or output, and the seed keeps an input from
-// choosing colliding keys in advance.
+// other key goes to hash/maphash. The short path is a multiply mix
+// under a random seed, of the kind the runtime hashes with where there
+// are no AES instructions: TestKeyHashSpreadsKeys checks it spreads keys
+// evenly over a Window worker's key slots and over workers or outputs,
+// and the seed keeps an input from choosing colliding keys in advance.
 type keyHash[K comparable] struct {
 	kind  uint8 // hashOther, hashString or hashInt
 	size  uintptr
@@ -50,10 +50,11 @@ func newKeyHash[K comparable]() keyHash[K] {
 func (h *keyHash[K]) of(k K) uint64 {
 	switch h.kind {
 	case hashString:
-		if s := *(*string)(unsafe.Pointer(&k)); len(s) <= 16 {
+		s := *(*string)(unsafe.Pointer(&k))
+		if len(s) <= 16 {
 			return shortHash(h.seed, s)
 		}
-		return maphash.String(h.mseed, *(*string)(unsafe.Pointer(&k)))
+		return maphash.String(h.mseed, s)
 	case hashInt:
 		var x uint64
 		switch p := unsafe.Pointer(&k); h.size {
