@@ -89,15 +89,15 @@ func (b *barsLab) stopProbe() {
 	}
 }
 
-// flush produces the flush to the input topic in and returns how many
+// flush produces the flush to the input topic and returns how many
 // events it holds.
-func (b *barsLab) flush(ctx context.Context, brokers, in string) (int64, error) {
+func (b *barsLab) flush(ctx context.Context, brokers string) (int64, error) {
 	if b == nil {
 		return 0, nil
 	}
 	b.stopProbe()
 	b.tally.Flushing(time.Now().Add(30 * time.Minute).UnixNano())
-	cut, _, err := onkafka.FlushBars(ctx, brokers, in, flushFirst, false)
+	cut, _, err := onkafka.FlushBars(ctx, brokers, b.in, flushFirst, false)
 	if err != nil {
 		return 0, fmt.Errorf("producing the bars' flush: %w", err)
 	}
@@ -118,12 +118,12 @@ func (b *barsLab) print(w io.Writer, backlog bool) {
 }
 
 // check compares the bars table, read with FINAL, with the bars of a
-// plain loop over the events of the input topic in, and says so; a bar
+// plain loop over the events of the input topic, and says so; a bar
 // missing, different or extra is an error.
-func (b *barsLab) check(ctx context.Context, db *sql.DB, brokersAt, in string, w io.Writer) error {
+func (b *barsLab) check(ctx context.Context, db *sql.DB, brokersAt string, w io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	recs, err := brokers.Records(ctx, brokersAt, in)
+	recs, err := brokers.Records(ctx, brokersAt, b.in)
 	if err != nil {
 		return fmt.Errorf("bars check: %w", err)
 	}
@@ -140,7 +140,7 @@ func (b *barsLab) check(ctx context.Context, db *sql.DB, brokersAt, in string, w
 	missing, different, extra := market.BarDiff(got, want)
 	_, _, found := b.tally.Counts()
 	fmt.Fprintf(w, "bars check: %d bars in %s with FINAL (%d rows before merging) against %d from a plain loop over the %d records of %s (it finds %d events late, the pipeline %d): %d missing, %d different, %d extra\n",
-		len(got), b.names.Table, raw, len(want), len(recs), in, len(late), found, len(missing), len(different), len(extra))
+		len(got), b.names.Table, raw, len(want), len(recs), b.in, len(late), found, len(missing), len(different), len(extra))
 	if len(missing)+len(different)+len(extra) == 0 {
 		return nil
 	}

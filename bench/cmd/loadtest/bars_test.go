@@ -91,7 +91,7 @@ func TestKafkaBacklogRunChecksItsBarsAgainstAPlainLoop(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	b := &barsLab{names: onkafka.BarNamesFor("barsbacklog"), cut: time.Now().Add(30 * time.Minute).UnixNano()}
+	b := &barsLab{names: onkafka.BarNamesFor("barsbacklog"), in: names.In, cut: time.Now().Add(30 * time.Minute).UnixNano()}
 	var cfg onkafka.KafkaConfig
 	b.tally = onkafka.TallyBars(&cfg)
 	bars, _, err := onkafka.ReadBars(ctx, db, b.names.Table)
@@ -107,7 +107,7 @@ func TestKafkaBacklogRunChecksItsBarsAgainstAPlainLoop(t *testing.T) {
 		t.Fatal(err)
 	}
 	var w strings.Builder
-	err = b.check(ctx, db, s.kafka, names.In, &w)
+	err = b.check(ctx, db, s.kafka, &w)
 	if err == nil || !strings.Contains(err.Error(), "0 missing, 1 different, 1 extra") {
 		t.Errorf("check of a table with a bar changed and one added: %v, want 0 missing, 1 different, 1 extra:\n%s", err, w.String())
 	}

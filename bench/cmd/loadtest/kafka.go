@@ -70,7 +70,7 @@ func demoKafka(ctx context.Context, in *interrupts, f kafkaFlags, stdout, stderr
 		if ran, err := generateBacklog(ctx, drain, names, f, stdout, &res); !ran {
 			return err
 		}
-		if res.flushed, err = res.bars.flush(ctx, f.kafka, names.In); err != nil {
+		if res.flushed, err = res.bars.flush(ctx, f.kafka); err != nil {
 			return err
 		}
 	}
@@ -99,7 +99,7 @@ func demoKafka(ctx context.Context, in *interrupts, f kafkaFlags, stdout, stderr
 		res.bars.print(stdout, sustained == nil)
 		if res.drained != nil {
 			fmt.Fprintln(stdout, "bars not checked: the run was interrupted, and the windows still open are left unsettled")
-		} else if err := res.bars.check(ctx, db, f.kafka, names.In, stdout); err != nil {
+		} else if err := res.bars.check(ctx, db, f.kafka, stdout); err != nil {
 			return err
 		}
 	}

@@ -121,7 +121,7 @@ func (w *windowWatch) close(c *child) error {
 	if c.err != nil {
 		s.err = fmt.Errorf("generator: %w", c.err)
 	}
-	flushed, err := s.bars.flush(context.Background(), s.f.kafka, s.names.In)
+	flushed, err := s.bars.flush(context.Background(), s.f.kafka)
 	if err != nil {
 		return err
 	}

@@ -19,10 +19,10 @@ const FlushEvents = 400
 // dead-lettered: settled; keyed by id if keyByID, else by symbol), every
 // one an hour of event time after now, so that every partition's
 // watermark passes every window of the events before them once they are
-// read: the bars stage then emits
-// every window those events fall in, and they are settled. It returns
-// the start of the flush events' own window — every window before it is
-// complete — and their event time; their windows stay open. Produce it
+// read: the bars stage then emits every window those events fall in, and
+// they are settled. It returns the start of the flush events' own window
+// — every window before it is complete — and their event time; their
+// windows stay open. Produce it
 // once every partition of topic is read by the pipeline that will read
 // it, or know that a member taking a partition over judges its backlog
 // by the flushed watermark: late.
